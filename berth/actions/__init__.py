@@ -1,0 +1,9 @@
+"""Actions run in order by each session."""
+
+from __future__ import annotations
+
+from berth.actions.allocate import Allocate
+from berth.actions.backfill import Backfill
+from berth.actions.enqueue import Enqueue
+
+ACTIONS = {cls.name: cls for cls in (Enqueue, Allocate, Backfill)}

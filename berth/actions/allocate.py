@@ -1,0 +1,72 @@
+"""allocate: place the pending tasks of admitted jobs, queue by queue, job by job.
+
+Queues take turns (the queue that has been served least this cycle goes next, ties by the queue
+order plugins); within a queue jobs go in job order. Each job's tasks are placed through one
+Statement and kept only if the job is then ready (gang), so a job never holds a partial set.
+"""
+
+from __future__ import annotations
+
+import heapq
+
+from berth.api.objects import GroupPhase
+from berth.framework.session import JobInfo, Session
+
+_ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
+
+
+def admitted(job: JobInfo, session: Session) -> bool:
+    """Jobs the allocator may serve; without an enqueue action every valid job is admitted."""
+    if job.group.phase == GroupPhase.PENDING and not session.framework_has_enqueue:
+        job.group.phase = GroupPhase.INQUEUE
+    return job.group.phase in _ADMITTED
+
+
+class Allocate:
+    name = "allocate"
+
+    def execute(self, session: Session) -> None:
+        by_queue: dict[str, list[JobInfo]] = {}
+        for job in session.jobs.values():
+            if not any(not p.best_effort for p in job.pending):
+                continue
+            reason = session.job_valid(job) or session.queue_problem(job)
+            if reason:
+                session.job_reasons[job.key] = reason
+                continue
+            if admitted(job, session):
+                by_queue.setdefault(job.queue, []).append(job)
+        heap = []
+        for name, jobs in by_queue.items():
+            jobs.sort(key=session.job_order_key, reverse=True)  # pop() takes the first
+            heap.append((0, name))
+        heapq.heapify(heap)
+        while heap:
+            served, name = heapq.heappop(heap)
+            jobs = by_queue[name]
+            self.allocate_job(jobs.pop(), session)
+            if jobs:
+                heapq.heappush(heap, (served + 1, name))
+
+    def allocate_job(self, job: JobInfo, session: Session) -> None:
+        search = session.search
+        statement = session.statement()
+        tasks = sorted((p for p in job.pending if not p.best_effort), key=session.task_order_key)
+        hopeless: set[tuple] = set()
+        left = len(tasks)
+        for pod in tasks:
+            left -= 1
+            cls = search.compile(pod)
+            if cls.key in hopeless:
+                continue
+            row = search.place(cls)
+            if row is None:
+                hopeless.add(cls.key)
+                if job.active + job.allocated + left < job.group.min_member:
+                    break  # the gang can no longer be completed this cycle
+                continue
+            statement.allocate(job, pod, row, cls)
+        if statement.ops and session.job_ready(job):
+            statement.commit()
+        else:
+            statement.discard()

@@ -1,0 +1,1 @@
+"""Objects and manifests."""

@@ -1,0 +1,819 @@
+"""Load Kubernetes-style manifests into berth's objects.
+
+Loading never stops at the first mistake: every document is checked, every problem is collected
+with the file, object and field it concerns, and the caller decides what to do with them (the
+simulator refuses to run on errors, ``berth validate`` prints them all). The pydantic models in
+``berth.api.schema`` check shapes and ranges; this module checks what needs several fields at once,
+converts to canonical units, and runs the checks that need every file (duplicates, priorities).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from berth.api import schema
+from berth.api.objects import (
+    DEFAULT_SCHEDULER,
+    DURATION_ANNOTATION,
+    GROUP_NAME_ANNOTATION,
+    HOSTNAME_LABEL,
+    SUBMIT_TIME_ANNOTATION,
+    TOPOLOGY_CORES,
+    TOPOLOGY_SOCKETS,
+    TOPOLOGY_THREADS,
+    UTILIZATION_ANNOTATION,
+    ZONE_LABEL,
+    Affinity,
+    CpuTopology,
+    LabelSelector,
+    Node,
+    NodeSelectorTerm,
+    Pod,
+    PodAffinityTerm,
+    PodGroup,
+    PreferredNodeTerm,
+    PriorityClass,
+    Queue,
+    Requirement,
+    SpreadConstraint,
+    Taint,
+    Toleration,
+    WeightedPodAffinityTerm,
+)
+from berth.resources import PODS, canonical_name, format_amount, to_canonical
+
+VOLCANO_GROUP_ANNOTATION = "scheduling.volcano.sh/group-name"
+DEFAULT_NODE_PODS = 110
+
+#: Priority classes every Kubernetes cluster has without anyone defining them.
+BUILTIN_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
+
+_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@dataclass(slots=True, frozen=True)
+class Problem:
+    """One thing wrong (error) or dubious (warning) in the input, located down to the field.
+
+    ``kind`` is empty for problems with a whole file (missing, unparsable); ``name`` is "-" when
+    the object's name could not be read.
+    """
+
+    file: str
+    kind: str
+    name: str
+    path: str
+    message: str
+    severity: str  # "error" | "warning"
+
+    def __str__(self) -> str:
+        parts = [self.file]
+        if self.kind:
+            parts.append(f"{self.kind}/{self.name}")
+        if self.path:
+            parts.append(self.path)
+        parts.append(self.message)
+        return ": ".join(parts)
+
+
+@dataclass(slots=True, frozen=True)
+class _Origin:
+    """Where an object came from, for the checks that run once every file is loaded."""
+
+    file: str
+    explicit_priority: bool = False
+
+
+@dataclass
+class Manifests:
+    nodes: list[Node] = field(default_factory=list)
+    pods: list[Pod] = field(default_factory=list)
+    groups: list[PodGroup] = field(default_factory=list)
+    queues: list[Queue] = field(default_factory=list)
+    priority_classes: list[PriorityClass] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
+    _origins: dict[int, _Origin] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "error"]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity == "warning"]
+
+    def extend(self, other: Manifests) -> None:
+        self.nodes.extend(other.nodes)
+        self.pods.extend(other.pods)
+        self.groups.extend(other.groups)
+        self.queues.extend(other.queues)
+        self.priority_classes.extend(other.priority_classes)
+        self.problems.extend(other.problems)
+        self._origins.update(other._origins)
+
+    def _add(self, items: list[Any], obj: Any, origin: _Origin) -> None:
+        items.append(obj)
+        self._origins[id(obj)] = origin
+
+    def _origin(self, obj: object) -> _Origin:
+        return self._origins.get(id(obj), _Origin("-"))
+
+
+class ManifestError(Exception):
+    """Raised by ``load_or_raise``; the message has one line per error."""
+
+    def __init__(self, problems: list[Problem]) -> None:
+        super().__init__("\n".join(str(p) for p in problems))
+        self.problems = problems
+
+
+# -- entry points ---------------------------------------------------------------------------------
+
+
+def load_file(path: str | Path) -> Manifests:
+    """Every object of one YAML or JSON file; problems with the file or its content are collected,
+    never raised."""
+    file = str(path)
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        return _file_problem(file, "file not found")
+    except IsADirectoryError:
+        return _file_problem(file, "is a directory (expected a YAML or JSON file)")
+    except UnicodeDecodeError:
+        return _file_problem(file, "is not a UTF-8 text file (expected YAML or JSON)")
+    except OSError as exc:
+        return _file_problem(file, f"cannot be read ({exc.strerror or exc})")
+    if file.lower().endswith(".json"):
+        try:
+            docs = [json.loads(text)]
+        except json.JSONDecodeError as exc:
+            return _file_problem(
+                file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
+            )
+    else:
+        try:
+            docs = list(yaml.load_all(text, Loader=_LOADER))
+        except yaml.MarkedYAMLError as exc:
+            return _file_problem(file, _yaml_message(exc))
+        except yaml.YAMLError as exc:
+            return _file_problem(file, f"invalid YAML: {exc}")
+    return parse_documents(docs, file)
+
+
+def load_files(paths: Iterable[str | Path] | str | Path) -> Manifests:
+    """All files together, then the checks that need every object (see ``cross_check``)."""
+    if isinstance(paths, str | Path):
+        paths = [paths]
+    result = Manifests()
+    for path in paths:
+        result.extend(load_file(path))
+    cross_check(result)
+    return result
+
+
+def load_or_raise(paths: Iterable[str | Path] | str | Path) -> Manifests:
+    """``load_files`` for callers that cannot go on with errors; warnings stay in ``.problems``."""
+    result = load_files(paths)
+    if result.errors:
+        raise ManifestError(result.errors)
+    return result
+
+
+def parse_documents(docs: list[Any], source: str) -> Manifests:
+    """Objects from already-parsed documents; ``source`` names them in problems.
+
+    A document may be a single object, a ``kind: List``, or a list of objects (a JSON array);
+    empty documents are skipped.
+    """
+    result = Manifests()
+    for doc in docs:
+        if isinstance(doc, list):
+            for index, item in enumerate(doc):
+                _parse_object(item, _Context(result, source, "-", "-", f"[{index}]"))
+        elif doc is not None:
+            _parse_object(doc, _Context(result, source, "-", "-", ""))
+    return result
+
+
+def cross_check(manifests: Manifests) -> None:
+    """Checks across objects, run once on the full set: duplicate names, priority classes.
+
+    ``load_files`` calls it; code that assembles Manifests from ``parse_documents`` calls it once
+    when everything is in. Pods and groups get their priority from their class here.
+    """
+    _check_duplicates(manifests)
+    _resolve_priorities(manifests)
+
+
+def _file_problem(file: str, message: str) -> Manifests:
+    return Manifests(problems=[Problem(file, "", "", "", message, "error")])
+
+
+def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
+    mark = exc.problem_mark or exc.context_mark
+    what = exc.problem or exc.context or "syntax error"
+    if mark is None:
+        return f"invalid YAML: {what}"
+    return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {what}"
+
+
+# -- per-document parsing -------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Context:
+    """The object being parsed, so problems can be filed against it."""
+
+    out: Manifests
+    file: str
+    kind: str
+    name: str
+    prefix: str  # where the object sits inside its document: "" or "items[3]"
+
+    def report(self, severity: str, path: str, message: str) -> None:
+        # Objects inside a List are named by Kind/name already; the prefix only helps when the
+        # name could not be read.
+        if self.prefix and self.name == "-":
+            path = f"{self.prefix}.{path}" if path else self.prefix
+        self.out.problems.append(Problem(self.file, self.kind, self.name, path, message, severity))
+
+    def error(self, path: str, message: str) -> None:
+        self.report("error", path, message)
+
+    def warn(self, path: str, message: str) -> None:
+        self.report("warning", path, message)
+
+    def origin(self, explicit_priority: bool = False) -> _Origin:
+        return _Origin(self.file, explicit_priority)
+
+
+_KINDS: dict[str, tuple[str, type[schema._Model]]] = {
+    "Node": (schema.NODE_API, schema.NodeDoc),
+    "NodePool": (schema.NODE_POOL_API, schema.NodePoolDoc),
+    "Pod": (schema.POD_API, schema.PodDoc),
+    "PodGroup": (schema.VOLCANO_API, schema.PodGroupDoc),
+    "Queue": (schema.VOLCANO_API, schema.QueueDoc),
+    "PriorityClass": (schema.PRIORITY_CLASS_API, schema.PriorityClassDoc),
+    "List": (schema.LIST_API, schema.ListDoc),
+}
+
+
+def _parse_object(doc: object, ctx: _Context) -> None:
+    if not isinstance(doc, dict):
+        ctx.error("", f"expected an object with apiVersion and kind (got {schema.show(doc)})")
+        return
+    kind = doc.get("kind")
+    metadata = doc.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get("name"), str) and metadata["name"]:
+        ctx.name = _display(metadata.get("namespace"), metadata["name"])
+    if kind is None:
+        ctx.error("kind", "field required")
+        return
+    if isinstance(kind, str) and kind:
+        ctx.kind = kind
+    if not isinstance(kind, str) or kind not in _KINDS:
+        expected = ", ".join(_KINDS)
+        ctx.error("kind", f"unknown kind {schema.show(kind)} (expected one of {expected})")
+        return
+    api, model = _KINDS[kind]
+    api_version = doc.get("apiVersion")
+    if api_version is None:
+        ctx.error("apiVersion", f"field required (expected {api})")
+        return
+    if api_version != api:
+        ctx.error(
+            "apiVersion",
+            f"{schema.show(api_version)} is not the apiVersion of {kind} (expected {api})",
+        )
+        return
+    if "metadata" not in doc and kind != "List":
+        # Report the missing name, which is what the user has to add.
+        doc = {**doc, "metadata": {}}
+    parsed, issues = schema.validate(model, doc)
+    for issue in issues:
+        ctx.report(issue.severity, issue.path, issue.message)
+    if parsed is None:
+        return
+    if isinstance(parsed, schema.ListDoc):
+        for index, item in enumerate(parsed.items):
+            where = schema.join(schema.join(ctx.prefix, "items"), index)
+            _parse_object(item, _Context(ctx.out, ctx.file, "-", "-", where))
+        return
+    _CONVERTERS[type(parsed)](parsed, ctx)
+
+
+def _display(namespace: object, name: str) -> str:
+    """Names in problem lines: the namespace shows only when it is not the default one."""
+    if isinstance(namespace, str) and namespace and namespace != "default":
+        return f"{namespace}/{name}"
+    return name
+
+
+# -- conversions ----------------------------------------------------------------------------------
+
+
+def _canonical(resources: Mapping[str, str | int | float]) -> dict[str, int]:
+    return {canonical_name(name): to_canonical(name, value) for name, value in resources.items()}
+
+
+def _node_resources(status: schema.NodeStatus) -> dict[str, int]:
+    """Allocatable is what pods can use; capacity stands in for resources it does not list."""
+    resources = {**_canonical(status.capacity), **_canonical(status.allocatable)}
+    resources.setdefault(PODS, DEFAULT_NODE_PODS)
+    return resources
+
+
+def _taints(spec: schema.NodeSpec) -> tuple[Taint, ...]:
+    return tuple(Taint(t.key, t.value, t.effect) for t in spec.taints)
+
+
+def _positive_int_annotation(annotations: Mapping[str, str], key: str, ctx: _Context) -> int | None:
+    text = annotations.get(key)
+    if text is None:
+        return None
+    try:
+        value = int(text.strip())
+    except ValueError:
+        ctx.error(
+            f"metadata.annotations.{key}",
+            f"{schema.show(text)} is not an integer (expected a positive integer)",
+        )
+        return None
+    if value < 1:
+        ctx.error(f"metadata.annotations.{key}", f"must be >= 1 (got {text})")
+        return None
+    return value
+
+
+def _cpu_topology(annotations: Mapping[str, str], ctx: _Context) -> CpuTopology | None:
+    keys = (TOPOLOGY_SOCKETS, TOPOLOGY_CORES, TOPOLOGY_THREADS)
+    if not any(key in annotations for key in keys):
+        return None
+    values = [_positive_int_annotation(annotations, key, ctx) for key in keys]
+    sockets, cores, threads = (value or 1 for value in values)
+    return CpuTopology(sockets, cores, threads)
+
+
+def _convert_node(doc: schema.NodeDoc, ctx: _Context) -> None:
+    meta = doc.metadata
+    labels = dict(meta.labels)
+    labels.setdefault(HOSTNAME_LABEL, meta.name)
+    node = Node(
+        name=meta.name,
+        labels=labels,
+        annotations=dict(meta.annotations),
+        allocatable=_node_resources(doc.status),
+        taints=_taints(doc.spec),
+        unschedulable=doc.spec.unschedulable,
+        cpu_topology=_cpu_topology(meta.annotations, ctx),
+    )
+    ctx.out._add(ctx.out.nodes, node, ctx.origin())
+
+
+def _convert_node_pool(doc: schema.NodePoolDoc, ctx: _Context) -> None:
+    pool, spec = doc.metadata.name, doc.spec
+    template = spec.template
+    base_labels = template.metadata.labels
+    if HOSTNAME_LABEL in base_labels:
+        ctx.warn(
+            f"spec.template.metadata.labels.{HOSTNAME_LABEL}",
+            "ignored (each node's hostname label is its own name)",
+        )
+    zones = spec.zones
+    if zones and ZONE_LABEL in base_labels:
+        ctx.warn("spec.zones", f"ignored (the template sets {ZONE_LABEL})")
+        zones = []
+    allocatable = _node_resources(template.status)
+    taints = _taints(template.spec)
+    topology = _cpu_topology(template.metadata.annotations, ctx)
+    width = len(str(spec.count - 1))
+    origin = ctx.origin()
+    for index in range(spec.count):
+        name = f"{pool}-{index:0{width}d}"
+        labels = {**base_labels, HOSTNAME_LABEL: name}
+        if zones:
+            labels[ZONE_LABEL] = zones[index % len(zones)]
+        node = Node(
+            name=name,
+            labels=labels,
+            annotations=dict(template.metadata.annotations),
+            allocatable=dict(allocatable),
+            taints=taints,
+            unschedulable=template.spec.unschedulable,
+            cpu_topology=topology,
+        )
+        ctx.out._add(ctx.out.nodes, node, origin)
+
+
+def _add_into(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        total[name] = total.get(name, 0) + amount
+
+
+def _max_into(total: dict[str, int], amounts: Mapping[str, int]) -> None:
+    for name, amount in amounts.items():
+        total[name] = max(total.get(name, 0), amount)
+
+
+def _container_requests(container: schema.Container, path: str, ctx: _Context) -> dict[str, int]:
+    """Requests as the scheduler sees them: a resource given only a limit requests the limit."""
+    limits = _canonical(container.resources.limits)
+    requests: dict[str, int] = {}
+    for raw_name, raw_value in container.resources.requests.items():
+        name = canonical_name(raw_name)
+        amount = to_canonical(raw_name, raw_value)
+        limit = limits.get(name)
+        if limit is not None and amount > limit:
+            ctx.error(
+                f"{path}.resources.requests.{raw_name}",
+                f"must be <= its limit {format_amount(name, limit)} (got {schema.show(raw_value)})",
+            )
+        requests[name] = amount
+    return {**limits, **requests}
+
+
+def _pod_requests(spec: schema.PodSpec, ctx: _Context) -> dict[str, int]:
+    """The pod's effective request, following Kubernetes.
+
+    Regular containers run together, so they add up; init containers run one at a time before
+    them, so only the largest counts; sidecars (init containers with restartPolicy Always) keep
+    running, so they add to every init container started after them and to the main phase.
+    """
+    main: dict[str, int] = {}
+    for index, container in enumerate(spec.containers):
+        _add_into(main, _container_requests(container, f"spec.containers[{index}]", ctx))
+    sidecars: dict[str, int] = {}
+    init_peak: dict[str, int] = {}
+    for index, container in enumerate(spec.init_containers):
+        requests = _container_requests(container, f"spec.initContainers[{index}]", ctx)
+        if container.restart_policy == "Always":
+            _add_into(sidecars, requests)
+        else:
+            running = dict(sidecars)
+            _add_into(running, requests)
+            _max_into(init_peak, running)
+    _add_into(main, sidecars)
+    _max_into(main, init_peak)
+    _add_into(main, _canonical(spec.overhead))
+    main[PODS] = 1
+    return main
+
+
+def _check_values(operator: str, values: list[str], path: str, ctx: _Context) -> None:
+    """The pairing of operator and values that Kubernetes enforces on selector requirements."""
+    if operator in ("In", "NotIn") and not values:
+        ctx.error(f"{path}.values", f"must not be empty for operator {operator}")
+    elif operator in ("Exists", "DoesNotExist") and values:
+        ctx.error(f"{path}.values", f"must be empty for operator {operator}")
+    elif operator in ("Gt", "Lt") and (len(values) != 1 or not _is_integer(values[0])):
+        ctx.error(
+            f"{path}.values",
+            f"must be a single integer for operator {operator} (got {schema.show(values)})",
+        )
+
+
+def _is_integer(text: str) -> bool:
+    try:
+        int(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _requirements(
+    expressions: list[schema.SelectorRequirement] | list[schema.NodeSelectorRequirement],
+    path: str,
+    ctx: _Context,
+) -> tuple[Requirement, ...]:
+    result = []
+    for index, expr in enumerate(expressions):
+        _check_values(expr.operator, expr.values, f"{path}[{index}]", ctx)
+        result.append(Requirement(expr.key, expr.operator, tuple(expr.values)))
+    return tuple(result)
+
+
+def _label_selector(selector: schema.LabelSelector, path: str, ctx: _Context) -> LabelSelector:
+    labels = tuple(Requirement(k, "In", (v,)) for k, v in selector.match_labels.items())
+    expressions = _requirements(selector.match_expressions, f"{path}.matchExpressions", ctx)
+    return LabelSelector(labels + expressions)
+
+
+def _node_term(term: schema.NodeSelectorTerm, path: str, ctx: _Context) -> NodeSelectorTerm:
+    fields = []
+    for index, req in enumerate(term.match_fields):
+        if len(req.values) != 1:
+            ctx.error(
+                f"{path}.matchFields[{index}].values",
+                f"must hold exactly one node name (got {len(req.values)})",
+            )
+        fields.append(Requirement(req.key, req.operator, tuple(req.values)))
+    expressions = _requirements(term.match_expressions, f"{path}.matchExpressions", ctx)
+    return NodeSelectorTerm(expressions, tuple(fields))
+
+
+_NO_SELECTOR = "missing (Kubernetes matches no pods without one, so the term is ignored)"
+
+
+def _pod_term(term: schema.PodAffinityTerm, path: str, ctx: _Context) -> PodAffinityTerm | None:
+    if term.label_selector is None:
+        ctx.warn(f"{path}.labelSelector", _NO_SELECTOR)
+        return None
+    selector = _label_selector(term.label_selector, f"{path}.labelSelector", ctx)
+    return PodAffinityTerm(selector, term.topology_key, tuple(term.namespaces))
+
+
+def _pod_terms(
+    affinity: schema.PodAffinity | None, path: str, ctx: _Context
+) -> tuple[tuple[PodAffinityTerm, ...], tuple[WeightedPodAffinityTerm, ...]]:
+    if affinity is None:
+        return (), ()
+    required_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
+    required = [
+        _pod_term(term, f"{required_path}[{index}]", ctx)
+        for index, term in enumerate(affinity.required_during_scheduling_ignored_during_execution)
+    ]
+    preferred_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    preferred = []
+    for index, weighted in enumerate(affinity.preferred_during_scheduling_ignored_during_execution):
+        term = _pod_term(
+            weighted.pod_affinity_term, f"{preferred_path}[{index}].podAffinityTerm", ctx
+        )
+        if term is not None:
+            preferred.append(WeightedPodAffinityTerm(weighted.weight, term))
+    return tuple(t for t in required if t is not None), tuple(preferred)
+
+
+def _affinity(affinity: schema.Affinity | None, ctx: _Context) -> Affinity:
+    if affinity is None:
+        return Affinity()
+    path = "spec.affinity"
+    node_required: tuple[NodeSelectorTerm, ...] = ()
+    node_preferred: tuple[PreferredNodeTerm, ...] = ()
+    if affinity.node_affinity is not None:
+        node_path = f"{path}.nodeAffinity"
+        required = affinity.node_affinity.required_during_scheduling_ignored_during_execution
+        if required is not None:
+            terms_path = f"{node_path}.requiredDuringSchedulingIgnoredDuringExecution"
+            terms_path += ".nodeSelectorTerms"
+            terms = []
+            for index, term in enumerate(required.node_selector_terms):
+                if not term.match_expressions and not term.match_fields:
+                    ctx.warn(
+                        f"{terms_path}[{index}]",
+                        "empty term matches no nodes (expected matchExpressions or matchFields)",
+                    )
+                terms.append(_node_term(term, f"{terms_path}[{index}]", ctx))
+            node_required = tuple(terms)
+        preferred_path = f"{node_path}.preferredDuringSchedulingIgnoredDuringExecution"
+        node_preferred = tuple(
+            PreferredNodeTerm(
+                item.weight, _node_term(item.preference, f"{preferred_path}[{i}].preference", ctx)
+            )
+            for i, item in enumerate(
+                affinity.node_affinity.preferred_during_scheduling_ignored_during_execution
+            )
+        )
+    pod_required, pod_preferred = _pod_terms(affinity.pod_affinity, f"{path}.podAffinity", ctx)
+    anti_required, anti_preferred = _pod_terms(
+        affinity.pod_anti_affinity, f"{path}.podAntiAffinity", ctx
+    )
+    return Affinity(
+        node_required=node_required,
+        node_preferred=node_preferred,
+        pod_required=pod_required,
+        pod_preferred=pod_preferred,
+        anti_required=anti_required,
+        anti_preferred=anti_preferred,
+    )
+
+
+def _tolerations(spec: schema.PodSpec, ctx: _Context) -> tuple[Toleration, ...]:
+    result = []
+    for index, tol in enumerate(spec.tolerations):
+        path = f"spec.tolerations[{index}]"
+        if tol.operator == "Exists" and tol.value:
+            ctx.error(f"{path}.value", "must be empty when operator is Exists")
+        if not tol.key and tol.operator != "Exists":
+            ctx.error(f"{path}.operator", "must be Exists when key is empty")
+        result.append(Toleration(tol.key, tol.operator, tol.value, tol.effect))
+    return tuple(result)
+
+
+def _spread(spec: schema.PodSpec, ctx: _Context) -> tuple[SpreadConstraint, ...]:
+    result = []
+    for index, item in enumerate(spec.topology_spread_constraints):
+        path = f"spec.topologySpreadConstraints[{index}]"
+        if item.min_domains is not None and item.when_unsatisfiable != "DoNotSchedule":
+            ctx.error(f"{path}.minDomains", "only allowed with whenUnsatisfiable DoNotSchedule")
+        if item.label_selector is None:
+            ctx.warn(f"{path}.labelSelector", _NO_SELECTOR)
+            continue
+        selector = _label_selector(item.label_selector, f"{path}.labelSelector", ctx)
+        result.append(
+            SpreadConstraint(
+                max_skew=item.max_skew,
+                topology_key=item.topology_key,
+                when_unsatisfiable=item.when_unsatisfiable,
+                selector=selector,
+                min_domains=item.min_domains or 1,
+            )
+        )
+    return tuple(result)
+
+
+def _float_annotation(
+    annotations: Mapping[str, str],
+    key: str,
+    ctx: _Context,
+    check: Callable[[float], str | None],
+) -> float | None:
+    """A numeric simulation annotation; ``check`` returns what is wrong with the value, if any."""
+    text = annotations.get(key)
+    if text is None:
+        return None
+    path = f"metadata.annotations.{key}"
+    try:
+        value = float(text)
+    except ValueError:
+        ctx.error(path, f"{schema.show(text)} is not a number")
+        return None
+    wrong = "must be a finite number" if not math.isfinite(value) else check(value)
+    if wrong:
+        ctx.error(path, f"{wrong} (got {text})")
+        return None
+    return value
+
+
+def _at_least_zero(value: float) -> str | None:
+    return "must be >= 0" if value < 0 else None
+
+
+def _above_zero(value: float) -> str | None:
+    return "must be > 0" if value <= 0 else None
+
+
+def _fraction(value: float) -> str | None:
+    return "must be between 0 and 1" if not 0 <= value <= 1 else None
+
+
+def _group_name(annotations: Mapping[str, str], ctx: _Context) -> str:
+    group = annotations.get(GROUP_NAME_ANNOTATION, "")
+    volcano = annotations.get(VOLCANO_GROUP_ANNOTATION, "")
+    if group and volcano and group != volcano:
+        ctx.error(
+            f"metadata.annotations.{VOLCANO_GROUP_ANNOTATION}",
+            f"{schema.show(volcano)} contradicts {GROUP_NAME_ANNOTATION} "
+            f"{schema.show(group)} (expected the same group name)",
+        )
+    return group or volcano
+
+
+def _convert_pod(doc: schema.PodDoc, ctx: _Context) -> None:
+    meta, spec = doc.metadata, doc.spec
+    annotations = meta.annotations
+    pod = Pod(
+        name=meta.name,
+        namespace=meta.namespace,
+        labels=dict(meta.labels),
+        annotations=dict(annotations),
+        requests=_pod_requests(spec, ctx),
+        node_selector=dict(spec.node_selector),
+        affinity=_affinity(spec.affinity, ctx),
+        tolerations=_tolerations(spec, ctx),
+        spread=_spread(spec, ctx),
+        priority=spec.priority or 0,
+        priority_class_name=spec.priority_class_name,
+        scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER,
+        node_name=spec.node_name,
+        group=_group_name(annotations, ctx),
+        submit_time=_float_annotation(annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
+        or 0.0,
+        duration=_float_annotation(annotations, DURATION_ANNOTATION, ctx, _above_zero),
+    )
+    utilization = _float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, _fraction)
+    if utilization is not None:
+        pod.utilization = utilization
+    ctx.out._add(ctx.out.pods, pod, ctx.origin(explicit_priority=spec.priority is not None))
+
+
+def _convert_pod_group(doc: schema.PodGroupDoc, ctx: _Context) -> None:
+    meta, spec = doc.metadata, doc.spec
+    group = PodGroup(
+        name=meta.name,
+        namespace=meta.namespace,
+        min_member=spec.min_member,
+        min_resources=_canonical(spec.min_resources),
+        queue=spec.queue,
+        priority_class_name=spec.priority_class_name,
+        submit_time=_float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
+        or 0.0,
+    )
+    ctx.out._add(ctx.out.groups, group, ctx.origin())
+
+
+def _convert_queue(doc: schema.QueueDoc, ctx: _Context) -> None:
+    queue = Queue(
+        name=doc.metadata.name,
+        weight=doc.spec.weight,
+        capability=_canonical(doc.spec.capability),
+        state=doc.spec.state or doc.status.state or "Open",
+    )
+    ctx.out._add(ctx.out.queues, queue, ctx.origin())
+
+
+def _convert_priority_class(doc: schema.PriorityClassDoc, ctx: _Context) -> None:
+    pc = PriorityClass(name=doc.metadata.name, value=doc.value, global_default=doc.global_default)
+    ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())
+
+
+_CONVERTERS: dict[type[schema._Model], Callable[[Any, _Context], None]] = {
+    schema.NodeDoc: _convert_node,
+    schema.NodePoolDoc: _convert_node_pool,
+    schema.PodDoc: _convert_pod,
+    schema.PodGroupDoc: _convert_pod_group,
+    schema.QueueDoc: _convert_queue,
+    schema.PriorityClassDoc: _convert_priority_class,
+}
+
+
+# -- checks across files --------------------------------------------------------------------------
+
+
+def _report(
+    m: Manifests, obj: Any, kind: str, path: str, message: str, severity: str = "error"
+) -> None:
+    name = _display(getattr(obj, "namespace", None), obj.name)
+    m.problems.append(Problem(m._origin(obj).file, kind, name, path, message, severity))
+
+
+def _check_duplicates(m: Manifests) -> None:
+    for kind, objects in (
+        ("Node", m.nodes),
+        ("Pod", m.pods),
+        ("PodGroup", m.groups),
+        ("Queue", m.queues),
+        ("PriorityClass", m.priority_classes),
+    ):
+        first_file: dict[str, str] = {}
+        for obj in objects:
+            key = obj.key if isinstance(obj, Pod | PodGroup) else obj.name
+            file = m._origin(obj).file
+            if key not in first_file:
+                first_file[key] = file
+                continue
+            where = "earlier in this file" if first_file[key] == file else f"in {first_file[key]}"
+            message = f"duplicate {kind} {schema.show(key)} (also defined {where})"
+            _report(m, obj, kind, "metadata.name", message)
+
+
+_UNKNOWN_CLASS = (
+    "no PriorityClass named {name} (expected one defined in the loaded files, "
+    "or system-cluster-critical / system-node-critical)"
+)
+
+
+def _resolve_priorities(m: Manifests) -> None:
+    """Priority from classes, as Kubernetes' admission (pods) and Volcano (groups) do it."""
+    values = dict(BUILTIN_PRIORITY_CLASSES)
+    default: PriorityClass | None = None
+    for pc in m.priority_classes:
+        values[pc.name] = pc.value
+        if not pc.global_default:
+            continue
+        if default is None:
+            default = pc
+        elif pc.name != default.name:
+            message = f"only one PriorityClass may be the global default ({default.name} is)"
+            _report(m, pc, "PriorityClass", "globalDefault", message)
+    for obj, kind in [(pod, "Pod") for pod in m.pods] + [(g, "PodGroup") for g in m.groups]:
+        explicit = m._origin(obj).explicit_priority
+        if not obj.priority_class_name:
+            if default is not None and not explicit:
+                obj.priority, obj.priority_class_name = default.value, default.name
+            continue
+        value = values.get(obj.priority_class_name)
+        if value is None:
+            message = _UNKNOWN_CLASS.format(name=schema.show(obj.priority_class_name))
+            _report(m, obj, kind, "spec.priorityClassName", message)
+        elif not explicit:
+            obj.priority = value
+        elif obj.priority != value:
+            message = (
+                f"{obj.priority} differs from the value of {obj.priority_class_name} ({value}); "
+                "spec.priority is used (Kubernetes would reject the pod)"
+            )
+            _report(m, obj, kind, "spec.priority", message, "warning")

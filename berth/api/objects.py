@@ -1,0 +1,250 @@
+"""berth's in-memory objects: what manifests become and what the store, the engine and the
+simulator pass around.
+
+They keep the Kubernetes shapes (selectors, affinity terms, tolerations) but with quantities
+already converted to canonical integers (see ``berth.resources``), so nothing downstream parses
+strings again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+# Label and annotation keys berth reads or writes.
+HOSTNAME_LABEL = "kubernetes.io/hostname"
+ZONE_LABEL = "topology.kubernetes.io/zone"
+GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
+QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
+SUBMIT_TIME_ANNOTATION = "berth.io/submit-time"
+DURATION_ANNOTATION = "berth.io/duration"
+UTILIZATION_ANNOTATION = "berth.io/utilization"
+TOPOLOGY_SOCKETS = "berth.io/cpu-sockets"
+TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
+TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
+DEFAULT_SCHEDULER = "berth"
+DEFAULT_QUEUE = "default"
+
+
+class PodPhase(StrEnum):
+    PENDING = "Pending"
+    BOUND = "Bound"  # bound to a node, container not started yet
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    EVICTED = "Evicted"
+
+
+FINAL_POD_PHASES = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED, PodPhase.EVICTED})
+
+
+class GroupPhase(StrEnum):
+    PENDING = "Pending"
+    INQUEUE = "Inqueue"
+    RUNNING = "Running"
+    COMPLETED = "Completed"
+    FAILED = "Failed"
+
+
+@dataclass(slots=True, frozen=True)
+class Requirement:
+    """One ``matchExpressions`` entry (node selector terms and label selectors alike)."""
+
+    key: str
+    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
+    values: tuple[str, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class LabelSelector:
+    """``matchLabels`` folded into ``In`` requirements; an empty selector matches everything."""
+
+    requirements: tuple[Requirement, ...] = ()
+
+    def matches(self, labels: dict[str, str]) -> bool:
+        for req in self.requirements:
+            value = labels.get(req.key)
+            op = req.operator
+            if op == "In":
+                if value is None or value not in req.values:
+                    return False
+            elif op == "NotIn":
+                if value is not None and value in req.values:
+                    return False
+            elif op == "Exists":
+                if value is None:
+                    return False
+            elif op == "DoesNotExist":
+                if value is not None:
+                    return False
+            elif op in ("Gt", "Lt"):
+                try:
+                    number, bound = int(value), int(req.values[0])  # type: ignore[arg-type]
+                except (TypeError, ValueError):
+                    return False
+                if (op == "Gt" and not number > bound) or (op == "Lt" and not number < bound):
+                    return False
+        return True
+
+
+@dataclass(slots=True, frozen=True)
+class NodeSelectorTerm:
+    """Requirements on node labels (``matchExpressions``) and node fields (``matchFields``:
+    only ``metadata.name`` exists in Kubernetes)."""
+
+    expressions: tuple[Requirement, ...] = ()
+    fields: tuple[Requirement, ...] = ()
+
+
+@dataclass(slots=True, frozen=True)
+class PreferredNodeTerm:
+    weight: int
+    term: NodeSelectorTerm
+
+
+@dataclass(slots=True, frozen=True)
+class PodAffinityTerm:
+    selector: LabelSelector
+    topology_key: str
+    namespaces: tuple[str, ...] = ()  # empty: the pod's own namespace
+
+
+@dataclass(slots=True, frozen=True)
+class WeightedPodAffinityTerm:
+    weight: int
+    term: PodAffinityTerm
+
+
+@dataclass(slots=True, frozen=True)
+class Toleration:
+    key: str = ""
+    operator: str = "Equal"  # Equal or Exists
+    value: str = ""
+    effect: str = ""  # empty tolerates every effect
+
+    def tolerates(self, taint: Taint) -> bool:
+        if self.effect and self.effect != taint.effect:
+            return False
+        if self.operator == "Exists":
+            return not self.key or self.key == taint.key
+        return self.key == taint.key and self.value == taint.value
+
+
+@dataclass(slots=True, frozen=True)
+class Taint:
+    key: str
+    value: str = ""
+    effect: str = "NoSchedule"  # NoSchedule, PreferNoSchedule, NoExecute
+
+
+@dataclass(slots=True, frozen=True)
+class SpreadConstraint:
+    max_skew: int
+    topology_key: str
+    when_unsatisfiable: str  # DoNotSchedule or ScheduleAnyway
+    selector: LabelSelector
+    min_domains: int = 1
+
+
+@dataclass(slots=True, frozen=True)
+class Affinity:
+    node_required: tuple[NodeSelectorTerm, ...] = ()  # ORed terms
+    node_preferred: tuple[PreferredNodeTerm, ...] = ()
+    pod_required: tuple[PodAffinityTerm, ...] = ()
+    pod_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+    anti_required: tuple[PodAffinityTerm, ...] = ()
+    anti_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
+
+    @property
+    def has_pod_terms(self) -> bool:
+        return bool(self.pod_required or self.pod_preferred or self.anti_required or self.anti_preferred)
+
+
+@dataclass(slots=True, frozen=True)
+class CpuTopology:
+    sockets: int = 1
+    cores_per_socket: int = 1
+    threads_per_core: int = 1
+
+
+@dataclass(slots=True)
+class Node:
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    allocatable: dict[str, int] = field(default_factory=dict)  # canonical units
+    taints: tuple[Taint, ...] = ()
+    unschedulable: bool = False
+    cpu_topology: CpuTopology | None = None
+
+
+@dataclass(slots=True)
+class Pod:
+    name: str
+    namespace: str = "default"
+    labels: dict[str, str] = field(default_factory=dict)
+    annotations: dict[str, str] = field(default_factory=dict)
+    requests: dict[str, int] = field(default_factory=dict)  # canonical units, summed over containers
+    node_selector: dict[str, str] = field(default_factory=dict)
+    affinity: Affinity = field(default_factory=Affinity)
+    tolerations: tuple[Toleration, ...] = ()
+    spread: tuple[SpreadConstraint, ...] = ()
+    priority: int = 0
+    priority_class_name: str = ""
+    scheduler_name: str = DEFAULT_SCHEDULER
+    node_name: str = ""  # spec.nodeName: already placed by the user
+    group: str = ""  # PodGroup name; empty = implicit group of one
+    submit_time: float = 0.0
+    duration: float | None = None  # None: runs until the simulation ends
+    utilization: float = 1.0  # used / requested, for the simulated usage model
+    # runtime
+    phase: PodPhase = PodPhase.PENDING
+    bound_node: str = ""
+    bind_time: float | None = None
+    start_time: float | None = None
+    end_time: float | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def best_effort(self) -> bool:
+        """No requests for cpu, memory or GPU: placed by backfill, not by allocate."""
+        return not any(v for k, v in self.requests.items() if k != "pods")
+
+
+@dataclass(slots=True)
+class PodGroup:
+    name: str
+    namespace: str = "default"
+    min_member: int = 1
+    min_resources: dict[str, int] = field(default_factory=dict)
+    queue: str = DEFAULT_QUEUE
+    priority_class_name: str = ""
+    priority: int = 0
+    submit_time: float = 0.0
+    implicit: bool = False  # made by berth for a pod without a group
+    # runtime
+    phase: GroupPhase = GroupPhase.PENDING
+    start_time: float | None = None
+    end_time: float | None = None
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(slots=True)
+class Queue:
+    name: str
+    weight: int = 1
+    capability: dict[str, int] = field(default_factory=dict)  # empty: unlimited
+    state: str = "Open"
+
+
+@dataclass(slots=True)
+class PriorityClass:
+    name: str
+    value: int = 0
+    global_default: bool = False

@@ -1,0 +1,251 @@
+"""Scheduler configuration: actions, plugin tiers with arguments, node search, session period.
+
+The file shape is Volcano's scheduler configuration (``actions`` as a comma-separated string or
+a list, ``tiers`` of ``plugins`` with ``name`` and ``arguments``), so an existing
+``volcano-scheduler.conf`` loads unchanged. Volcano's umbrella plugins are expanded into berth's
+single-purpose ones (``predicates``, ``nodeorder``, ``binpack``); plugins berth does not have are
+reported by name and skipped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from berth.framework.search import SearchConfig
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "actions": "enqueue, allocate, backfill",
+    "tiers": [
+        {"plugins": [{"name": "priority"}, {"name": "gang"}]},
+        {
+            "plugins": [
+                {"name": "resource-fit"},
+                {"name": "node-affinity"},
+                {"name": "taint-toleration"},
+                {"name": "pod-affinity"},
+                {"name": "topology-spread"},
+                {"name": "least-allocated"},
+                {"name": "balanced-allocation"},
+            ]
+        },
+    ],
+}
+
+KNOWN_ACTIONS = ("enqueue", "allocate", "backfill")
+#: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
+LATER_ACTIONS = ("preempt", "reclaim", "shuffle")
+
+_PREDICATE_FILTERS = (
+    "resource-fit", "node-affinity", "taint-toleration", "pod-affinity", "topology-spread"
+)
+#: Volcano nodeorder argument → (berth plugin, default weight).
+_NODEORDER = {
+    "leastrequested.weight": ("least-allocated", 1.0),
+    "mostrequested.weight": ("most-allocated", 0.0),
+    "balancedresource.weight": ("balanced-allocation", 1.0),
+    "nodeaffinity.weight": ("node-affinity", 1.0),
+    "podaffinity.weight": ("pod-affinity", 1.0),
+    "tainttoleration.weight": ("taint-toleration", 1.0),
+    "podtopologyspread.weight": ("topology-spread", 1.0),
+}
+_ENABLE_FLAGS = {
+    "predicate": "filter",
+    "nodeorder": "score",
+    "joborder": "job_order",
+    "taskorder": "task_order",
+    "jobready": "job_ready",
+}
+
+
+class ConfigError(ValueError):
+    """A scheduler configuration that cannot be used; the message names the field."""
+
+
+@dataclass(slots=True)
+class PluginSpec:
+    name: str
+    arguments: dict[str, Any] = field(default_factory=dict)
+    #: Extension points switched off (Volcano's enableJobOrder: false and the like).
+    disabled: frozenset[str] = frozenset()
+
+
+@dataclass(slots=True)
+class SchedulerConfig:
+    actions: list[str]
+    tiers: list[list[PluginSpec]]
+    search: SearchConfig = field(default_factory=SearchConfig)
+    period: float = 1.0  # seconds between sessions (simulation)
+    scheduler_names: tuple[str, ...] = ()  # empty: every pod is berth's
+    warnings: list[str] = field(default_factory=list)
+    source: str = "<default>"
+    simulation: dict[str, Any] = field(default_factory=dict)  # read by berth.sim
+
+
+def load_config(path: str | Path | None) -> SchedulerConfig:
+    if path is None:
+        return parse_config(DEFAULT_CONFIG, "<default>")
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        raw = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark else ""
+        raise ConfigError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+    # A Volcano ConfigMap keeps the configuration as a string under data.
+    if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
+        data = raw.get("data") or {}
+        inner = next(iter(data.values()), None) if data else None
+        if not isinstance(inner, str):
+            raise ConfigError(f"{path}: ConfigMap: data: expected one scheduler configuration")
+        raw = yaml.safe_load(inner)
+    return parse_config(raw, str(path))
+
+
+def parse_config(raw: Any, source: str) -> SchedulerConfig:
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: expected a mapping with actions and tiers")
+    warnings: list[str] = []
+    actions = _parse_actions(raw.get("actions", DEFAULT_CONFIG["actions"]), source, warnings)
+    tiers_raw = raw.get("tiers", DEFAULT_CONFIG["tiers"])
+    if not isinstance(tiers_raw, list):
+        raise ConfigError(f"{source}: tiers: expected a list of {{plugins: [...]}}")
+    tiers = [
+        _parse_tier(tier, f"tiers[{i}]", source, warnings) for i, tier in enumerate(tiers_raw)
+    ]
+    search = _parse_search(raw.get("search") or {}, source)
+    period = raw.get("period", 1.0)
+    if not isinstance(period, int | float) or isinstance(period, bool) or period <= 0:
+        raise ConfigError(f"{source}: period: expected seconds > 0 (got {period!r})")
+    names = raw.get("schedulerNames", raw.get("scheduler_names", []))
+    if isinstance(names, str):
+        names = [names]
+    if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+        raise ConfigError(f"{source}: schedulerNames: expected a list of names")
+    simulation = raw.get("simulation") or {}
+    if not isinstance(simulation, dict):
+        raise ConfigError(f"{source}: simulation: expected a mapping")
+    known = {"actions", "tiers", "search", "period", "schedulerNames", "scheduler_names",
+             "configurations", "metrics", "simulation"}
+    for key in raw:
+        if key not in known:
+            warnings.append(f"{source}: {key}: unknown field, ignored")
+    return SchedulerConfig(
+        actions, tiers, search, float(period), tuple(names), warnings, source, dict(simulation)
+    )
+
+
+def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
+    if isinstance(raw, str):
+        names = [a.strip() for a in raw.split(",") if a.strip()]
+    elif isinstance(raw, list) and all(isinstance(a, str) for a in raw):
+        names = [a.strip() for a in raw]
+    else:
+        raise ConfigError(f'{source}: actions: expected a list or "enqueue, allocate, ..."')
+    actions = []
+    for name in names:
+        if name in KNOWN_ACTIONS:
+            actions.append(name)
+        elif name in LATER_ACTIONS:
+            warnings.append(f"{source}: actions: {name} is not available in berth yet; skipped")
+        else:
+            raise ConfigError(
+                f"{source}: actions: unknown action {name!r} "
+                f"(expected one of {', '.join(KNOWN_ACTIONS)})"
+            )
+    return actions
+
+
+def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list[PluginSpec]:
+    if not isinstance(tier, dict) or not isinstance(tier.get("plugins"), list):
+        raise ConfigError(f"{source}: {where}: expected {{plugins: [...]}}")
+    from berth.plugins import REGISTRY
+
+    specs: list[PluginSpec] = []
+    for j, item in enumerate(tier["plugins"]):
+        at = f"{where}.plugins[{j}]"
+        if isinstance(item, str):
+            item = {"name": item}
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ConfigError(f"{source}: {at}: expected {{name: ..., arguments: {{...}}}}")
+        name = item["name"]
+        arguments = item.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise ConfigError(f"{source}: {at}.arguments: expected a mapping")
+        disabled = _disabled_points(item)
+        if name in REGISTRY:
+            specs.append(PluginSpec(name, dict(arguments), disabled))
+        elif name == "predicates":
+            specs.extend(
+                PluginSpec(f, {"weight": 0}, disabled | {"score"}) for f in _PREDICATE_FILTERS
+            )
+        elif name == "nodeorder":
+            for key, (plugin, weight) in _NODEORDER.items():
+                specs.append(
+                    PluginSpec(plugin, {"weight": arguments.get(key, weight)}, disabled | {"filter"})
+                )
+        elif name == "binpack":
+            specs.append(PluginSpec("most-allocated", _binpack_arguments(arguments, source, at),
+                                    disabled | {"filter"}))
+        else:
+            warnings.append(f"{source}: {at}: plugin {name} is not available in berth; skipped")
+    return specs
+
+
+def _disabled_points(item: dict[str, Any]) -> frozenset[str]:
+    disabled = set()
+    for flag, point in _ENABLE_FLAGS.items():
+        for key in (f"enable{flag}", f"enabled{flag}"):
+            for candidate, value in item.items():
+                if candidate.lower() == key and value is False:
+                    disabled.add(point)
+    return frozenset(disabled)
+
+
+def _binpack_arguments(arguments: dict[str, Any], source: str, at: str) -> dict[str, Any]:
+    """Volcano binpack: binpack.weight, binpack.cpu, binpack.memory, binpack.resources (a comma
+    list) and binpack.resources.<name> weights."""
+    weights: dict[str, Any] = {
+        "cpu": arguments.get("binpack.cpu", 1), "memory": arguments.get("binpack.memory", 1)
+    }
+    extra = arguments.get("binpack.resources", "")
+    if not isinstance(extra, str):
+        raise ConfigError(f"{source}: {at}.arguments.binpack.resources: expected a comma list")
+    for name in (r.strip() for r in extra.split(",") if r.strip()):
+        weights[name] = arguments.get(f"binpack.resources.{name}", 1)
+    return {"weight": arguments.get("binpack.weight", 1), "resources": weights}
+
+
+def _parse_search(raw: Any, source: str) -> SearchConfig:
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{source}: search: expected a mapping")
+    config = SearchConfig()
+    mode = raw.get("mode", config.mode)
+    if mode not in ("full", "sampled"):
+        raise ConfigError(f"{source}: search.mode: expected full or sampled (got {mode!r})")
+    config.mode = mode
+    for key, attr, kind in (
+        ("percentageOfNodesToScore", "percentage", float),
+        ("minFeasibleNodes", "min_feasible", int),
+        ("shuffle", "shuffle", bool),
+        ("shuffleMaxAllocation", "shuffle_max_allocation", float),
+    ):
+        if key in raw:
+            value = raw[key]
+            if kind is bool and not isinstance(value, bool):
+                raise ConfigError(f"{source}: search.{key}: expected true or false")
+            if kind is not bool and (isinstance(value, bool) or not isinstance(value, int | float)):
+                raise ConfigError(f"{source}: search.{key}: expected a number (got {value!r})")
+            setattr(config, attr, kind(value))
+    if not 0 <= config.percentage <= 100:
+        raise ConfigError(f"{source}: search.percentageOfNodesToScore: expected 0..100")
+    return config

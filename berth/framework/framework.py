@@ -1,0 +1,53 @@
+"""Plugin instances from a configuration, sorted into the extension points they serve."""
+
+from __future__ import annotations
+
+from berth.framework.config import PluginSpec, SchedulerConfig
+from berth.framework.plugin import Plugin, PluginArgumentError, overrides
+
+#: Filters run cheapest and most selective first; unlisted ones go last in configured order.
+_FILTER_ORDER = {"node-affinity": 0, "taint-toleration": 1, "resource-fit": 2}
+
+
+class Framework:
+    def __init__(self, config: SchedulerConfig) -> None:
+        from berth.plugins import REGISTRY
+
+        self.plugins: list[Plugin] = []
+        self.filters: list[Plugin] = []
+        self.scorers: list[Plugin] = []
+        self.job_orders: list[Plugin] = []
+        self.task_orders: list[Plugin] = []
+        self.job_valids: list[Plugin] = []
+        self.job_readies: list[Plugin] = []
+        for tier in config.tiers:
+            for spec in tier:
+                plugin = self._instantiate(REGISTRY[spec.name], spec)
+                self.plugins.append(plugin)
+                self._register(plugin, spec)
+        self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
+
+    @staticmethod
+    def _instantiate(cls: type[Plugin], spec: PluginSpec) -> Plugin:
+        try:
+            return cls(spec.arguments)
+        except PluginArgumentError:
+            raise
+        except (TypeError, ValueError) as exc:
+            raise PluginArgumentError(f"plugin {spec.name}: {exc}") from exc
+
+    def _register(self, plugin: Plugin, spec: PluginSpec) -> None:
+        off = spec.disabled
+        if overrides(plugin, "filter") and "filter" not in off:
+            if plugin.name not in {p.name for p in self.filters}:
+                self.filters.append(plugin)
+        if overrides(plugin, "score") and "score" not in off and plugin.weight:
+            self.scorers.append(plugin)
+        for point, bucket in (
+            ("job_order", self.job_orders),
+            ("task_order", self.task_orders),
+            ("job_valid", self.job_valids),
+            ("job_ready", self.job_readies),
+        ):
+            if overrides(plugin, point) and point not in off:
+                bucket.append(plugin)

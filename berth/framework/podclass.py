@@ -1,0 +1,59 @@
+"""Equivalence classes: pods whose scheduling-relevant spec is the same share one compiled form.
+
+A class holds the pod's request vector, the static masks plugins compute from node labels and
+taints, and a cached evaluation (feasibility + score per node). Replicas of one service, the
+tasks of one gang and trace jobs of the same shape all land in one class, so the cluster is
+scanned once per class and afterwards only the rows that changed are re-evaluated.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from berth.api.objects import Pod
+
+if TYPE_CHECKING:
+    from berth.framework.plugin import Plugin
+
+
+def class_key(pod: Pod, labels_matter: bool) -> tuple:
+    """What decides where a pod may go and how nodes rank for it.
+
+    Labels and namespace only matter when some selector could count the pod itself (its own
+    affinity/spread terms) or when bound pods carry anti-affinity terms; leaving them out
+    otherwise keeps classes large.
+    """
+    spec = (
+        tuple(sorted(pod.requests.items())),
+        tuple(sorted(pod.node_selector.items())),
+        pod.affinity,
+        pod.tolerations,
+        pod.spread,
+        pod.node_name,
+        pod.best_effort,
+    )
+    if labels_matter or pod.affinity.has_pod_terms or pod.spread:
+        return spec + (pod.namespace, tuple(sorted(pod.labels.items())))
+    return spec
+
+
+@dataclass(slots=True)
+class PodClass:
+    key: tuple
+    pod: Pod  # representative: any member gives the same answers
+    request: np.ndarray
+    nonzero: np.ndarray  # resource columns the pod requests
+    static: dict[str, Any] = field(default_factory=dict)  # per-plugin compiled data
+    filters: list[Plugin] = field(default_factory=list)  # the plugins relevant to this class
+    scorers: list[Plugin] = field(default_factory=list)
+    local: bool = True
+    # cached full evaluation: score per row, -inf where infeasible
+    total: np.ndarray | None = None
+    log_position: int = 0
+    epoch: int = -1
+    rows: int = 0
+    reason: str = ""
+    reason_position: int = -1

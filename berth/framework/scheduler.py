@@ -1,0 +1,145 @@
+"""The long-lived scheduler: owns ClusterState, the waiting jobs and the plugin set, and runs
+sessions. Backends (the simulator, Kubernetes) feed it nodes, groups and pods, apply the binds a
+session returns, and tell it when pods leave their nodes."""
+
+from __future__ import annotations
+
+from berth.actions import ACTIONS
+from berth.api.objects import (
+    DEFAULT_QUEUE,
+    QUEUE_NAME_ANNOTATION,
+    GroupPhase,
+    Node,
+    Pod,
+    PodGroup,
+    Queue,
+)
+from berth.cluster.state import ClusterState
+from berth.framework.config import SchedulerConfig
+from berth.framework.framework import Framework
+from berth.framework.search import NodeSearch
+from berth.framework.session import Bind, JobInfo, Session
+
+
+class Scheduler:
+    def __init__(self, config: SchedulerConfig, seed: int = 0) -> None:
+        self.config = config
+        self.state = ClusterState(seed=seed)
+        self.framework = Framework(config)
+        self.search = NodeSearch(
+            self.state, self.framework.filters, self.framework.scorers, config.search, seed
+        )
+        self.actions = [ACTIONS[name]() for name in config.actions]
+        self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
+        self.jobs: dict[str, JobInfo] = {}
+        #: Jobs with pending pods, in arrival order.
+        self.waiting: dict[str, JobInfo] = {}
+        self.last_reasons: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ inputs
+
+    def add_node(self, node: Node) -> None:
+        self.state.add_node(node)
+
+    def add_queue(self, queue: Queue) -> None:
+        self.queues[queue.name] = queue
+
+    def add_group(self, group: PodGroup) -> JobInfo:
+        job = self.jobs.get(group.key)
+        if job is None:
+            job = self.jobs[group.key] = JobInfo(group)
+        else:
+            job.group = group
+            job.placeholder = False
+        return job
+
+    def handles(self, pod: Pod) -> bool:
+        names = self.config.scheduler_names
+        return not names or pod.scheduler_name in names
+
+    def submit(self, pod: Pod) -> JobInfo:
+        """Queue a pod for scheduling. A pod without a group gets an implicit group of one, so
+        single pods and gangs take the same path."""
+        if not pod.group:
+            pod.group = pod.name
+            queue = pod.annotations.get(QUEUE_NAME_ANNOTATION, DEFAULT_QUEUE)
+            self.add_group(
+                PodGroup(
+                    pod.name, pod.namespace, 1, {}, queue,
+                    pod.priority_class_name, pod.priority, pod.submit_time, implicit=True,
+                )
+            )
+        key = f"{pod.namespace}/{pod.group}"
+        job = self.jobs.get(key)
+        if job is None:  # the group has not arrived (yet); the pod waits for it
+            job = self.add_group(
+                PodGroup(pod.group, pod.namespace, 1, {}, DEFAULT_QUEUE, submit_time=pod.submit_time)
+            )
+            job.placeholder = True
+        job.pending.append(pod)
+        self.waiting[key] = job
+        return job
+
+    def place_bound(self, pod: Pod, node: str) -> None:
+        """Account a pod that is already on a node (cluster start-up, benchmarks)."""
+        job = self.submit(pod)
+        job.pending.remove(pod)
+        if not job.pending:
+            self.waiting.pop(job.key, None)
+        self.state.bind(pod, self.state.rows[node])
+        pod.bound_node = node
+        job.active += 1
+
+    def release(self, pod: Pod) -> None:
+        """A bound pod left its node (finished, failed, evicted)."""
+        self.state.unbind(pod, self.state.rows[pod.bound_node])
+        job = self.jobs.get(f"{pod.namespace}/{pod.group}")
+        if job is not None:
+            job.active -= 1
+
+    def withdraw(self, pod: Pod) -> None:
+        """A pending pod was deleted before it was placed."""
+        job = self.jobs.get(f"{pod.namespace}/{pod.group}")
+        if job is not None and pod in job.pending:
+            job.pending.remove(pod)
+            if not job.pending:
+                self.waiting.pop(job.key, None)
+
+    # ------------------------------------------------------------------ cycles
+
+    @property
+    def has_waiting(self) -> bool:
+        return bool(self.waiting)
+
+    def run_session(self, now: float) -> list[Bind]:
+        session = Session(
+            self.state, self.framework, self.search, self.waiting, self.queues, now,
+            has_enqueue="enqueue" in self.config.actions,
+        )
+        for action in self.actions:
+            action.execute(session)
+        for bind in session.binds:
+            bind.pod.bound_node = bind.node
+        for key in [k for k, job in self.waiting.items() if not job.pending]:
+            del self.waiting[key]
+        self.last_reasons.update(session.job_reasons)
+        self.state.trim_log()
+        return session.binds
+
+    def pending_reason(self, pod: Pod) -> str:
+        """Why a pod is still waiting, in the terms of what stops it now."""
+        key = f"{pod.namespace}/{pod.group}"
+        job = self.jobs.get(key)
+        if job is None or job.placeholder:
+            return f"podgroup {pod.group} not found"
+        if not self.handles(pod):
+            return f"schedulerName {pod.scheduler_name} is not handled by berth"
+        if job.group.phase == GroupPhase.PENDING and key in self.last_reasons:
+            return self.last_reasons[key]
+        cls = self.search.compile(pod)
+        if self.search.place(cls) is None:
+            return self.search.explain(cls)
+        min_member = job.group.min_member
+        if job.active < min_member:
+            return f"gang {job.active}/{min_member}: not enough nodes for the whole group at once"
+        return "waiting for the next scheduling cycle"

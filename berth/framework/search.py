@@ -1,0 +1,221 @@
+"""Finding a node for a pod: filters as masks, scores as vectors, over all rows or a sample.
+
+Full mode keeps, per equivalence class, the score of every node (-inf where infeasible) and
+patches only the rows the change log says were touched since; a class whose plugins look beyond
+a node's own row (spread skew, zone-level affinity) is rebuilt when anything changed and reused
+when nothing did. Sampled mode follows kube-scheduler and Sigma: scan from a rotating (or
+shuffled) start until enough feasible nodes are found, then score only those.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.api.objects import Pod
+from berth.cluster.state import ClusterState
+from berth.framework.plugin import Plugin, Rows
+from berth.framework.podclass import PodClass, class_key
+
+#: Classes kept with their cached evaluation; older ones are recompiled on demand.
+_CLASS_CACHE_SIZE = 512
+
+
+@dataclass(slots=True)
+class SearchConfig:
+    mode: str = "full"  # full | sampled
+    percentage: float = 0.0  # sampled: percent of nodes to find; 0 = adaptive formula
+    min_feasible: int = 100
+    shuffle: bool = True
+    shuffle_max_allocation: float = 0.9  # above this cluster allocation the start only rotates
+
+
+def sample_target(n: int, config: SearchConfig) -> int:
+    """How many feasible nodes sampled mode looks for: max(100, n·max(50 − n/125, 5)/100)."""
+    if config.percentage > 0:
+        percent = config.percentage
+    else:
+        percent = max(50.0 - n / 125.0, 5.0)
+    return min(n, max(config.min_feasible, int(n * percent / 100)))
+
+
+class NodeSearch:
+    def __init__(
+        self,
+        state: ClusterState,
+        filters: list[Plugin],
+        scorers: list[Plugin],
+        config: SearchConfig | None = None,
+        seed: int = 0,
+    ) -> None:
+        self.state = state
+        self.filters = filters
+        self.scorers = scorers
+        self.config = config or SearchConfig()
+        self.classes: OrderedDict[tuple, PodClass] = OrderedDict()
+        self.next_start = 0
+        self._rng = np.random.default_rng(seed)
+        self._order: np.ndarray | None = None
+
+    # ------------------------------------------------------------------ classes
+
+    def compile(self, pod: Pod) -> PodClass:
+        state = self.state
+        key = class_key(pod, labels_matter=bool(state.anti_terms))
+        cls = self.classes.get(key)
+        if cls is not None and cls.epoch == state.structure_epoch:
+            self.classes.move_to_end(key)
+            return cls
+        request = state.request_vector(pod.requests)
+        cls = PodClass(key=key, pod=pod, request=request, nonzero=np.flatnonzero(request))
+        for plugin in dict.fromkeys(self.filters + self.scorers):
+            plugin.prepare(cls, state)
+        cls.filters = [p for p in self.filters if p.relevant(cls, "filter")]
+        cls.scorers = [p for p in self.scorers if p.weight and p.relevant(cls, "score")]
+        cls.local = all(p.is_local(cls) for p in cls.filters + cls.scorers)
+        cls.epoch = state.structure_epoch
+        self.classes[key] = cls
+        if len(self.classes) > _CLASS_CACHE_SIZE:
+            self.classes.popitem(last=False)
+        return cls
+
+    # ------------------------------------------------------------------ evaluation
+
+    def feasible(self, cls: PodClass, rows: Rows) -> np.ndarray:
+        """Indices (into the node rows) of the nodes in ``rows`` that pass every filter."""
+        state = self.state
+        mask = state.schedulable[rows]
+        if isinstance(rows, slice):
+            idx = np.flatnonzero(mask)
+        else:
+            idx = rows[mask]
+        for plugin in cls.filters:
+            if not len(idx):
+                break
+            idx = idx[plugin.filter(cls, state, idx)]
+        return idx
+
+    def scores(self, cls: PodClass, idx: np.ndarray) -> np.ndarray:
+        state = self.state
+        total = state.tiebreak[idx].copy()
+        for plugin in cls.scorers:
+            total += plugin.weight * plugin.score(cls, state, idx)
+        return total
+
+    def _rebuild(self, cls: PodClass) -> None:
+        state = self.state
+        total = np.full(state.n, -np.inf)
+        idx = self.feasible(cls, slice(0, state.n))
+        if len(idx):
+            total[idx] = self.scores(cls, idx)
+        cls.total = total
+        cls.rows = state.n
+
+    def _patch(self, cls: PodClass, rows: np.ndarray) -> None:
+        assert cls.total is not None
+        cls.total[rows] = -np.inf
+        idx = self.feasible(cls, rows)
+        if len(idx):
+            cls.total[idx] = self.scores(cls, idx)
+
+    def evaluate(self, cls: PodClass) -> np.ndarray:
+        """Score per node for this class (-inf = infeasible), cached and patched."""
+        state = self.state
+        if cls.total is None or cls.rows != state.n or cls.epoch != state.structure_epoch:
+            self._rebuild(cls)
+        else:
+            changed = state.changed_rows(cls.log_position)
+            if changed is None or (len(changed) and not cls.local):
+                self._rebuild(cls)
+            elif len(changed):
+                self._patch(cls, changed)
+        cls.log_position = state.log_position
+        assert cls.total is not None
+        return cls.total
+
+    # ------------------------------------------------------------------ placement
+
+    def place(self, cls: PodClass) -> int | None:
+        """Best node row for one pod of ``cls``, or None if none is feasible."""
+        if self.config.mode == "sampled" and self.state.n > self.config.min_feasible:
+            return self._place_sampled(cls)
+        total = self.evaluate(cls)
+        if not len(total):
+            return None
+        best = int(np.argmax(total))
+        return best if total[best] > -np.inf else None
+
+    def _search_order(self, cls: PodClass) -> np.ndarray | None:
+        """The shuffled node order, or None to walk rows in index order."""
+        state = self.state
+        pod = cls.pod
+        if not self.config.shuffle or pod.node_name or pod.affinity.has_pod_terms:
+            return None
+        if pod.node_selector or pod.affinity.node_required:
+            return None
+        capacity = state.allocatable[: state.n].sum(axis=0)
+        requested = state.requested[: state.n].sum(axis=0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fraction = np.where(capacity > 0, requested / np.maximum(capacity, 1), 0.0)
+        if fraction.max(initial=0.0) > self.config.shuffle_max_allocation:
+            return None
+        if self._order is None or len(self._order) != state.n:
+            self._order = self._rng.permutation(state.n)
+        return self._order
+
+    def _place_sampled(self, cls: PodClass) -> int | None:
+        state = self.state
+        n = state.n
+        target = sample_target(n, self.config)
+        order = self._search_order(cls)
+        start = self.next_start % n
+        found: list[np.ndarray] = []
+        have = examined = 0
+        window = max(2 * target, 256)
+        while examined < n and have < target:
+            size = min(window, n - examined)
+            positions = (start + examined + np.arange(size)) % n
+            rows = positions if order is None else order[positions]
+            idx = self.feasible(cls, rows)
+            found.append(idx)
+            have += len(idx)
+            examined += size
+        self.next_start = (start + examined) % n
+        if not have:
+            return None
+        idx = np.concatenate(found)[:target]
+        scores = self.scores(cls, idx)
+        return int(idx[int(np.argmax(scores))])
+
+    # ------------------------------------------------------------------ explanations
+
+    def explain(self, cls: PodClass) -> str:
+        """Why no node fits: "0/N nodes: 80 insufficient nvidia.com/gpu, 40 node selector
+        mismatch", counting each node once, under the first filter that rejects it."""
+        state = self.state
+        n = state.n
+        if cls.reason and cls.reason_position == state.log_position:
+            return cls.reason
+        remaining = np.ones(n, dtype=bool)
+        counts: Counter[str] = Counter()
+        unschedulable = ~state.schedulable[:n]
+        if unschedulable.any():
+            counts["node unschedulable"] = int(unschedulable.sum())
+            remaining &= ~unschedulable
+        for plugin in cls.filters:
+            if not remaining.any():
+                break
+            rows = np.flatnonzero(remaining)
+            for reason, rejected in plugin.explain(cls, state, rows):
+                hit = rows[rejected & remaining[rows]]
+                if len(hit):
+                    counts[reason] += len(hit)
+                    remaining[hit] = False
+        parts = ", ".join(f"{count} {reason}" for reason, count in sorted(
+            counts.items(), key=lambda item: (-item[1], item[0])
+        ))
+        cls.reason = f"0/{n} nodes available" + (f": {parts}" if parts else "")
+        cls.reason_position = state.log_position
+        return cls.reason

@@ -1,0 +1,153 @@
+"""The headline numbers of a simulation run, as written to ``summary.json``.
+
+Every float is rounded to three decimals before it leaves this module so that two runs with the
+same seed produce byte-identical files; only ``wall_seconds`` is expected to differ.
+"""
+
+from __future__ import annotations
+
+import json
+from os import PathLike
+from typing import Any
+
+import numpy as np
+
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.metrics.timeseries import TimeSeries
+
+Stats = dict[str, float | int | None]
+
+
+def percentiles(values: np.ndarray) -> Stats:
+    """Mean, p50/p95/p99 (linear interpolation), max and count; ``None`` stats when empty."""
+    data = np.asarray(values, dtype=np.float64)
+    if data.size == 0:
+        return {"mean": None, "p50": None, "p95": None, "p99": None, "max": None, "count": 0}
+    p50, p95, p99 = np.percentile(data, [50, 95, 99])
+    return {
+        "mean": float(data.mean()),
+        "p50": float(p50),
+        "p95": float(p95),
+        "p99": float(p99),
+        "max": float(data.max()),
+        "count": int(data.size),
+    }
+
+
+def time_weighted_fractions(
+    times: np.ndarray, part: np.ndarray, whole: np.ndarray, end_time: float
+) -> np.ndarray:
+    """Mean of ``part / whole`` per column, each sample weighted by how long it held.
+
+    A sample holds until the next one, the last until ``end_time``. Samples where ``whole`` is 0
+    (no capacity yet) carry no weight rather than counting as 0%. A column whose capacity is
+    always 0 comes out as NaN. When every weight is zero (a single sample at the very end) the
+    samples count equally, so a run that sampled once still reports something.
+    """
+    if len(times) == 0:
+        return np.full(part.shape[1], np.nan)
+    ends = np.append(times[1:], max(end_time, float(times[-1])))
+    durations = ends - times
+    has_capacity = whole > 0
+    ratio = np.divide(part, whole, out=np.zeros_like(part, dtype=np.float64), where=has_capacity)
+    weights = durations[:, None] * has_capacity
+    unweighted = weights.sum(axis=0) == 0
+    weights[:, unweighted] = has_capacity[:, unweighted]
+    weight_sum = weights.sum(axis=0)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        fractions: np.ndarray = (ratio * weights).sum(axis=0) / weight_sum
+    return fractions
+
+
+def _pod_counts(pods: list[Pod]) -> dict[str, int]:
+    def count(*phases: PodPhase) -> int:
+        return sum(1 for pod in pods if pod.phase in phases)
+
+    return {
+        "submitted": len(pods),
+        "completed": count(PodPhase.SUCCEEDED),
+        "failed": count(PodPhase.FAILED),
+        "evicted": count(PodPhase.EVICTED),
+        "running": count(PodPhase.RUNNING, PodPhase.BOUND),
+        "pending": count(PodPhase.PENDING),
+    }
+
+
+def _job_counts(groups: list[PodGroup]) -> dict[str, int]:
+    def count(*phases: GroupPhase) -> int:
+        return sum(1 for group in groups if group.phase in phases)
+
+    return {
+        "submitted": len(groups),
+        "completed": count(GroupPhase.COMPLETED),
+        "failed": count(GroupPhase.FAILED),
+        "running": count(GroupPhase.RUNNING),
+        "pending": count(GroupPhase.PENDING, GroupPhase.INQUEUE),
+    }
+
+
+def _delays(pairs: list[tuple[float | None, float]]) -> np.ndarray:
+    """``later - earlier`` for the pairs whose later time is known."""
+    return np.array([late - early for late, early in pairs if late is not None], dtype=np.float64)
+
+
+def _makespan(groups: list[PodGroup]) -> float:
+    ends = [
+        g.end_time for g in groups if g.phase == GroupPhase.COMPLETED and g.end_time is not None
+    ]
+    if not ends:
+        return 0.0
+    return max(ends) - min(g.submit_time for g in groups)
+
+
+def _rounded(value: Any) -> Any:
+    """Round floats to 3 decimals all the way down; ``+ 0.0`` turns -0.0 into 0.0."""
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_rounded(item) for item in value]
+    if isinstance(value, float | np.floating):
+        return round(float(value), 3) + 0.0
+    if isinstance(value, np.integer):
+        return int(value)
+    return value
+
+
+def summarize(
+    pods: list[Pod],
+    groups: list[PodGroup],
+    series: TimeSeries,
+    *,
+    seed: int,
+    events: int,
+    wall_seconds: float,
+    end_time: float,
+) -> dict[str, Any]:
+    """Build the summary dict; see the module docstring for why every float is rounded."""
+    completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]
+    allocation = time_weighted_fractions(series.times, series.allocated, series.capacity, end_time)
+    utilization = time_weighted_fractions(series.times, series.used, series.capacity, end_time)
+    measured = [i for i, value in enumerate(allocation) if not np.isnan(value)]
+    summary = {
+        "seed": seed,
+        "events": events,
+        "wall_seconds": wall_seconds,
+        "end_time": end_time,
+        "pods": _pod_counts(pods),
+        "jobs": _job_counts(groups),
+        "queueing_delay": percentiles(_delays([(g.start_time, g.submit_time) for g in groups])),
+        "pod_queueing_delay": percentiles(_delays([(p.bind_time, p.submit_time) for p in pods])),
+        "jct": percentiles(_delays([(g.end_time, g.submit_time) for g in completed])),
+        "makespan": _makespan(groups),
+        "allocation": {series.resources[i]: float(allocation[i]) for i in measured},
+        "utilization": {series.resources[i]: float(utilization[i]) for i in measured},
+        "resources": list(series.resources),
+    }
+    rounded: dict[str, Any] = _rounded(summary)
+    return rounded
+
+
+def write_summary(path: str | PathLike[str], summary: dict[str, Any]) -> None:
+    """Write ``summary.json`` with sorted keys so identical summaries are identical bytes."""
+    with open(path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(summary, sort_keys=True, indent=2, allow_nan=False) + "\n")

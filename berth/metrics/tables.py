@@ -1,0 +1,104 @@
+"""Per-pod and per-job CSV tables, and the number formatting every berth CSV shares.
+
+Output files are compared byte for byte between runs, so numbers are never written with
+``repr``: a float that is 0.1 in one run and 0.10000000000000002 in another must print the same.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable, Sequence
+from os import PathLike
+
+from berth.api.objects import Pod, PodGroup
+
+POD_COLUMNS = (
+    "namespace",
+    "name",
+    "job",
+    "queue",
+    "node",
+    "submit_time",
+    "bind_time",
+    "start_time",
+    "end_time",
+    "phase",
+)
+JOB_COLUMNS = (
+    "namespace",
+    "name",
+    "queue",
+    "min_member",
+    "tasks",
+    "submit_time",
+    "start_time",
+    "end_time",
+    "phase",
+)
+
+
+def format_decimal(value: float | None) -> str:
+    """At most three decimals without trailing zeros; an empty cell for an unknown value."""
+    if value is None:
+        return ""
+    text = f"{value:.3f}".rstrip("0").rstrip(".")
+    # A tiny negative value rounds to "-0", which would differ from the "0" of a run whose
+    # arithmetic happened to land on the other side of zero.
+    return "0" if text == "-0" else text
+
+
+def write_rows(
+    path: str | PathLike[str], header: Sequence[str], rows: Iterable[Sequence[str]]
+) -> None:
+    """Write a CSV with Unix line endings whatever the platform, so files diff cleanly."""
+    with open(path, "w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def write_pods_csv(path: str | PathLike[str], pods: list[Pod], group_queue: dict[str, str]) -> None:
+    """One row per pod, in the caller's order (the simulator sorts them)."""
+    write_rows(
+        path,
+        POD_COLUMNS,
+        (
+            (
+                pod.namespace,
+                pod.name,
+                pod.group,
+                group_queue.get(f"{pod.namespace}/{pod.group}", ""),
+                pod.bound_node,
+                format_decimal(pod.submit_time),
+                format_decimal(pod.bind_time),
+                format_decimal(pod.start_time),
+                format_decimal(pod.end_time),
+                str(pod.phase),
+            )
+            for pod in pods
+        ),
+    )
+
+
+def write_jobs_csv(
+    path: str | PathLike[str], groups: list[PodGroup], tasks: dict[str, int]
+) -> None:
+    """One row per pod group; ``tasks`` maps a group key to how many pods it ended up with."""
+    write_rows(
+        path,
+        JOB_COLUMNS,
+        (
+            (
+                group.namespace,
+                group.name,
+                group.queue,
+                str(group.min_member),
+                str(tasks.get(group.key, 0)),
+                format_decimal(group.submit_time),
+                format_decimal(group.start_time),
+                format_decimal(group.end_time),
+                str(group.phase),
+            )
+            for group in groups
+        ),
+    )

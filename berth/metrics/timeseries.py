@@ -1,0 +1,186 @@
+"""Cluster state sampled at fixed simulated intervals.
+
+A 60-day trace sampled every minute is ~86k samples; keeping them as numpy rows grown by doubling
+costs a few MB where a list of dicts would cost hundreds, and the summary and the plots need
+column arrays anyway.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from os import PathLike
+
+import numpy as np
+
+from berth.metrics.tables import format_decimal, write_rows
+from berth.resources import GPU
+
+_INITIAL_CAPACITY = 256
+
+
+def column_name(resource: str) -> str:
+    """A CSV-header-safe resource name: ``gpu`` for the GPU, ``/`` and ``.`` folded to ``_``."""
+    if resource == GPU:
+        return "gpu"
+    return resource.replace("/", "_").replace(".", "_")
+
+
+def _readonly(array: np.ndarray) -> np.ndarray:
+    """Callers get views of the live buffers; freezing them keeps history from being edited."""
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+class TimeSeries:
+    """Samples of cluster state at fixed simulated intervals."""
+
+    def __init__(self, resources: list[str], queues: list[str] | None = None) -> None:
+        self.resources: list[str] = list(resources)
+        columns = [column_name(r) for r in self.resources]
+        if len(set(columns)) != len(columns):
+            raise ValueError(f"resources {self.resources} collide as CSV columns {columns}")
+        self._queue_index: dict[str, int] = {q: i for i, q in enumerate(queues or [])}
+        self._size = 0
+        n_res = len(self.resources)
+        self._times = np.zeros(_INITIAL_CAPACITY, dtype=np.float64)
+        self._pending = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._running = np.zeros(_INITIAL_CAPACITY, dtype=np.int64)
+        self._allocated = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
+        self._used = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
+        self._capacity = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
+        self._queue_allocated = np.zeros(
+            (_INITIAL_CAPACITY, len(self._queue_index), n_res), dtype=np.float64
+        )
+
+    def __len__(self) -> int:
+        return self._size
+
+    def sample(
+        self,
+        time: float,
+        pending: int,
+        running: int,
+        allocated: np.ndarray,
+        used: np.ndarray,
+        capacity: np.ndarray,
+        queue_allocated: dict[str, np.ndarray] | None = None,
+    ) -> None:
+        """Record one sample; it stands for the cluster until the next one (or the run's end).
+
+        Vectors follow the engine's resource axis, which may have grown past ``resources`` (extra
+        entries are dropped) or, for vectors built before it grew, be shorter (zero-padded).
+        Queues not named at construction are added on first sight, zero before that.
+        """
+        if self._size and time < self._times[self._size - 1]:
+            raise ValueError(
+                f"sample at t={time} is earlier than the previous one "
+                f"(t={self._times[self._size - 1]})"
+            )
+        if self._size == len(self._times):
+            self._grow()
+        row = self._size
+        self._times[row] = time
+        self._pending[row] = pending
+        self._running[row] = running
+        self._allocated[row] = self._fit(allocated)
+        self._used[row] = self._fit(used)
+        self._capacity[row] = self._fit(capacity)
+        for queue, vector in (queue_allocated or {}).items():
+            column = self._queue_column(queue)  # may replace the array: look it up afterwards
+            self._queue_allocated[row, column] = self._fit(vector)
+        self._size += 1
+
+    def _fit(self, vector: np.ndarray) -> np.ndarray:
+        n_res = len(self.resources)
+        values = np.asarray(vector, dtype=np.float64)[:n_res]
+        if len(values) < n_res:
+            values = np.pad(values, (0, n_res - len(values)))
+        return values
+
+    def _queue_column(self, queue: str) -> int:
+        column = self._queue_index.get(queue)
+        if column is None:
+            column = len(self._queue_index)
+            self._queue_index[queue] = column
+            extra = np.zeros((len(self._times), 1, len(self.resources)), dtype=np.float64)
+            self._queue_allocated = np.concatenate([self._queue_allocated, extra], axis=1)
+        return column
+
+    def _grow(self) -> None:
+        capacity = 2 * len(self._times)
+
+        def grown(array: np.ndarray) -> np.ndarray:
+            bigger = np.zeros((capacity, *array.shape[1:]), dtype=array.dtype)
+            bigger[: len(array)] = array
+            return bigger
+
+        self._times = grown(self._times)
+        self._pending = grown(self._pending)
+        self._running = grown(self._running)
+        self._allocated = grown(self._allocated)
+        self._used = grown(self._used)
+        self._capacity = grown(self._capacity)
+        self._queue_allocated = grown(self._queue_allocated)
+
+    @property
+    def times(self) -> np.ndarray:
+        """Sample times in simulated seconds, shape (T,)."""
+        return _readonly(self._times[: self._size])
+
+    @property
+    def pending(self) -> np.ndarray:
+        """Pending pod count per sample, shape (T,)."""
+        return _readonly(self._pending[: self._size])
+
+    @property
+    def running(self) -> np.ndarray:
+        """Running pod count per sample, shape (T,)."""
+        return _readonly(self._running[: self._size])
+
+    @property
+    def allocated(self) -> np.ndarray:
+        """Requests of placed pods, shape (T, R), canonical units."""
+        return _readonly(self._allocated[: self._size])
+
+    @property
+    def used(self) -> np.ndarray:
+        """Simulated usage, shape (T, R), canonical units (may be fractional)."""
+        return _readonly(self._used[: self._size])
+
+    @property
+    def capacity(self) -> np.ndarray:
+        """Allocatable of schedulable nodes, shape (T, R), canonical units."""
+        return _readonly(self._capacity[: self._size])
+
+    @property
+    def queues(self) -> list[str]:
+        """Queues with a per-queue allocation column, in first-seen order."""
+        return list(self._queue_index)
+
+    def queue_allocated(self, queue: str) -> np.ndarray:
+        """Allocation of one queue, shape (T, R); zeros for a queue never sampled."""
+        column = self._queue_index.get(queue)
+        if column is None:
+            return np.zeros((self._size, len(self.resources)), dtype=np.float64)
+        return _readonly(self._queue_allocated[: self._size, column])
+
+    def write_csv(self, path: str | PathLike[str]) -> None:
+        """Write ``time,pending,running`` then ``alloc_/used_/capacity_`` per resource."""
+        header = ["time", "pending", "running"]
+        for resource in self.resources:
+            name = column_name(resource)
+            header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}"]
+        size = self._size
+        allocated = np.rint(self._allocated[:size]).astype(np.int64)
+        capacity = np.rint(self._capacity[:size]).astype(np.int64)
+        used = self._used[:size]
+
+        def rows() -> Iterator[list[str]]:
+            for i in range(size):
+                row = [format_decimal(self._times[i]), str(self._pending[i]), str(self._running[i])]
+                for r in range(len(self.resources)):
+                    row += [str(allocated[i, r]), format_decimal(used[i, r]), str(capacity[i, r])]
+                yield row
+
+        write_rows(path, header, rows())

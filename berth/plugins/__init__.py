@@ -1,0 +1,31 @@
+"""Plugins, one per module, and the names configurations use for them."""
+
+from __future__ import annotations
+
+from berth.framework.plugin import Plugin
+from berth.plugins.balanced_allocation import BalancedAllocation
+from berth.plugins.gang import Gang
+from berth.plugins.least_allocated import LeastAllocated
+from berth.plugins.most_allocated import MostAllocated
+from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.pod_affinity import PodAffinity
+from berth.plugins.priority import Priority
+from berth.plugins.resource_fit import ResourceFit
+from berth.plugins.taint_toleration import TaintToleration
+from berth.plugins.topology_spread import TopologySpread
+
+REGISTRY: dict[str, type[Plugin]] = {
+    cls.name: cls
+    for cls in (
+        ResourceFit,
+        NodeAffinity,
+        TaintToleration,
+        PodAffinity,
+        TopologySpread,
+        LeastAllocated,
+        MostAllocated,
+        BalancedAllocation,
+        Priority,
+        Gang,
+    )
+}

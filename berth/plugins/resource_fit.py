@@ -1,0 +1,29 @@
+"""resource-fit: a node fits when its free capacity covers the pod's request in every resource."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from berth.cluster.state import ClusterState
+from berth.framework.plugin import Plugin, Rows
+from berth.framework.podclass import PodClass
+
+
+class ResourceFit(Plugin):
+    name = "resource-fit"
+    reason = "insufficient resources"
+
+    def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
+        free = state.free
+        request = cls.request
+        cols = cls.nonzero
+        mask = free[rows, cols[0]] >= request[cols[0]]
+        for col in cols[1:]:
+            mask &= free[rows, col] >= request[col]
+        return mask
+
+    def explain(self, cls: PodClass, state: ClusterState, rows: Rows) -> list[tuple[str, np.ndarray]]:
+        return [
+            (f"insufficient {state.axis.names[col]}", state.free[rows, col] < cls.request[col])
+            for col in cls.nonzero
+        ]

@@ -1,0 +1,79 @@
+"""The run summary for the terminal, and the human duration format the HTML report shares."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from rich.table import Table
+
+#: Percentile rows shown for each delay distribution, in order.
+DELAY_STATS = ("mean", "p50", "p95", "p99")
+
+
+def format_duration(seconds: float | None) -> str:
+    """Two units at most ("3h 20m"): a delay read at a glance, not a timestamp."""
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    sign = "-" if seconds < 0 else ""
+    value = abs(seconds)
+    if value < 59.5:
+        return sign + _format_seconds(value)
+    secs = round(value)
+    if secs < 3600:
+        return sign + _two_units(secs, 60, "m", "s")
+    mins = round(value / 60)
+    if mins < 24 * 60:
+        return sign + _two_units(mins, 60, "h", "m")
+    return sign + _two_units(round(value / 3600), 24, "d", "h")
+
+
+def _format_seconds(value: float) -> str:
+    if value >= 10:
+        return f"{round(value)}s"
+    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    return "<0.1s" if text == "0" and value > 0 else f"{text}s"
+
+
+def _two_units(amount: int, per: int, big: str, small: str) -> str:
+    whole, rest = divmod(amount, per)
+    return f"{whole}{big} {rest}{small}" if rest else f"{whole}{big}"
+
+
+def format_percent(fraction: float) -> str:
+    return f"{fraction * 100:.1f}%"
+
+
+def format_stats(stats: dict[str, Any]) -> str:
+    """``mean 5m · p50 1m · …`` for one percentile dict, or "no data"."""
+    if not stats.get("count"):
+        return "no data"
+    return " · ".join(f"{name} {format_duration(stats[name])}" for name in DELAY_STATS)
+
+
+def _format_counts(counts: dict[str, int]) -> str:
+    return " · ".join(f"{value} {name}" for name, value in counts.items())
+
+
+def summary_table(summary: dict[str, Any]) -> Table:
+    """The headline numbers of ``summary`` as a two-column rich table."""
+    table = Table(title="Simulation summary", show_header=False)
+    table.add_column("metric", style="bold")
+    table.add_column("value")
+    table.add_row("pods", _format_counts(summary["pods"]))
+    table.add_row("jobs", _format_counts(summary["jobs"]))
+    table.add_section()
+    table.add_row("job queueing delay", format_stats(summary["queueing_delay"]))
+    table.add_row("pod queueing delay", format_stats(summary["pod_queueing_delay"]))
+    table.add_row("job completion time", format_stats(summary["jct"]))
+    table.add_row("makespan", format_duration(summary["makespan"]))
+    table.add_section()
+    for resource, allocated in summary["allocation"].items():
+        used = summary["utilization"].get(resource)
+        usage = "—" if used is None else format_percent(used)
+        table.add_row(resource, f"allocated {format_percent(allocated)} · used {usage}")
+    table.add_section()
+    table.add_row("simulated time", format_duration(summary["end_time"]))
+    table.add_row("events", f"{summary['events']:,}")
+    table.add_row("wall time", f"{summary['wall_seconds']:.2f}s")
+    return table

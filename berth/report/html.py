@@ -1,0 +1,169 @@
+"""The run's ``report.html``: one self-contained page (inline CSS, no scripts, no remote assets)
+that can be opened from a CI artifact or mailed around next to its PNGs."""
+
+from __future__ import annotations
+
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from berth.api.objects import Pod, PodGroup, PodPhase
+from berth.metrics.timeseries import TimeSeries
+from berth.report.console import format_duration, format_percent
+from berth.report.plots import PLOT_FILES, write_plots
+
+#: Enough pending pods to spot a pattern (one namespace, one job) without a megabyte page.
+PENDING_ROWS = 50
+
+_STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
+h1, h2 { font-weight: 600; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.3em 0.8em; text-align: right; }
+th { background: #f3f3f3; }
+td.text, th.text { text-align: left; }
+img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
+.note { color: #666; }
+"""
+
+_COUNT_COLUMNS = ("submitted", "completed", "running", "pending", "failed", "evicted")
+_DELAY_ROWS = (
+    ("Job queueing delay", "queueing_delay"),
+    ("Pod queueing delay", "pod_queueing_delay"),
+    ("Job completion time", "jct"),
+)
+_DELAY_COLUMNS = ("mean", "p50", "p95", "p99", "max")
+_PLOT_TITLES = dict(
+    zip(
+        PLOT_FILES,
+        (
+            "Allocation and utilization",
+            "Pending and running pods",
+            "Job queueing delay CDF",
+            "Job completion time CDF",
+        ),
+        strict=True,
+    )
+)
+
+
+def _table(header: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
+    """An HTML table of already-formatted cells; the first ``text_columns`` are left-aligned."""
+
+    def cells(tag: str, values: list[str]) -> str:
+        left = ' class="text"'
+        return "".join(
+            f"<{tag}{left if i < text_columns else ''}>{escape(v)}</{tag}>"
+            for i, v in enumerate(values)
+        )
+
+    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
+    return f"<table><tr>{cells('th', header)}</tr>{body}</table>"
+
+
+def _counts_section(summary: dict[str, Any]) -> str:
+    rows = []
+    for label, key in (("Pods", "pods"), ("Jobs", "jobs")):
+        counts = summary[key]
+        rows.append([label, *(str(counts[c]) if c in counts else "—" for c in _COUNT_COLUMNS)])
+    return "<h2>Counts</h2>" + _table(["", *_COUNT_COLUMNS], rows)
+
+
+def _delay_section(summary: dict[str, Any]) -> str:
+    rows = []
+    for label, key in _DELAY_ROWS:
+        stats = summary[key]
+        rows.append(
+            [label, str(stats["count"]), *(format_duration(stats[c]) for c in _DELAY_COLUMNS)]
+        )
+    table = _table(["", "count", *_DELAY_COLUMNS], rows)
+    makespan = escape(format_duration(summary["makespan"]))
+    return f"<h2>Delays</h2>{table}<p>Makespan: {makespan}</p>"
+
+
+def _resource_section(summary: dict[str, Any]) -> str:
+    allocation, utilization = summary["allocation"], summary["utilization"]
+    if not allocation:
+        return '<h2>Resources</h2><p class="note">No capacity was sampled.</p>'
+    rows = [
+        [name, format_percent(allocation[name]), format_percent(utilization[name])]
+        for name in allocation
+    ]
+    note = (
+        '<p class="note">Time-weighted mean over the run, as a share of schedulable capacity.</p>'
+    )
+    return "<h2>Resources</h2>" + note + _table(["resource", "allocated", "used"], rows)
+
+
+def _run_section(summary: dict[str, Any]) -> str:
+    rows = [
+        ["seed", str(summary["seed"])],
+        ["simulated time", format_duration(summary["end_time"])],
+        ["events", f"{summary['events']:,}"],
+        ["wall time", f"{summary['wall_seconds']:.2f}s"],
+    ]
+    return "<h2>Run</h2>" + _table(["", "value"], rows)
+
+
+def _plots_section() -> str:
+    images = "".join(
+        f"<h3>{escape(title)}</h3>"
+        f'<img src="{escape(name)}" alt="{escape(title)}" width="800" height="450">'
+        for name, title in _PLOT_TITLES.items()
+    )
+    return "<h2>Plots</h2>" + images
+
+
+def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) -> str:
+    pending = [pod for pod in pods if pod.phase == PodPhase.PENDING]
+    if not pending:
+        return ""
+    rows = [
+        [pod.namespace, pod.name, pod.group, reasons.get(pod.key, ""),
+         format_duration(end_time - pod.submit_time)]
+        for pod in pending[:PENDING_ROWS]
+    ]
+    table = _table(["namespace", "name", "job", "why", "waiting"], rows, text_columns=4)
+    more = len(pending) - PENDING_ROWS
+    note = f'<p class="note">… and {more} more.</p>' if more > 0 else ""
+    return f"<h2>Pending pods at the end ({len(pending)})</h2>{table}{note}"
+
+
+def render_html(
+    summary: dict[str, Any], pods: list[Pod], reasons: dict[str, str] | None = None
+) -> str:
+    """The report page for ``summary``; plots are referenced by their ``PLOT_FILES`` names."""
+    title = "berth simulation report"
+    sections = (
+        _counts_section(summary),
+        _delay_section(summary),
+        _resource_section(summary),
+        _run_section(summary),
+        _plots_section(),
+        _pending_section(pods, summary["end_time"], reasons or {}),
+    )
+    return (
+        "<!DOCTYPE html>\n"
+        f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
+        f"<style>{_STYLE}</style></head>\n<body><h1>{escape(title)}</h1>\n"
+        + "\n".join(section for section in sections if section)
+        + "\n</body></html>\n"
+    )
+
+
+def write_report(
+    out_dir: Path,
+    summary: dict[str, Any],
+    series: TimeSeries,
+    pods: list[Pod],
+    groups: list[PodGroup],
+    reasons: dict[str, str] | None = None,
+) -> Path:
+    """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
+    says, by pod key, why a pod still pending could not be placed."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    write_plots(out_dir, series, groups)
+    path = out_dir / "report.html"
+    path.write_text(render_html(summary, pods, reasons), encoding="utf-8")
+    return path

@@ -1,0 +1,179 @@
+"""The report's PNG plots.
+
+Figures are built with ``matplotlib.figure.Figure`` on an explicit Agg canvas instead of pyplot:
+no global backend switch, no figure registry to leak into across many runs in one process, and
+it works on a machine without a display.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+from berth.api.objects import GroupPhase, PodGroup
+from berth.metrics.timeseries import TimeSeries
+from berth.report.console import format_duration
+from berth.resources import PODS
+
+FIGSIZE = (8.0, 4.5)
+DPI = 100
+PLOT_FILES = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
+
+#: (span threshold, seconds per unit, unit name) from the largest unit down; the first threshold
+#: the span exceeds wins. Days past 4 d, so a 60-day trace does not read in the thousands of hours.
+_TIME_UNITS = (
+    (4 * 86400.0, 86400.0, "days"),
+    (2 * 3600.0, 3600.0, "hours"),
+    (2 * 60.0, 60.0, "minutes"),
+)
+#: Tick positions for log-scaled duration axes: durations people think in.
+_NICE_DURATIONS = (1, 10, 60, 600, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400)
+#: A distribution is drawn on a log axis once its largest value is this many times its smallest
+#: (positive) one: otherwise the short delays, usually most jobs, collapse onto the y axis.
+_LOG_RANGE = 100.0
+
+
+def time_unit(span: float) -> tuple[float, str]:
+    """The unit a time axis covering ``span`` seconds reads best in."""
+    for threshold, scale, name in _TIME_UNITS:
+        if span > threshold:
+            return scale, name
+    return 1.0, "seconds"
+
+
+def _new_figure(title: str) -> tuple[Figure, Axes]:
+    figure = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(figure)
+    axes = figure.add_subplot()
+    axes.set_title(title)
+    axes.grid(True, alpha=0.3)
+    return figure, axes
+
+
+def _save(figure: Figure, path: Path) -> Path:
+    figure.tight_layout()
+    # No Software tag: matplotlib's version would otherwise make identical runs differ by bytes.
+    figure.savefig(path, dpi=DPI, metadata={"Software": None})
+    return path
+
+
+def _no_data(axes: Axes) -> None:
+    axes.text(
+        0.5,
+        0.5,
+        "no data",
+        ha="center",
+        va="center",
+        fontsize=14,
+        color="gray",
+        transform=axes.transAxes,
+    )
+    axes.set_xticks([])
+    axes.set_yticks([])
+
+
+def plot_utilization(series: TimeSeries, path: Path) -> Path:
+    """Allocated (solid) and used (dashed) fraction of capacity per resource over time."""
+    figure, axes = _new_figure("Allocation and utilization")
+    capacity = series.capacity
+    shown = [
+        i
+        for i, name in enumerate(series.resources)
+        if name != PODS and len(series) and capacity[:, i].max() > 0
+    ]
+    if not shown:
+        _no_data(axes)
+        return _save(figure, path)
+    times = series.times
+    scale, unit = time_unit(float(times[-1] - times[0]))
+    x = times / scale
+    for i in shown:
+        cap = capacity[:, i]
+        with np.errstate(invalid="ignore", divide="ignore"):
+            allocated = np.where(cap > 0, series.allocated[:, i] / cap, np.nan)
+            used = np.where(cap > 0, series.used[:, i] / cap, np.nan)
+        name = series.resources[i]
+        (line,) = axes.plot(x, allocated, drawstyle="steps-post", label=f"{name} allocated")
+        axes.plot(
+            x,
+            used,
+            drawstyle="steps-post",
+            color=line.get_color(),
+            linestyle="--",
+            label=f"{name} used",
+        )
+    axes.set_xlabel(f"simulated time ({unit})")
+    axes.set_ylabel("fraction of capacity")
+    axes.set_ylim(0, 1.05)
+    axes.legend(loc="best", fontsize="small", ncols=2)
+    return _save(figure, path)
+
+
+def plot_pending(series: TimeSeries, path: Path) -> Path:
+    """Pending and running pod counts over time."""
+    figure, axes = _new_figure("Pending and running pods")
+    if not len(series):
+        _no_data(axes)
+        return _save(figure, path)
+    times = series.times
+    scale, unit = time_unit(float(times[-1] - times[0]))
+    axes.plot(times / scale, series.pending, drawstyle="steps-post", label="pending")
+    axes.plot(times / scale, series.running, drawstyle="steps-post", label="running")
+    axes.set_xlabel(f"simulated time ({unit})")
+    axes.set_ylabel("pods")
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="best")
+    return _save(figure, path)
+
+
+def plot_cdf(values: np.ndarray, title: str, xlabel: str, path: Path) -> Path:
+    """Empirical CDF of durations in seconds, on a log axis when they span orders of magnitude."""
+    figure, axes = _new_figure(title)
+    data = np.sort(np.asarray(values, dtype=np.float64))
+    if data.size == 0:
+        _no_data(axes)
+        return _save(figure, path)
+    fractions = np.arange(1, data.size + 1) / data.size
+    positive = data[data > 0]
+    wide = positive.size > 0 and positive.max() >= _LOG_RANGE * max(positive.min(), 1.0)
+    if wide:
+        # symlog rather than log: zero delays (jobs that started at once) stay on the plot.
+        axes.set_xscale("symlog", linthresh=1.0)
+        axes.xaxis.set_major_locator(FixedLocator([0.0, *_NICE_DURATIONS]))
+        # End on a labelled tick so the longest delay can be read off the axis.
+        right = min((t for t in _NICE_DURATIONS if t >= data.max()), default=data.max())
+        axes.set_xlim(0.0, right)
+        axes.xaxis.set_minor_locator(NullLocator())
+        axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: format_duration(x)))
+        axes.set_xlabel(f"{xlabel} (log scale)")
+        x = data
+    else:
+        scale, unit = time_unit(float(data.max()))
+        axes.set_xlabel(f"{xlabel} ({unit})")
+        x = data / scale
+    axes.step(np.concatenate([[x[0]], x]), np.concatenate([[0.0], fractions]), where="post")
+    axes.set_ylabel("fraction of jobs")
+    axes.set_ylim(0, 1.02)
+    return _save(figure, path)
+
+
+def write_plots(out_dir: Path, series: TimeSeries, groups: list[PodGroup]) -> list[Path]:
+    """Write the four report PNGs into ``out_dir``, in ``PLOT_FILES`` order."""
+    started = [g.start_time - g.submit_time for g in groups if g.start_time is not None]
+    finished = [
+        g.end_time - g.submit_time
+        for g in groups
+        if g.phase == GroupPhase.COMPLETED and g.end_time is not None
+    ]
+    utilization, pending, queueing, jct = (out_dir / name for name in PLOT_FILES)
+    return [
+        plot_utilization(series, utilization),
+        plot_pending(series, pending),
+        plot_cdf(np.array(started), "Job queueing delay", "submit to start", queueing),
+        plot_cdf(np.array(finished), "Job completion time", "submit to end", jct),
+    ]

@@ -1,0 +1,95 @@
+"""pods.csv and jobs.csv, and the shared number formatting."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.metrics.tables import format_decimal, write_jobs_csv, write_pods_csv
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [
+        (None, ""),
+        (0.0, "0"),
+        (12.0, "12"),
+        (12.5, "12.5"),
+        (0.1 + 0.2, "0.3"),
+        (1.23456, "1.235"),
+        (-0.0001, "0"),
+        (-2.5, "-2.5"),
+        (86400.0, "86400"),
+    ],
+)
+def test_format_decimal(value: float | None, text: str) -> None:
+    assert format_decimal(value) == text
+
+
+def test_pods_csv_exact(tmp_path: Path) -> None:
+    pods = [
+        Pod(
+            name="train-0",
+            namespace="ml",
+            group="train",
+            bound_node="node-3",
+            submit_time=10.0,
+            bind_time=12.25,
+            start_time=13.0,
+            end_time=3613.0001,
+            phase=PodPhase.SUCCEEDED,
+        ),
+        Pod(name="web", namespace="default", group="web-g", submit_time=5.5),
+        Pod(name="orphan", group="", submit_time=0.0, phase=PodPhase.EVICTED),
+    ]
+    path = tmp_path / "pods.csv"
+    write_pods_csv(path, pods, {"ml/train": "research", "default/web-g": "online"})
+    assert path.read_text() == (
+        "namespace,name,job,queue,node,submit_time,bind_time,start_time,end_time,phase\n"
+        "ml,train-0,train,research,node-3,10,12.25,13,3613,Succeeded\n"
+        "default,web,web-g,online,,5.5,,,,Pending\n"
+        "default,orphan,,,,0,,,,Evicted\n"
+    )
+
+
+def test_jobs_csv_exact(tmp_path: Path) -> None:
+    groups = [
+        PodGroup(
+            name="train",
+            namespace="ml",
+            queue="research",
+            min_member=4,
+            submit_time=10.0,
+            start_time=12.125,
+            end_time=100.0,
+            phase=GroupPhase.COMPLETED,
+        ),
+        PodGroup(name="web-g", submit_time=5.5),
+    ]
+    path = tmp_path / "jobs.csv"
+    write_jobs_csv(path, groups, {"ml/train": 4})
+    assert path.read_text() == (
+        "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase\n"
+        "ml,train,research,4,4,10,12.125,100,Completed\n"
+        "default,web-g,default,1,0,5.5,,,Pending\n"
+    )
+
+
+def test_csv_quotes_awkward_names(tmp_path: Path) -> None:
+    path = tmp_path / "jobs.csv"
+    write_jobs_csv(path, [PodGroup(name="a,b")], {})
+    assert path.read_text().splitlines()[1].startswith('default,"a,b",')
+
+
+def test_tables_are_byte_identical_for_identical_input(tmp_path: Path) -> None:
+    def pods() -> list[Pod]:
+        return [
+            Pod(name=f"p{i}", group=f"g{i % 3}", submit_time=i / 3, bind_time=i / 7)
+            for i in range(100)
+        ]
+
+    write_pods_csv(tmp_path / "a.csv", pods(), {"default/g1": "q"})
+    write_pods_csv(tmp_path / "b.csv", pods(), {"default/g1": "q"})
+    assert (tmp_path / "a.csv").read_bytes() == (tmp_path / "b.csv").read_bytes()

@@ -1,0 +1,105 @@
+"""write_report: the HTML page and its PNGs, for a normal run and an empty one."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.metrics.summary import summarize
+from berth.metrics.timeseries import TimeSeries
+from berth.report.html import PENDING_ROWS, write_report
+from berth.report.plots import PLOT_FILES, time_unit
+
+RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "pods"]
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
+
+def _run(hours: float, jobs: int) -> tuple[dict, TimeSeries, list[Pod], list[PodGroup]]:
+    series = TimeSeries(RESOURCES)
+    capacity = np.array([64_000, 256 * 1024, 8000, 110], dtype=float)
+    for i, t in enumerate(np.arange(0, hours * 3600, 60.0)):
+        load = (i % 50) / 50
+        series.sample(t, i % 7, i % 11, capacity * load, capacity * load * 0.6, capacity)
+    groups = [
+        PodGroup(
+            name=f"job-{i}",
+            submit_time=i * 30.0,
+            start_time=i * 30.0 + (i % 5) ** 4,
+            end_time=i * 30.0 + (i % 5) ** 4 + 600 + i,
+            phase=GroupPhase.COMPLETED,
+        )
+        for i in range(jobs)
+    ]
+    pods = [Pod(name=f"job-{i}-0", group=f"job-{i}", phase=PodPhase.SUCCEEDED) for i in range(jobs)]
+    summary = summarize(
+        pods, groups, series, seed=1, events=100, wall_seconds=0.1, end_time=hours * 3600
+    )
+    return summary, series, pods, groups
+
+
+def _assert_written(out_dir: Path, html_path: Path) -> str:
+    assert html_path == out_dir / "report.html"
+    for name in PLOT_FILES:
+        png = out_dir / name
+        assert png.read_bytes()[:8] == PNG_MAGIC, name
+        assert f'src="{name}"' in html_path.read_text()
+    return html_path.read_text()
+
+
+@pytest.mark.parametrize("hours", [0.5, 6.0, 24 * 5])
+def test_report_for_normal_run(tmp_path: Path, hours: float) -> None:
+    summary, series, pods, groups = _run(hours, jobs=40)
+    html = _assert_written(tmp_path, write_report(tmp_path, summary, series, pods, groups))
+    assert "<script" not in html
+    assert "http" not in html  # no external assets
+    assert "Pending pods" not in html
+
+
+def test_report_for_empty_run(tmp_path: Path) -> None:
+    series = TimeSeries(RESOURCES)
+    summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=0.0)
+    out_dir = tmp_path / "out"  # not created yet
+    html = _assert_written(out_dir, write_report(out_dir, summary, series, [], []))
+    assert "No capacity was sampled" in html
+
+
+def test_pending_pods_are_listed_and_escaped(tmp_path: Path) -> None:
+    series = TimeSeries(RESOURCES)
+    pods = [Pod(name="<x>", namespace="a&b", group='"g"')]
+    pods += [Pod(name=f"p{i}") for i in range(PENDING_ROWS + 5)]
+    summary = summarize(pods, [], series, seed=0, events=0, wall_seconds=0.0, end_time=10.0)
+    html = write_report(tmp_path, summary, series, pods, []).read_text()
+    assert "<x>" not in html
+    assert "&lt;x&gt;" in html
+    assert "a&amp;b" in html
+    assert "&quot;g&quot;" in html
+    assert f"Pending pods at the end ({PENDING_ROWS + 6})" in html
+    assert "6 more" in html
+    assert f"p{PENDING_ROWS - 2}<" in html and f"p{PENDING_ROWS - 1}<" not in html
+
+
+def test_single_sample_and_single_job(tmp_path: Path) -> None:
+    series = TimeSeries(RESOURCES)
+    series.sample(0, 1, 0, np.zeros(4), np.zeros(4), np.array([1000, 1024, 0, 10]))
+    groups = [PodGroup(name="g", start_time=0.0, end_time=5.0, phase=GroupPhase.COMPLETED)]
+    summary = summarize([], groups, series, seed=0, events=1, wall_seconds=0.0, end_time=0.0)
+    _assert_written(tmp_path, write_report(tmp_path, summary, series, [], groups))
+
+
+def test_pngs_are_deterministic(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        summary, series, pods, groups = _run(3.0, jobs=20)
+        write_report(tmp_path / name, summary, series, pods, groups)
+    for png in PLOT_FILES:
+        assert (tmp_path / "a" / png).read_bytes() == (tmp_path / "b" / png).read_bytes()
+
+
+@pytest.mark.parametrize(
+    ("span", "unit"),
+    [(30, "seconds"), (600, "minutes"), (7200, "minutes"), (7201, "hours"), (10 * 86400, "days")],
+)
+def test_time_unit(span: float, unit: str) -> None:
+    assert time_unit(span)[1] == unit
