@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -57,6 +57,8 @@ BUILTIN_PRIORITY_CLASSES = {
     "system-cluster-critical": 2_000_000_000,
     "system-node-critical": 2_000_001_000,
 }
+
+MAX_USER_PRIORITY = 1_000_000_000
 
 _LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -341,29 +343,30 @@ def _taints(spec: schema.NodeSpec) -> tuple[Taint, ...]:
     return tuple(Taint(t.key, t.value, t.effect) for t in spec.taints)
 
 
-def _positive_int_annotation(annotations: Mapping[str, str], key: str, ctx: _Context) -> int | None:
+def _positive_int_annotation(
+    annotations: Mapping[str, str], key: str, path: str, ctx: _Context
+) -> int | None:
     text = annotations.get(key)
     if text is None:
         return None
+    path = f"{path}.{key}"
     try:
         value = int(text.strip())
     except ValueError:
-        ctx.error(
-            f"metadata.annotations.{key}",
-            f"{schema.show(text)} is not an integer (expected a positive integer)",
-        )
+        ctx.error(path, f"{schema.show(text)} is not an integer (expected a positive integer)")
         return None
     if value < 1:
-        ctx.error(f"metadata.annotations.{key}", f"must be >= 1 (got {text})")
+        ctx.error(path, f"must be >= 1 (got {text})")
         return None
     return value
 
 
-def _cpu_topology(annotations: Mapping[str, str], ctx: _Context) -> CpuTopology | None:
+def _cpu_topology(annotations: Mapping[str, str], path: str, ctx: _Context) -> CpuTopology | None:
+    """Topology from the annotations at ``path``; absent ones count as 1."""
     keys = (TOPOLOGY_SOCKETS, TOPOLOGY_CORES, TOPOLOGY_THREADS)
     if not any(key in annotations for key in keys):
         return None
-    values = [_positive_int_annotation(annotations, key, ctx) for key in keys]
+    values = [_positive_int_annotation(annotations, key, path, ctx) for key in keys]
     sockets, cores, threads = (value or 1 for value in values)
     return CpuTopology(sockets, cores, threads)
 
@@ -379,7 +382,7 @@ def _convert_node(doc: schema.NodeDoc, ctx: _Context) -> None:
         allocatable=_node_resources(doc.status),
         taints=_taints(doc.spec),
         unschedulable=doc.spec.unschedulable,
-        cpu_topology=_cpu_topology(meta.annotations, ctx),
+        cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
     )
     ctx.out._add(ctx.out.nodes, node, ctx.origin())
 
@@ -399,7 +402,9 @@ def _convert_node_pool(doc: schema.NodePoolDoc, ctx: _Context) -> None:
         zones = []
     allocatable = _node_resources(template.status)
     taints = _taints(template.spec)
-    topology = _cpu_topology(template.metadata.annotations, ctx)
+    topology = _cpu_topology(
+        template.metadata.annotations, "spec.template.metadata.annotations", ctx
+    )
     width = len(str(spec.count - 1))
     origin = ctx.origin()
     for index in range(spec.count):
@@ -495,7 +500,7 @@ def _is_integer(text: str) -> bool:
 
 
 def _requirements(
-    expressions: list[schema.SelectorRequirement] | list[schema.NodeSelectorRequirement],
+    expressions: Sequence[schema.SelectorRequirement | schema.NodeSelectorRequirement],
     path: str,
     ctx: _Context,
 ) -> tuple[Requirement, ...]:
@@ -736,6 +741,15 @@ def _convert_queue(doc: schema.QueueDoc, ctx: _Context) -> None:
 
 
 def _convert_priority_class(doc: schema.PriorityClassDoc, ctx: _Context) -> None:
+    builtin = BUILTIN_PRIORITY_CLASSES.get(doc.metadata.name)
+    if builtin is not None and doc.value != builtin:
+        ctx.error("value", f"must be {builtin} for this built-in class (got {doc.value})")
+    elif builtin is None and doc.value > MAX_USER_PRIORITY:
+        ctx.error(
+            "value",
+            f"must be <= {MAX_USER_PRIORITY} (got {doc.value}; larger values are "
+            "reserved for the built-in system classes)",
+        )
     pc = PriorityClass(name=doc.metadata.name, value=doc.value, global_default=doc.global_default)
     ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())
 

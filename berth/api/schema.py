@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import re
 import types
+from functools import cache
 from typing import (
     Annotated,
     Any,
@@ -42,6 +43,7 @@ from pydantic import (
     model_validator,
 )
 from pydantic.alias_generators import to_camel
+from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
 from berth.resources import QuantityError, parse_quantity
@@ -79,18 +81,28 @@ def _fail(message: str) -> PydanticCustomError:
     return PydanticCustomError(_OWN_ERROR, "{message}", {"message": message})
 
 
+#: Kubernetes keeps quantities in 64-bit integers.
+_MAX_QUANTITY = 2**63
+
+
 def _check_quantity(value: object) -> str | int | float:
     """Accept what Kubernetes accepts as a quantity; canonical units depend on the resource name,
     which only the caller knows, so the raw value is kept."""
     expected = f"{show(value)} is not a quantity (expected e.g. 500m, 2, 4Gi)"
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise _fail(expected)
+    too_large = f"{show(value)} is too large (expected at most 2^63)"
     try:
         amount = parse_quantity(value)
     except QuantityError:
         raise _fail(expected) from None
+    except ArithmeticError:  # decimal overflow on exponents like 1e999999999
+        raise _fail(too_large) from None
     if amount < 0:
         raise _fail(f"must be >= 0 (got {show(value)})")
+    if amount > _MAX_QUANTITY:
+        # Converting it to canonical units would build an integer of arbitrary size.
+        raise _fail(too_large)
     return value
 
 
@@ -456,7 +468,9 @@ class PodGroupSpec(_Model):
     min_resources: ResourceList = Field(default_factory=dict)
     queue: NonEmpty = "default"
     priority_class_name: StrictStr = ""
-    unsupported = frozenset({"minTaskMember", "networkTopology"})
+    # Volcano fills minTaskMember in for every job; the total in minMember is what berth gangs on.
+    ignored = frozenset({"minTaskMember"})
+    unsupported = frozenset({"networkTopology"})
 
 
 class PodGroupDoc(_Model):
@@ -508,8 +522,7 @@ class PriorityClassDoc(_Model):
     api_version: StrictStr
     kind: StrictStr
     metadata: ObjectMeta
-    # Kubernetes keeps values above one billion for its own system classes.
-    value: Annotated[StrictInt, Field(le=1_000_000_000)]
+    value: StrictInt
     global_default: StrictBool = False
     ignored = frozenset({"description", "preemptionPolicy"})
 
@@ -546,7 +559,7 @@ def join(path: str, key: str | int) -> str:
 def _walk(model: type[_Model], data: object, path: str) -> list[Issue]:
     if not isinstance(data, dict):
         return []  # validation reports the wrong type
-    fields = {info.alias or name: info for name, info in model.model_fields.items()}
+    fields = _fields_by_alias(model)
     issues: list[Issue] = []
     for key, value in data.items():
         sub = join(path, str(key))
@@ -561,6 +574,11 @@ def _walk(model: type[_Model], data: object, path: str) -> list[Issue]:
                 issues += _unquoted(value, sub)
             issues += _walk_type(info.annotation, value, sub)
     return issues
+
+
+@cache
+def _fields_by_alias(model: type[_Model]) -> dict[str, FieldInfo]:
+    return {info.alias or name: info for name, info in model.model_fields.items()}
 
 
 def _walk_type(annotation: Any, value: object, path: str) -> list[Issue]:

@@ -223,7 +223,7 @@ class ClusterState:
             return np.empty(0, dtype=np.intp)
         if count > max(64, self.n * _PATCH_LIMIT_FRACTION):
             return None
-        return np.unique(np.asarray(self._log[start:], dtype=np.intp))
+        return np.fromiter(sorted(set(self._log[start:])), dtype=np.intp)
 
     def trim_log(self) -> None:
         """Forget old changes; caches older than the new base rebuild on next use."""

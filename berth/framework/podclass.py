@@ -47,13 +47,26 @@ class PodClass:
     request: np.ndarray
     nonzero: np.ndarray  # resource columns the pod requests
     static: dict[str, Any] = field(default_factory=dict)  # per-plugin compiled data
-    filters: list[Plugin] = field(default_factory=list)  # the plugins relevant to this class
-    scorers: list[Plugin] = field(default_factory=list)
-    local: bool = True
-    # cached full evaluation: score per row, -inf where infeasible
+    # The plugins relevant to this class, split by whether a node's result depends on that
+    # node's row alone (local: cached and patched) or on the cluster around it (global).
+    local_filters: list[Plugin] = field(default_factory=list)
+    global_filters: list[Plugin] = field(default_factory=list)
+    local_scorers: list[Plugin] = field(default_factory=list)
+    global_scorers: list[Plugin] = field(default_factory=list)
+    #: Per-evaluation values plugins share (e.g. allocation fractions); cleared before each.
+    scratch: dict[str, Any] = field(default_factory=dict)
+    # cached evaluation of the local plugins: score per row, -inf where infeasible
     total: np.ndarray | None = None
     log_position: int = 0
     epoch: int = -1
     rows: int = 0
     reason: str = ""
     reason_position: int = -1
+
+    @property
+    def filters(self) -> list[Plugin]:
+        return self.local_filters + self.global_filters
+
+    @property
+    def scorers(self) -> list[Plugin]:
+        return self.local_scorers + self.global_scorers

@@ -72,9 +72,12 @@ class NodeSearch:
         cls = PodClass(key=key, pod=pod, request=request, nonzero=np.flatnonzero(request))
         for plugin in dict.fromkeys(self.filters + self.scorers):
             plugin.prepare(cls, state)
-        cls.filters = [p for p in self.filters if p.relevant(cls, "filter")]
-        cls.scorers = [p for p in self.scorers if p.weight and p.relevant(cls, "score")]
-        cls.local = all(p.is_local(cls) for p in cls.filters + cls.scorers)
+        for plugin in self.filters:
+            if plugin.relevant(cls, "filter"):
+                (cls.local_filters if plugin.is_local(cls) else cls.global_filters).append(plugin)
+        for plugin in self.scorers:
+            if plugin.weight and plugin.relevant(cls, "score"):
+                (cls.local_scorers if plugin.is_local(cls) else cls.global_scorers).append(plugin)
         cls.epoch = state.structure_epoch
         self.classes[key] = cls
         if len(self.classes) > _CLASS_CACHE_SIZE:
@@ -83,51 +86,59 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ evaluation
 
-    def feasible(self, cls: PodClass, rows: Rows) -> np.ndarray:
-        """Indices (into the node rows) of the nodes in ``rows`` that pass every filter."""
+    def feasible(self, cls: PodClass, rows: Rows, filters: list[Plugin]) -> np.ndarray:
+        """Indices (into the node rows) of the nodes in ``rows`` that pass ``filters``."""
         state = self.state
         mask = state.schedulable[rows]
         if isinstance(rows, slice):
             idx = np.flatnonzero(mask)
         else:
             idx = rows[mask]
-        for plugin in cls.filters:
+        return self.narrow(cls, idx, filters)
+
+    def narrow(self, cls: PodClass, idx: np.ndarray, filters: list[Plugin]) -> np.ndarray:
+        state = self.state
+        for plugin in filters:
             if not len(idx):
                 break
             idx = idx[plugin.filter(cls, state, idx)]
         return idx
 
-    def scores(self, cls: PodClass, idx: np.ndarray) -> np.ndarray:
+    def scores(self, cls: PodClass, idx: np.ndarray, scorers: list[Plugin],
+               base: np.ndarray) -> np.ndarray:
+        """``base`` plus the weighted scores of ``scorers`` over the rows ``idx``."""
         state = self.state
-        total = state.tiebreak[idx].copy()
-        for plugin in cls.scorers:
-            total += plugin.weight * plugin.score(cls, state, idx)
+        total = base
+        cls.scratch.clear()
+        for plugin in scorers:
+            total = total + plugin.weight * plugin.score(cls, state, idx)
         return total
 
     def _rebuild(self, cls: PodClass) -> None:
         state = self.state
         total = np.full(state.n, -np.inf)
-        idx = self.feasible(cls, slice(0, state.n))
+        idx = self.feasible(cls, slice(0, state.n), cls.local_filters)
         if len(idx):
-            total[idx] = self.scores(cls, idx)
+            total[idx] = self.scores(cls, idx, cls.local_scorers, state.tiebreak[idx])
         cls.total = total
         cls.rows = state.n
 
     def _patch(self, cls: PodClass, rows: np.ndarray) -> None:
         assert cls.total is not None
+        state = self.state
         cls.total[rows] = -np.inf
-        idx = self.feasible(cls, rows)
+        idx = self.feasible(cls, rows, cls.local_filters)
         if len(idx):
-            cls.total[idx] = self.scores(cls, idx)
+            cls.total[idx] = self.scores(cls, idx, cls.local_scorers, state.tiebreak[idx])
 
     def evaluate(self, cls: PodClass) -> np.ndarray:
-        """Score per node for this class (-inf = infeasible), cached and patched."""
+        """Local score per node for this class (-inf = infeasible), cached and patched."""
         state = self.state
         if cls.total is None or cls.rows != state.n or cls.epoch != state.structure_epoch:
             self._rebuild(cls)
         else:
             changed = state.changed_rows(cls.log_position)
-            if changed is None or (len(changed) and not cls.local):
+            if changed is None:
                 self._rebuild(cls)
             elif len(changed):
                 self._patch(cls, changed)
@@ -141,11 +152,18 @@ class NodeSearch:
         """Best node row for one pod of ``cls``, or None if none is feasible."""
         if self.config.mode == "sampled" and self.state.n > self.config.min_feasible:
             return self._place_sampled(cls)
-        total = self.evaluate(cls)
-        if not len(total):
+        base = self.evaluate(cls)
+        if not len(base):
             return None
-        best = int(np.argmax(total))
-        return best if total[best] > -np.inf else None
+        if not cls.global_filters and not cls.global_scorers:
+            best = int(np.argmax(base))
+            return best if base[best] > -np.inf else None
+        # Plugins that look beyond a node's row run fresh, but only on the locally feasible.
+        idx = self.narrow(cls, np.flatnonzero(base > -np.inf), cls.global_filters)
+        if not len(idx):
+            return None
+        total = self.scores(cls, idx, cls.global_scorers, base[idx])
+        return int(idx[int(np.argmax(total))])
 
     def _search_order(self, cls: PodClass) -> np.ndarray | None:
         """The shuffled node order, or None to walk rows in index order."""
@@ -178,7 +196,7 @@ class NodeSearch:
             size = min(window, n - examined)
             positions = (start + examined + np.arange(size)) % n
             rows = positions if order is None else order[positions]
-            idx = self.feasible(cls, rows)
+            idx = self.feasible(cls, rows, cls.filters)
             found.append(idx)
             have += len(idx)
             examined += size
@@ -186,7 +204,7 @@ class NodeSearch:
         if not have:
             return None
         idx = np.concatenate(found)[:target]
-        scores = self.scores(cls, idx)
+        scores = self.scores(cls, idx, cls.scorers, self.state.tiebreak[idx])
         return int(idx[int(np.argmax(scores))])
 
     # ------------------------------------------------------------------ explanations

@@ -48,22 +48,40 @@ def resource_weights(
     return pairs
 
 
-def fractions_after(
+def fraction_after(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+    """requested-after-placement / allocatable of resource ``col`` per row, clipped to 1, and 0
+    on nodes that do not have the resource.
+
+    Cached per evaluation in the class's scratch space, so least-allocated, balanced-allocation
+    and most-allocated together pay for each resource column once.
+    """
+    key = ("fraction", col)
+    cached = cls.scratch.get(key)
+    if cached is not None:
+        return cached
+    alloc = state.allocatable[:, col][rows]
+    after = state.requested[:, col][rows] + (cls.request[col] if col < len(cls.request) else 0)
+    fraction = np.where(alloc > 0, np.minimum(after / np.maximum(alloc, 1), 1.0), 0.0)
+    cls.scratch[key] = fraction
+    return fraction
+
+
+def weighted_fraction(
     cls: PodClass, state: ClusterState, rows: Rows, weights: list[tuple[int, float]]
-) -> tuple[list[np.ndarray], list[float]]:
-    """requested-after-placement / allocatable per weighted resource the node has (clipped to
-    1). Resources a node does not have are skipped for that node by giving them weight 0."""
-    fractions, node_weights = [], []
+) -> np.ndarray:
+    """Mean of the fractions weighted by ``weights``; a resource a node lacks does not count
+    for that node."""
+    summed: np.ndarray | float = 0.0
+    total: np.ndarray | float = 0.0
     for col, weight in weights:
         if col >= state.width:
             continue
-        alloc = state.allocatable[rows, col]
-        after = state.requested[rows, col] + (cls.request[col] if col < len(cls.request) else 0)
-        has = alloc > 0
-        fraction = np.where(has, np.minimum(after / np.maximum(alloc, 1), 1.0), 0.0)
-        fractions.append(fraction)
-        node_weights.append(np.where(has, weight, 0.0))
-    return fractions, node_weights
+        node_weight = weight * (state.allocatable[:, col][rows] > 0)
+        summed = summed + node_weight * fraction_after(cls, state, rows, col)
+        total = total + node_weight
+    if isinstance(total, float):
+        return np.zeros(len(rows))
+    return np.where(total > 0, summed / np.maximum(total, 1e-12), 0.0)
 
 
 class AllocationScorer(Plugin):
@@ -82,11 +100,3 @@ class AllocationScorer(Plugin):
                 self.name, state, self.arguments.get("resources"), self.default_resources
             )
         return self._weights
-
-
-def weighted_mean(values: list[np.ndarray], weights: list[np.ndarray], size: int) -> np.ndarray:
-    if not values:
-        return np.zeros(size)
-    total_weight = np.sum(weights, axis=0)
-    summed = np.sum([v * w for v, w in zip(values, weights, strict=True)], axis=0)
-    return np.where(total_weight > 0, summed / np.maximum(total_weight, 1e-12), 0.0)

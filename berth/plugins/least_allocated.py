@@ -7,12 +7,11 @@ import numpy as np
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Rows
 from berth.framework.podclass import PodClass
-from berth.plugins.allocation import AllocationScorer, fractions_after, weighted_mean
+from berth.plugins.allocation import AllocationScorer, weighted_fraction
 
 
 class LeastAllocated(AllocationScorer):
     name = "least-allocated"
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        fractions, weights = fractions_after(cls, state, rows, self.resource_weights(state))
-        return 100.0 * (1.0 - weighted_mean(fractions, weights, len(rows)))
+        return 100.0 * (1.0 - weighted_fraction(cls, state, rows, self.resource_weights(state)))

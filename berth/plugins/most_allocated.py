@@ -8,7 +8,7 @@ import numpy as np
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Rows
 from berth.framework.podclass import PodClass
-from berth.plugins.allocation import AllocationScorer, fractions_after, weighted_mean
+from berth.plugins.allocation import AllocationScorer, weighted_fraction
 from berth.resources import CPU, GPU, MEMORY
 
 
@@ -20,8 +20,7 @@ class MostAllocated(AllocationScorer):
         # Only resources the pod asks for pull it towards full nodes, as in Volcano's binpack.
         request = cls.request
         weights = [
-            (col, w) for col, w in self.resource_weights(state)
+            (col, weight) for col, weight in self.resource_weights(state)
             if col < len(request) and request[col]
         ]
-        fractions, node_weights = fractions_after(cls, state, rows, weights)
-        return 100.0 * weighted_mean(fractions, node_weights, len(rows))
+        return 100.0 * weighted_fraction(cls, state, rows, weights)

@@ -17,13 +17,13 @@ class ResourceFit(Plugin):
         free = state.free
         request = cls.request
         cols = cls.nonzero
-        mask = free[rows, cols[0]] >= request[cols[0]]
+        mask = free[:, cols[0]][rows] >= request[cols[0]]
         for col in cols[1:]:
-            mask &= free[rows, col] >= request[col]
+            mask &= free[:, col][rows] >= request[col]
         return mask
 
     def explain(self, cls: PodClass, state: ClusterState, rows: Rows) -> list[tuple[str, np.ndarray]]:
         return [
-            (f"insufficient {state.axis.names[col]}", state.free[rows, col] < cls.request[col])
+            (f"insufficient {state.axis.names[col]}", state.free[:, col][rows] < cls.request[col])
             for col in cls.nonzero
         ]
