@@ -12,6 +12,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase
 from berth.framework.session import Session
+from berth.resources import format_amount
 
 
 class Enqueue:
@@ -38,4 +39,12 @@ class Enqueue:
                 idle[: len(need)] -= need
                 job.group.phase = GroupPhase.INQUEUE
             else:
-                session.job_reasons[job.key] = "minResources exceed the idle capacity"
+                short = [
+                    f"{name} needs {format_amount(name, need[col])}, "
+                    f"{format_amount(name, max(idle[col], 0))} idle"
+                    for col, name in enumerate(state.axis.names[: len(need)])
+                    if need[col] > idle[col]
+                ]
+                session.job_reasons[job.key] = "minResources exceed the idle capacity: " + "; ".join(
+                    short
+                )

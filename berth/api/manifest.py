@@ -487,7 +487,7 @@ def _check_values(operator: str, values: list[str], path: str, ctx: _Context) ->
     elif operator in ("Gt", "Lt") and (len(values) != 1 or not _is_integer(values[0])):
         ctx.error(
             f"{path}.values",
-            f"must be a single integer for operator {operator} (got {schema.show(values)})",
+            f"must be a single integer for operator {operator} (got {json.dumps(values)})",
         )
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.api.manifest import Manifests, ManifestError, load_files, parse_documents
+from berth.api.manifest import Manifests, ManifestError, cross_check, load_files, parse_documents
 from berth.framework.config import SchedulerConfig, load_config
 from berth.metrics.summary import summarize, write_summary
 from berth.metrics.tables import write_jobs_csv, write_pods_csv
@@ -43,6 +43,7 @@ def load_inputs(
     if builtin:
         cluster_docs, workload_docs = builtin_documents(seed)
         manifests = parse_documents(cluster_docs + workload_docs, "<builtin>")
+        cross_check(manifests)
     else:
         if cluster is None:
             raise InputError("--cluster is required when --workload is given")
