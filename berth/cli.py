@@ -115,8 +115,10 @@ def _validate(args: argparse.Namespace) -> int:
     from berth.api.manifest import load_files
 
     manifests = load_files(args.files)
-    for problem in manifests.problems:
-        print(problem, file=sys.stderr if problem.severity == "warning" else sys.stdout)
+    for problem in manifests.warnings:
+        print(f"warning: {problem}", file=sys.stderr)
+    for problem in manifests.errors:
+        print(problem)
     if manifests.errors:
         return EXIT_INPUT
     counts = (f"{len(manifests.nodes)} nodes, {len(manifests.pods)} pods, "
