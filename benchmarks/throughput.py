@@ -17,10 +17,26 @@ def measure(scenario: str, nodes: int, pods: int, repeats: int) -> dict:
     best: dict | None = None
     for seed in range(repeats):
         out = subprocess.run(
-            [sys.executable, "-m", "berth.cli", "bench", "--scenario", scenario,
-             "--nodes", str(nodes), "--running", str(nodes * 10), "--pods", str(pods),
-             "--seed", str(seed), "--json"],
-            check=True, capture_output=True, text=True,
+            [
+                sys.executable,
+                "-m",
+                "berth.cli",
+                "bench",
+                "--scenario",
+                scenario,
+                "--nodes",
+                str(nodes),
+                "--running",
+                str(nodes * 10),
+                "--pods",
+                str(pods),
+                "--seed",
+                str(seed),
+                "--json",
+            ],
+            check=True,
+            capture_output=True,
+            text=True,
         ).stdout
         result = json.loads(out)
         if best is None or result["pods_per_second"] > best["pods_per_second"]:

@@ -31,8 +31,12 @@ from berth.framework.scheduler import Scheduler
 SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed")
 _GIB = 1024
 #: (cpu millicores, memory MiB, GPUs in milli) node shapes, drawn with the given weights.
-_SHAPES = [((16_000, 64 * _GIB, 0), 0.3), ((32_000, 128 * _GIB, 0), 0.4),
-           ((64_000, 256 * _GIB, 0), 0.2), ((96_000, 768 * _GIB, 8_000), 0.1)]
+_SHAPES = [
+    ((16_000, 64 * _GIB, 0), 0.3),
+    ((32_000, 128 * _GIB, 0), 0.4),
+    ((64_000, 256 * _GIB, 0), 0.2),
+    ((96_000, 768 * _GIB, 8_000), 0.1),
+]
 _ZONES = 10
 
 
@@ -45,11 +49,13 @@ def build_nodes(n: int, rng: np.random.Generator) -> list[Node]:
     nodes = []
     for i, pick in enumerate(picks):
         cpu, memory, gpu = _SHAPES[pick][0]
-        nodes.append(Node(
-            name=f"node-{i:05d}",
-            labels={ZONE_LABEL: f"zone-{i % _ZONES}", "node.berth.io/shape": str(pick)},
-            allocatable={"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpu, "pods": 110},
-        ))
+        nodes.append(
+            Node(
+                name=f"node-{i:05d}",
+                labels={ZONE_LABEL: f"zone-{i % _ZONES}", "node.berth.io/shape": str(pick)},
+                allocatable={"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpu, "pods": 110},
+            )
+        )
     return nodes
 
 
@@ -58,11 +64,14 @@ def _selector(app: str) -> LabelSelector:
 
 
 def _pod(name: str, app: str, cpu: int, memory: int, **spec: Any) -> Pod:
-    return Pod(name=name, labels={"app": app},
-               requests={"cpu": cpu, "memory": memory, "pods": 1}, **spec)
+    return Pod(
+        name=name, labels={"app": app}, requests={"cpu": cpu, "memory": memory, "pods": 1}, **spec
+    )
 
 
-def pending_pods(scenario: str, count: int, rng: np.random.Generator) -> tuple[list[PodGroup], list[Pod]]:
+def pending_pods(
+    scenario: str, count: int, rng: np.random.Generator
+) -> tuple[list[PodGroup], list[Pod]]:
     groups: list[PodGroup] = []
     pods: list[Pod] = []
     shapes = [(500, 1 * _GIB), (1000, 2 * _GIB), (2000, 4 * _GIB)]
@@ -85,14 +94,17 @@ def pending_pods(scenario: str, count: int, rng: np.random.Generator) -> tuple[l
             size = min(size, count - len(pods))
             group = PodGroup(name=f"gang-{i:06d}", min_member=size)
             groups.append(group)
-            pods.extend(_pod(f"{group.name}-{t}", group.name, cpu, memory, group=group.name)
-                        for t in range(size))
+            pods.extend(
+                _pod(f"{group.name}-{t}", group.name, cpu, memory, group=group.name)
+                for t in range(size)
+            )
         i += 1
     return groups, pods
 
 
-def run_bench(scenario: str, nodes: int, running: int, pods: int, seed: int = 0,
-              search: str = "full") -> dict[str, Any]:
+def run_bench(
+    scenario: str, nodes: int, running: int, pods: int, seed: int = 0, search: str = "full"
+) -> dict[str, Any]:
     if scenario not in SCENARIOS:
         raise BenchError(f"unknown scenario {scenario!r} (expected one of {', '.join(SCENARIOS)})")
     if nodes < 1 or running < 0 or pods < 1:

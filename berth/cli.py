@@ -34,8 +34,9 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run a simulation and write a report")
     sim.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
-    sim.add_argument("--workload", type=Path, action="append", default=[],
-                     help="workload manifests (repeatable)")
+    sim.add_argument(
+        "--workload", type=Path, action="append", default=[], help="workload manifests (repeatable)"
+    )
     sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
     sim.add_argument("--seed", type=int, default=0)
     sim.add_argument("--until", type=float, help="stop at this simulated time (seconds)")
@@ -48,8 +49,9 @@ def _parser() -> argparse.ArgumentParser:
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
-    bench.add_argument("--scenario", default="basic",
-                       choices=["basic", "spread", "anti-affinity", "gang", "mixed"])
+    bench.add_argument(
+        "--scenario", default="basic", choices=["basic", "spread", "anti-affinity", "gang", "mixed"]
+    )
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--running", type=int, default=10_000)
     bench.add_argument("--pods", type=int, default=5_000)
@@ -91,12 +93,20 @@ def _simulate(args: argparse.Namespace) -> int:
     console = Console()
     if show:
         label = "built-in scenario" if inputs.builtin else str(args.cluster)
-        console.print(f"[bold]berth[/bold] simulating {label}: "
-                      f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods")
+        console.print(
+            f"[bold]berth[/bold] simulating {label}: "
+            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods"
+        )
     try:
         if show and until:
-            with Progress(TextColumn("simulated time"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
-                          TimeElapsedColumn(), console=err, transient=True) as bar:
+            with Progress(
+                TextColumn("simulated time"),
+                BarColumn(),
+                TextColumn("{task.percentage:>3.0f}%"),
+                TimeElapsedColumn(),
+                console=err,
+                transient=True,
+            ) as bar:
                 task = bar.add_task("sim", total=until)
                 result = simulate(inputs, args.seed, until, lambda t: bar.update(task, completed=t))
         else:
@@ -121,8 +131,10 @@ def _validate(args: argparse.Namespace) -> int:
         print(problem)
     if manifests.errors:
         return EXIT_INPUT
-    counts = (f"{len(manifests.nodes)} nodes, {len(manifests.pods)} pods, "
-              f"{len(manifests.groups)} podgroups, {len(manifests.queues)} queues")
+    counts = (
+        f"{len(manifests.nodes)} nodes, {len(manifests.pods)} pods, "
+        f"{len(manifests.groups)} podgroups, {len(manifests.queues)} queues"
+    )
     print(f"valid: {counts}")
     return 0
 
@@ -131,8 +143,9 @@ def _bench(args: argparse.Namespace) -> int:
     from berth.bench import BenchError, run_bench
 
     try:
-        result = run_bench(args.scenario, args.nodes, args.running, args.pods, args.seed,
-                           args.search)
+        result = run_bench(
+            args.scenario, args.nodes, args.running, args.pods, args.seed, args.search
+        )
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT

@@ -18,7 +18,9 @@ class Backfill:
                 continue
             if session.job_valid(job) or session.queue_problem(job) or not admitted(job, session):
                 continue
-            for pod in sorted((p for p in job.pending if p.best_effort), key=session.task_order_key):
+            for pod in sorted(
+                (p for p in job.pending if p.best_effort), key=session.task_order_key
+            ):
                 cls = search.compile(pod)
                 row = search.place(cls)
                 if row is None:

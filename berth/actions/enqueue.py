@@ -45,6 +45,6 @@ class Enqueue:
                     for col, name in enumerate(state.axis.names[: len(need)])
                     if need[col] > idle[col]
                 ]
-                session.job_reasons[job.key] = "minResources exceed the idle capacity: " + "; ".join(
-                    short
+                session.job_reasons[job.key] = (
+                    "minResources exceed the idle capacity: " + "; ".join(short)
                 )

@@ -157,7 +157,9 @@ class Affinity:
 
     @property
     def has_pod_terms(self) -> bool:
-        return bool(self.pod_required or self.pod_preferred or self.anti_required or self.anti_preferred)
+        return bool(
+            self.pod_required or self.pod_preferred or self.anti_required or self.anti_preferred
+        )
 
 
 @dataclass(slots=True, frozen=True)
@@ -184,7 +186,9 @@ class Pod:
     namespace: str = "default"
     labels: dict[str, str] = field(default_factory=dict)
     annotations: dict[str, str] = field(default_factory=dict)
-    requests: dict[str, int] = field(default_factory=dict)  # canonical units, summed over containers
+    requests: dict[str, int] = field(
+        default_factory=dict
+    )  # canonical units, summed over containers
     node_selector: dict[str, str] = field(default_factory=dict)
     affinity: Affinity = field(default_factory=Affinity)
     tolerations: tuple[Toleration, ...] = ()

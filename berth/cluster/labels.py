@@ -85,8 +85,10 @@ class LabelIndex:
         codes = column.codes[:n]
         if op in ("In", "NotIn"):
             wanted = [column.values[v] for v in req.values if v in column.values]
-            hit = np.isin(codes, wanted) if len(wanted) > 1 else (
-                codes == wanted[0] if wanted else np.zeros(n, dtype=bool)
+            hit = (
+                np.isin(codes, wanted)
+                if len(wanted) > 1
+                else (codes == wanted[0] if wanted else np.zeros(n, dtype=bool))
             )
             return hit if op == "In" else ~hit
         if op == "Exists":

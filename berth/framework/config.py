@@ -40,7 +40,11 @@ KNOWN_ACTIONS = ("enqueue", "allocate", "backfill")
 LATER_ACTIONS = ("preempt", "reclaim", "shuffle")
 
 _PREDICATE_FILTERS = (
-    "resource-fit", "node-affinity", "taint-toleration", "pod-affinity", "topology-spread"
+    "resource-fit",
+    "node-affinity",
+    "taint-toleration",
+    "pod-affinity",
+    "topology-spread",
 )
 #: Volcano nodeorder argument → (berth plugin, default weight).
 _NODEORDER = {
@@ -98,7 +102,9 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})") from exc
+        raise ConfigError(
+            f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})"
+        ) from exc
     # A Volcano ConfigMap keeps the configuration as a string under data.
     if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
         data = raw.get("data") or {}
@@ -119,9 +125,7 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     tiers_raw = raw.get("tiers", DEFAULT_CONFIG["tiers"])
     if not isinstance(tiers_raw, list):
         raise ConfigError(f"{source}: tiers: expected a list of {{plugins: [...]}}")
-    tiers = [
-        _parse_tier(tier, f"tiers[{i}]", source, warnings) for i, tier in enumerate(tiers_raw)
-    ]
+    tiers = [_parse_tier(tier, f"tiers[{i}]", source, warnings) for i, tier in enumerate(tiers_raw)]
     search = _parse_search(raw.get("search") or {}, source)
     period = raw.get("period", 1.0)
     if not isinstance(period, int | float) or isinstance(period, bool) or period <= 0:
@@ -134,8 +138,17 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     simulation = raw.get("simulation") or {}
     if not isinstance(simulation, dict):
         raise ConfigError(f"{source}: simulation: expected a mapping")
-    known = {"actions", "tiers", "search", "period", "schedulerNames", "scheduler_names",
-             "configurations", "metrics", "simulation"}
+    known = {
+        "actions",
+        "tiers",
+        "search",
+        "period",
+        "schedulerNames",
+        "scheduler_names",
+        "configurations",
+        "metrics",
+        "simulation",
+    }
     for key in raw:
         if key not in known:
             warnings.append(f"{source}: {key}: unknown field, ignored")
@@ -191,11 +204,18 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
         elif name == "nodeorder":
             for key, (plugin, weight) in _NODEORDER.items():
                 specs.append(
-                    PluginSpec(plugin, {"weight": arguments.get(key, weight)}, disabled | {"filter"})
+                    PluginSpec(
+                        plugin, {"weight": arguments.get(key, weight)}, disabled | {"filter"}
+                    )
                 )
         elif name == "binpack":
-            specs.append(PluginSpec("most-allocated", _binpack_arguments(arguments, source, at),
-                                    disabled | {"filter"}))
+            specs.append(
+                PluginSpec(
+                    "most-allocated",
+                    _binpack_arguments(arguments, source, at),
+                    disabled | {"filter"},
+                )
+            )
         else:
             warnings.append(f"{source}: {at}: plugin {name} is not available in berth; skipped")
     return specs
@@ -215,7 +235,8 @@ def _binpack_arguments(arguments: dict[str, Any], source: str, at: str) -> dict[
     """Volcano binpack: binpack.weight, binpack.cpu, binpack.memory, binpack.resources (a comma
     list) and binpack.resources.<name> weights."""
     weights: dict[str, Any] = {
-        "cpu": arguments.get("binpack.cpu", 1), "memory": arguments.get("binpack.memory", 1)
+        "cpu": arguments.get("binpack.cpu", 1),
+        "memory": arguments.get("binpack.memory", 1),
     }
     extra = arguments.get("binpack.resources", "")
     if not isinstance(extra, str):

@@ -72,7 +72,9 @@ class Plugin:
         """A 0..100 score per row (higher is better)."""
         raise NotImplementedError
 
-    def explain(self, cls: PodClass, state: ClusterState, rows: Rows) -> list[tuple[str, np.ndarray]]:
+    def explain(
+        self, cls: PodClass, state: ClusterState, rows: Rows
+    ) -> list[tuple[str, np.ndarray]]:
         """(reason, rejected mask) pairs for the "0/N nodes" message."""
         return [(self.reason or self.name, ~self.filter(cls, state, rows))]
 

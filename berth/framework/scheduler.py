@@ -65,15 +65,24 @@ class Scheduler:
             queue = pod.annotations.get(QUEUE_NAME_ANNOTATION, DEFAULT_QUEUE)
             self.add_group(
                 PodGroup(
-                    pod.name, pod.namespace, 1, {}, queue,
-                    pod.priority_class_name, pod.priority, pod.submit_time, implicit=True,
+                    pod.name,
+                    pod.namespace,
+                    1,
+                    {},
+                    queue,
+                    pod.priority_class_name,
+                    pod.priority,
+                    pod.submit_time,
+                    implicit=True,
                 )
             )
         key = f"{pod.namespace}/{pod.group}"
         job = self.jobs.get(key)
         if job is None:  # the group has not arrived (yet); the pod waits for it
             job = self.add_group(
-                PodGroup(pod.group, pod.namespace, 1, {}, DEFAULT_QUEUE, submit_time=pod.submit_time)
+                PodGroup(
+                    pod.group, pod.namespace, 1, {}, DEFAULT_QUEUE, submit_time=pod.submit_time
+                )
             )
             job.placeholder = True
         job.pending.append(pod)
@@ -113,7 +122,12 @@ class Scheduler:
 
     def run_session(self, now: float) -> list[Bind]:
         session = Session(
-            self.state, self.framework, self.search, self.waiting, self.queues, now,
+            self.state,
+            self.framework,
+            self.search,
+            self.waiting,
+            self.queues,
+            now,
             has_enqueue="enqueue" in self.config.actions,
         )
         for action in self.actions:

@@ -104,8 +104,9 @@ class NodeSearch:
             idx = idx[plugin.filter(cls, state, idx)]
         return idx
 
-    def scores(self, cls: PodClass, idx: np.ndarray, scorers: list[Plugin],
-               base: np.ndarray) -> np.ndarray:
+    def scores(
+        self, cls: PodClass, idx: np.ndarray, scorers: list[Plugin], base: np.ndarray
+    ) -> np.ndarray:
         """``base`` plus the weighted scores of ``scorers`` over the rows ``idx``."""
         state = self.state
         total = base
@@ -231,9 +232,10 @@ class NodeSearch:
                 if len(hit):
                     counts[reason] += len(hit)
                     remaining[hit] = False
-        parts = ", ".join(f"{count} {reason}" for reason, count in sorted(
-            counts.items(), key=lambda item: (-item[1], item[0])
-        ))
+        parts = ", ".join(
+            f"{count} {reason}"
+            for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+        )
         cls.reason = f"0/{n} nodes available" + (f": {parts}" if parts else "")
         cls.reason_position = state.log_position
         return cls.reason

@@ -20,7 +20,8 @@ class MostAllocated(AllocationScorer):
         # Only resources the pod asks for pull it towards full nodes, as in Volcano's binpack.
         request = cls.request
         weights = [
-            (col, weight) for col, weight in self.resource_weights(state)
+            (col, weight)
+            for col, weight in self.resource_weights(state)
             if col < len(request) and request[col]
         ]
         return 100.0 * weighted_fraction(cls, state, rows, weights)

@@ -69,7 +69,9 @@ class PodAffinity(Plugin):
         keys += [t.topology_key for t in c.existing_anti]
         return all(k == HOSTNAME_LABEL for k in keys)
 
-    def _occupied(self, state: ClusterState, counts: np.ndarray, key: str, rows: Rows) -> np.ndarray:
+    def _occupied(
+        self, state: ClusterState, counts: np.ndarray, key: str, rows: Rows
+    ) -> np.ndarray:
         """Per row: how many counted pods share the node's domain (0 for nodes without the key)."""
         if key == HOSTNAME_LABEL:
             return counts[rows]

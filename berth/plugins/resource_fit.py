@@ -22,7 +22,9 @@ class ResourceFit(Plugin):
             mask &= free[:, col][rows] >= request[col]
         return mask
 
-    def explain(self, cls: PodClass, state: ClusterState, rows: Rows) -> list[tuple[str, np.ndarray]]:
+    def explain(
+        self, cls: PodClass, state: ClusterState, rows: Rows
+    ) -> list[tuple[str, np.ndarray]]:
         return [
             (f"insufficient {state.axis.names[col]}", state.free[:, col][rows] < cls.request[col])
             for col in cls.nonzero

@@ -33,7 +33,9 @@ class TopologySpread(Plugin):
     def prepare(self, cls: PodClass, state: ClusterState) -> None:
         pod = cls.pod
         constraints = [
-            _Constraint(c, SelectorKey((pod.namespace,), c.selector), int(c.selector.matches(pod.labels)))
+            _Constraint(
+                c, SelectorKey((pod.namespace,), c.selector), int(c.selector.matches(pod.labels))
+            )
             for c in pod.spread
         ]
         cls.static[self.name] = constraints

@@ -119,8 +119,13 @@ def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) 
     if not pending:
         return ""
     rows = [
-        [pod.namespace, pod.name, pod.group, reasons.get(pod.key, ""),
-         format_duration(end_time - pod.submit_time)]
+        [
+            pod.namespace,
+            pod.name,
+            pod.group,
+            reasons.get(pod.key, ""),
+            format_duration(end_time - pod.submit_time),
+        ]
         for pod in pending[:PENDING_ROWS]
     ]
     table = _table(["namespace", "name", "job", "why", "waiting"], rows, text_columns=4)

@@ -163,8 +163,11 @@ class Simulation:
         self.now = end
         self._sample()
         reasons = {
-            pod.key: (self.scheduler.pending_reason(pod) if self.scheduler.handles(pod) else
-                      f"schedulerName {pod.scheduler_name} is not handled by berth")
+            pod.key: (
+                self.scheduler.pending_reason(pod)
+                if self.scheduler.handles(pod)
+                else f"schedulerName {pod.scheduler_name} is not handled by berth"
+            )
             for pod in self.pods
             if pod.phase == PodPhase.PENDING
         }

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.api.manifest import Manifests, ManifestError, cross_check, load_files, parse_documents
+from berth.api.manifest import ManifestError, Manifests, cross_check, load_files, parse_documents
 from berth.framework.config import SchedulerConfig, load_config
 from berth.metrics.summary import summarize, write_summary
 from berth.metrics.tables import write_jobs_csv, write_pods_csv
@@ -72,8 +72,13 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(
-        result.pods, result.groups, result.series, seed=result.seed, events=result.events,
-        wall_seconds=result.wall_seconds, end_time=result.end_time,
+        result.pods,
+        result.groups,
+        result.series,
+        seed=result.seed,
+        events=result.events,
+        wall_seconds=result.wall_seconds,
+        end_time=result.end_time,
     )
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}
@@ -84,7 +89,5 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
         tasks[key] = tasks.get(key, 0) + 1
     write_jobs_csv(out / "jobs.csv", result.groups, tasks)
     result.series.write_csv(out / "timeseries.csv")
-    report = write_report(
-        out, summary, result.series, result.pods, result.groups, result.reasons
-    )
+    report = write_report(out, summary, result.series, result.pods, result.groups, result.reasons)
     return summary, report

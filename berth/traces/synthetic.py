@@ -25,8 +25,15 @@ def builtin_documents(seed: int = 0) -> tuple[list[dict[str, Any]], list[dict[st
     return _cluster(), _queues() + _services(rng) + _training(rng) + _batch(rng)
 
 
-def _pool(name: str, count: int, zone: str, capacity: dict[str, Any], labels: dict[str, str],
-          taints: list[dict[str, str]], topology: tuple[int, int, int]) -> dict[str, Any]:
+def _pool(
+    name: str,
+    count: int,
+    zone: str,
+    capacity: dict[str, Any],
+    labels: dict[str, str],
+    taints: list[dict[str, str]],
+    topology: tuple[int, int, int],
+) -> dict[str, Any]:
     sockets, cores, threads = topology
     return {
         "apiVersion": "berth.io/v1alpha1",
@@ -54,17 +61,28 @@ def _cluster() -> list[dict[str, Any]]:
     docs = []
     for zone in ZONES:
         short = zone[-1]
-        docs.append(_pool(
-            f"cpu-{short}", 24, zone,
-            {"cpu": "32", "memory": "128Gi", "pods": "110"},
-            {"node.berth.io/class": "cpu"}, [], (2, 8, 2),
-        ))
-        docs.append(_pool(
-            f"gpu-{short}", 6, zone,
-            {"cpu": "96", "memory": "768Gi", "nvidia.com/gpu": "8", "pods": "110"},
-            {"node.berth.io/class": "gpu", "nvidia.com/gpu.product": "A100"}, [GPU_TAINT],
-            (2, 24, 2),
-        ))
+        docs.append(
+            _pool(
+                f"cpu-{short}",
+                24,
+                zone,
+                {"cpu": "32", "memory": "128Gi", "pods": "110"},
+                {"node.berth.io/class": "cpu"},
+                [],
+                (2, 8, 2),
+            )
+        )
+        docs.append(
+            _pool(
+                f"gpu-{short}",
+                6,
+                zone,
+                {"cpu": "96", "memory": "768Gi", "nvidia.com/gpu": "8", "pods": "110"},
+                {"node.berth.io/class": "gpu", "nvidia.com/gpu.product": "A100"},
+                [GPU_TAINT],
+                (2, 24, 2),
+            )
+        )
     return docs
 
 
@@ -90,9 +108,18 @@ def _queues() -> list[dict[str, Any]]:
     return docs
 
 
-def _meta(name: str, submit: float, duration: float | None, utilization: float,
-          labels: dict[str, str], extra: dict[str, str] | None = None) -> dict[str, Any]:
-    annotations = {"berth.io/submit-time": f"{submit:.1f}", "berth.io/utilization": f"{utilization:.2f}"}
+def _meta(
+    name: str,
+    submit: float,
+    duration: float | None,
+    utilization: float,
+    labels: dict[str, str],
+    extra: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    annotations = {
+        "berth.io/submit-time": f"{submit:.1f}",
+        "berth.io/utilization": f"{utilization:.2f}",
+    }
     if duration is not None:
         annotations["berth.io/duration"] = f"{duration:.1f}"
     annotations.update(extra or {})
@@ -116,33 +143,43 @@ def _services(rng: np.random.Generator) -> list[dict[str, Any]]:
         selector = {"matchLabels": {"app": app}}
         for r in range(replicas):
             submit = float(rng.uniform(0, 600))
-            docs.append({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": _meta(
-                    f"{app}-{r}", submit, None, float(rng.uniform(0.25, 0.6)),
-                    {"app": app, "tier": "online"},
-                    {"scheduling.volcano.sh/queue-name": "online"},
-                ),
-                "spec": {
-                    "priorityClassName": "online",
-                    "containers": [_container(cpu, memory)],
-                    "nodeSelector": {"node.berth.io/class": "cpu"},
-                    "affinity": {
-                        "podAntiAffinity": {
-                            "requiredDuringSchedulingIgnoredDuringExecution": [
-                                {"labelSelector": selector, "topologyKey": "kubernetes.io/hostname"}
-                            ]
-                        }
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": _meta(
+                        f"{app}-{r}",
+                        submit,
+                        None,
+                        float(rng.uniform(0.25, 0.6)),
+                        {"app": app, "tier": "online"},
+                        {"scheduling.volcano.sh/queue-name": "online"},
+                    ),
+                    "spec": {
+                        "priorityClassName": "online",
+                        "containers": [_container(cpu, memory)],
+                        "nodeSelector": {"node.berth.io/class": "cpu"},
+                        "affinity": {
+                            "podAntiAffinity": {
+                                "requiredDuringSchedulingIgnoredDuringExecution": [
+                                    {
+                                        "labelSelector": selector,
+                                        "topologyKey": "kubernetes.io/hostname",
+                                    }
+                                ]
+                            }
+                        },
+                        "topologySpreadConstraints": [
+                            {
+                                "maxSkew": 1,
+                                "topologyKey": "topology.kubernetes.io/zone",
+                                "whenUnsatisfiable": "DoNotSchedule",
+                                "labelSelector": selector,
+                            }
+                        ],
                     },
-                    "topologySpreadConstraints": [{
-                        "maxSkew": 1,
-                        "topologyKey": "topology.kubernetes.io/zone",
-                        "whenUnsatisfiable": "DoNotSchedule",
-                        "labelSelector": selector,
-                    }],
-                },
-            })
+                }
+            )
     return docs
 
 
@@ -154,34 +191,42 @@ def _training(rng: np.random.Generator) -> list[dict[str, Any]]:
         workers = int(rng.choice([1, 2, 4, 8], p=[0.3, 0.3, 0.25, 0.15]))
         gpus = int(rng.choice([1, 2, 4, 8], p=[0.2, 0.2, 0.3, 0.3]))
         duration = float(np.clip(rng.lognormal(math.log(5400), 0.9), 900, 6 * 3600))
-        docs.append({
-            "apiVersion": "scheduling.volcano.sh/v1beta1",
-            "kind": "PodGroup",
-            "metadata": _meta(name, float(submit), None, 1.0, {}),
-            "spec": {
-                "minMember": workers,
-                "queue": "training",
-                "priorityClassName": "training",
-                "minResources": {"nvidia.com/gpu": str(workers * gpus)},
-            },
-        })
-        for w in range(workers):
-            docs.append({
-                "apiVersion": "v1",
-                "kind": "Pod",
-                "metadata": _meta(
-                    f"{name}-worker-{w}", float(submit), duration, float(rng.uniform(0.7, 0.95)),
-                    {"job": name, "role": "worker"},
-                    {"scheduling.k8s.io/group-name": name},
-                ),
+        docs.append(
+            {
+                "apiVersion": "scheduling.volcano.sh/v1beta1",
+                "kind": "PodGroup",
+                "metadata": _meta(name, float(submit), None, 1.0, {}),
                 "spec": {
+                    "minMember": workers,
+                    "queue": "training",
                     "priorityClassName": "training",
-                    "containers": [_container(str(gpus * 8), f"{gpus * 48}Gi", gpus)],
-                    "tolerations": [{"key": "nvidia.com/gpu", "operator": "Exists",
-                                     "effect": "NoSchedule"}],
-                    "nodeSelector": {"node.berth.io/class": "gpu"},
+                    "minResources": {"nvidia.com/gpu": str(workers * gpus)},
                 },
-            })
+            }
+        )
+        for w in range(workers):
+            docs.append(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": _meta(
+                        f"{name}-worker-{w}",
+                        float(submit),
+                        duration,
+                        float(rng.uniform(0.7, 0.95)),
+                        {"job": name, "role": "worker"},
+                        {"scheduling.k8s.io/group-name": name},
+                    ),
+                    "spec": {
+                        "priorityClassName": "training",
+                        "containers": [_container(str(gpus * 8), f"{gpus * 48}Gi", gpus)],
+                        "tolerations": [
+                            {"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}
+                        ],
+                        "nodeSelector": {"node.berth.io/class": "gpu"},
+                    },
+                }
+            )
     return docs
 
 
@@ -201,17 +246,25 @@ def _batch(rng: np.random.Generator) -> list[dict[str, Any]]:
         best_effort = rng.random() < 0.03
         cpu = str(float(rng.choice([0.5, 1, 2, 4])))
         memory = f"{int(rng.choice([1, 2, 4, 8]))}Gi"
-        container = {"name": "main", "image": "registry.example/batch:1"} if best_effort else (
-            _container(cpu, memory)
+        container = (
+            {"name": "main", "image": "registry.example/batch:1"}
+            if best_effort
+            else (_container(cpu, memory))
         )
-        docs.append({
-            "apiVersion": "v1",
-            "kind": "Pod",
-            "metadata": _meta(
-                f"batch-{i:05d}", t, float(rng.uniform(60, 1800)), float(rng.uniform(0.6, 0.95)),
-                {"tier": "batch"}, {"scheduling.volcano.sh/queue-name": "batch"},
-            ),
-            "spec": {"priorityClassName": "batch", "containers": [container]},
-        })
+        docs.append(
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": _meta(
+                    f"batch-{i:05d}",
+                    t,
+                    float(rng.uniform(60, 1800)),
+                    float(rng.uniform(0.6, 0.95)),
+                    {"tier": "batch"},
+                    {"scheduling.volcano.sh/queue-name": "batch"},
+                ),
+                "spec": {"priorityClassName": "batch", "containers": [container]},
+            }
+        )
         i += 1
     return docs
