@@ -1,10 +1,13 @@
-"""backfill: place best-effort pods (no cpu, memory or GPU requests) wherever the filters allow.
+"""backfill: place jobs made only of best-effort pods (no cpu, memory or GPU requests) wherever
+the filters allow.
 
-They take nothing the allocator accounts for, so they go after it and never delay a job."""
+They take nothing the allocator accounts for, so they go after it and never delay a job. A job
+of several best-effort pods is still placed all-or-nothing when it is a gang.
+"""
 
 from __future__ import annotations
 
-from berth.actions.allocate import admitted
+from berth.actions.allocate import allocate_job, schedulable_jobs
 from berth.framework.session import Session
 
 
@@ -12,19 +15,7 @@ class Backfill:
     name = "backfill"
 
     def execute(self, session: Session) -> None:
-        search = session.search
-        for job in session.jobs.values():
-            if not any(p.best_effort for p in job.pending):
-                continue
-            if session.job_valid(job) or session.queue_problem(job) or not admitted(job, session):
-                continue
-            for pod in sorted(
-                (p for p in job.pending if p.best_effort), key=session.task_order_key
-            ):
-                cls = search.compile(pod)
-                row = search.place(cls)
-                if row is None:
-                    continue
-                statement = session.statement()
-                statement.allocate(job, pod, row, cls)
-                statement.commit()
+        for job in sorted(
+            schedulable_jobs(session, best_effort_only=True), key=session.job_order_key
+        ):
+            allocate_job(job, session)

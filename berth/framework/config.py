@@ -111,7 +111,13 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
         inner = next(iter(data.values()), None) if data else None
         if not isinstance(inner, str):
             raise ConfigError(f"{path}: ConfigMap: data: expected one scheduler configuration")
-        raw = yaml.safe_load(inner)
+        try:
+            raw = yaml.safe_load(inner)
+        except yaml.YAMLError as exc:
+            raise ConfigError(
+                f"{path}: ConfigMap: data: the scheduler configuration is not valid YAML "
+                f"({getattr(exc, 'problem', exc)})"
+            ) from exc
     return parse_config(raw, str(path))
 
 

@@ -4,6 +4,8 @@ session returns, and tell it when pods leave their nodes."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from berth.actions import ACTIONS
 from berth.api.objects import (
     DEFAULT_QUEUE,
@@ -18,7 +20,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, JobInfo, Session
+from berth.framework.session import Bind, JobInfo, Session, charge_queue
 
 
 class Scheduler:
@@ -35,6 +37,8 @@ class Scheduler:
         #: Jobs with pending pods, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
         self.last_reasons: dict[str, str] = {}
+        #: Resources held by bound pods, per queue (for capability).
+        self.queue_allocated: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ inputs
 
@@ -95,16 +99,20 @@ class Scheduler:
         job.pending.remove(pod)
         if not job.pending:
             self.waiting.pop(job.key, None)
-        self.state.bind(pod, self.state.rows[node])
+        request = self.state.request_vector(pod.requests)
+        self.state.bind(pod, self.state.rows[node], request)
+        charge_queue(self.queue_allocated, job.queue, request, 1)
         pod.bound_node = node
         job.active += 1
 
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
-        self.state.unbind(pod, self.state.rows[pod.bound_node])
+        request = self.state.request_vector(pod.requests)
+        self.state.unbind(pod, self.state.rows[pod.bound_node], request)
         job = self.jobs.get(f"{pod.namespace}/{pod.group}")
         if job is not None:
             job.active -= 1
+            charge_queue(self.queue_allocated, job.queue, request, -1)
 
     def withdraw(self, pod: Pod) -> None:
         """A pending pod was deleted before it was placed."""
@@ -129,6 +137,7 @@ class Scheduler:
             self.queues,
             now,
             has_enqueue="enqueue" in self.config.actions,
+            queue_allocated=self.queue_allocated,
         )
         for action in self.actions:
             action.execute(session)
@@ -136,7 +145,7 @@ class Scheduler:
             bind.pod.bound_node = bind.node
         for key in [k for k, job in self.waiting.items() if not job.pending]:
             del self.waiting[key]
-        self.last_reasons.update(session.job_reasons)
+        self.last_reasons = session.job_reasons
         self.state.trim_log()
         return session.binds
 
@@ -148,7 +157,7 @@ class Scheduler:
             return f"podgroup {pod.group} not found"
         if not self.handles(pod):
             return f"schedulerName {pod.scheduler_name} is not handled by berth"
-        if job.group.phase == GroupPhase.PENDING and key in self.last_reasons:
+        if key in self.last_reasons:
             return self.last_reasons[key]
         cls = self.search.compile(pod)
         if self.search.place(cls) is None:

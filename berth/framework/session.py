@@ -37,6 +37,19 @@ class JobInfo:
         return self.group.queue
 
 
+def charge_queue(
+    queue_allocated: dict[str, np.ndarray], queue: str, request: np.ndarray, sign: int
+) -> None:
+    """Add (sign=1) or remove (sign=-1) a pod's request from its queue's running total."""
+    held = queue_allocated.get(queue)
+    if held is None or len(held) < len(request):
+        grown = np.zeros(len(request), dtype=np.int64)
+        if held is not None:
+            grown[: len(held)] = held
+        held = queue_allocated[queue] = grown
+    held[: len(request)] += sign * request
+
+
 @dataclass(slots=True)
 class Bind:
     pod: Pod
@@ -53,13 +66,15 @@ class Statement:
 
     def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
         self.session.state.bind(pod, row, cls.request)
+        self.session.charge_queue(job.queue, cls.request, 1)
         job.allocated += 1
         self.ops.append((job, pod, row, cls.request))
 
     def discard(self) -> None:
-        state = self.session.state
+        session = self.session
         for job, pod, row, request in reversed(self.ops):
-            state.unbind(pod, row, request)
+            session.state.unbind(pod, row, request)
+            session.charge_queue(job.queue, request, -1)
             job.allocated -= 1
         self.ops.clear()
 
@@ -88,6 +103,7 @@ class Session:
         queues: dict[str, Queue],
         now: float,
         has_enqueue: bool = True,
+        queue_allocated: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.state = state
         self.framework = framework
@@ -96,6 +112,9 @@ class Session:
         self.queues = queues
         self.now = now
         self.framework_has_enqueue = has_enqueue
+        #: Resources held by each queue's bound pods (shared with the Scheduler, kept current).
+        self.queue_allocated = queue_allocated if queue_allocated is not None else {}
+        self._capability: dict[str, np.ndarray] = {}
         self.binds: list[Bind] = []
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, str] = {}
@@ -130,6 +149,26 @@ class Session:
             return f"queue {job.queue} not found"
         if queue.state != "Open":
             return f"queue {job.queue} is {queue.state.lower()}"
+        return None
+
+    def charge_queue(self, queue: str, request: np.ndarray, sign: int) -> None:
+        charge_queue(self.queue_allocated, queue, request, sign)
+
+    def queue_overflow(self, job: JobInfo, request: np.ndarray) -> str | None:
+        """Why placing ``request`` would take the job's queue past its capability, or None."""
+        queue = self.queues.get(job.queue)
+        if queue is None or not queue.capability:
+            return None
+        cap = self._capability.get(queue.name)
+        if cap is None:
+            cap = self._capability[queue.name] = self.state.request_vector(queue.capability)
+        held = self.queue_allocated.get(queue.name, np.zeros(0, dtype=np.int64))
+        for name in queue.capability:
+            col = self.state.axis.index(name)
+            used = held[col] if col < len(held) else 0
+            need = request[col] if col < len(request) else 0
+            if need and used + need > cap[col]:
+                return f"queue {queue.name} at capability ({name})"
         return None
 
     def job_ready(self, job: JobInfo) -> bool:

@@ -14,10 +14,10 @@ from berth.resources import CPU, MEMORY
 
 
 def resource_weights(
-    plugin_name: str, state: ClusterState, raw: Any, default: dict[str, float] | None = None
-) -> list[tuple[int, float]]:
+    plugin_name: str, raw: Any, default: dict[str, float] | None = None
+) -> list[tuple[str, float]]:
     """Parse ``resources`` arguments: a list of {name, weight} (kube-scheduler style) or a
-    mapping name → weight. Returns (column, weight) pairs."""
+    mapping name → weight. Returns (resource, weight) pairs with non-zero weight."""
     if raw is None:
         raw = default or {CPU: 1.0, MEMORY: 1.0}
     if isinstance(raw, list):
@@ -44,7 +44,7 @@ def resource_weights(
                 f"plugin {plugin_name}: argument resources.{name}: must be >= 0 (got {weight})"
             )
         if value:
-            pairs.append((state.axis.index(name), value))
+            pairs.append((str(name), value))
     return pairs
 
 
@@ -92,11 +92,14 @@ class AllocationScorer(Plugin):
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
+        # Parsed now so a bad argument fails when the scheduler is built, not mid-session.
+        self._named = resource_weights(
+            self.name, self.arguments.get("resources"), self.default_resources
+        )
         self._weights: list[tuple[int, float]] | None = None
 
     def resource_weights(self, state: ClusterState) -> list[tuple[int, float]]:
+        """(column, weight) pairs; columns are registered on the state's axis on first use."""
         if self._weights is None:
-            self._weights = resource_weights(
-                self.name, state, self.arguments.get("resources"), self.default_resources
-            )
+            self._weights = [(state.axis.index(name), w) for name, w in self._named]
         return self._weights

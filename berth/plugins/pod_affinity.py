@@ -65,6 +65,8 @@ class PodAffinity(Plugin):
         c: _Compiled = cls.static[self.name]
         if c.preferred:
             return False  # scores are normalised over the feasible nodes
+        if any(self_match for _, _, self_match in c.affinity):
+            return False  # the first-pod exception depends on pods anywhere in the cluster
         keys = [k for _, k, _ in c.affinity] + [k for _, k in c.anti]
         keys += [t.topology_key for t in c.existing_anti]
         return all(k == HOSTNAME_LABEL for k in keys)

@@ -17,6 +17,8 @@ class ResourceFit(Plugin):
         free = state.free
         request = cls.request
         cols = cls.nonzero
+        if not len(cols):
+            return np.ones(len(state.schedulable[rows]), dtype=bool)
         mask = free[:, cols[0]][rows] >= request[cols[0]]
         for col in cols[1:]:
             mask &= free[:, col][rows] >= request[col]

@@ -10,6 +10,7 @@ from typing import Any
 
 from berth.api.manifest import ManifestError, Manifests, cross_check, load_files, parse_documents
 from berth.framework.config import SchedulerConfig, load_config
+from berth.framework.framework import Framework
 from berth.metrics.summary import summarize, write_summary
 from berth.metrics.tables import write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
@@ -38,6 +39,7 @@ def load_inputs(
     """Everything a run needs, validated. Raises ManifestError (all problems at once),
     ConfigError or InputError before any simulation state exists."""
     config = load_config(config_path)
+    Framework(config)  # plugin arguments are checked here, before any input is read
     sim_config = SimConfig.from_raw(config.simulation, config.source)
     builtin = cluster is None and not workloads
     if builtin:

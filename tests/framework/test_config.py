@@ -1,0 +1,358 @@
+"""Scheduler configuration: the default, Volcano files (plain and ConfigMap-wrapped), action and
+plugin mapping, extension-point switches, and the errors that name the offending field."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import yaml
+
+from berth.framework.config import ConfigError, load_config, parse_config
+from berth.framework.framework import Framework
+from berth.framework.plugin import PluginArgumentError
+from berth.framework.scheduler import Scheduler
+from tests.builders import node, pod, run, scheduler
+
+VOLCANO = textwrap.dedent("""\
+    actions: "enqueue, allocate, backfill"
+    tiers:
+    - plugins:
+      - name: priority
+      - name: gang
+      - name: conformance
+    - plugins:
+      - name: drf
+      - name: predicates
+      - name: proportion
+      - name: nodeorder
+      - name: binpack
+""")
+
+
+def names(plugins) -> list[str]:
+    return [p.name for p in plugins]
+
+
+def test_default_config():
+    cfg = load_config(None)
+    assert cfg.actions == ["enqueue", "allocate", "backfill"]
+    assert [[p.name for p in tier] for tier in cfg.tiers] == [
+        ["priority", "gang"],
+        ["resource-fit", "node-affinity", "taint-toleration", "pod-affinity", "topology-spread",
+         "least-allocated", "balanced-allocation"],
+    ]
+    assert cfg.warnings == []
+    assert cfg.search.mode == "full"
+    assert cfg.period == 1.0
+    fw = Framework(cfg)
+    assert names(fw.filters) == ["node-affinity", "taint-toleration", "resource-fit",
+                                 "pod-affinity", "topology-spread"]
+    assert names(fw.scorers) == ["node-affinity", "taint-toleration", "pod-affinity",
+                                 "topology-spread", "least-allocated", "balanced-allocation"]
+    assert names(fw.job_orders) == ["priority", "gang"]
+    assert names(fw.task_orders) == ["priority"]
+    assert names(fw.job_valids) == ["gang"]
+    assert names(fw.job_readies) == ["gang"]
+
+
+def test_volcano_config_loads_with_warnings():
+    cfg = parse_config(yaml.safe_load(VOLCANO), "volcano-scheduler.conf")
+    assert cfg.actions == ["enqueue", "allocate", "backfill"]
+    skipped = {"conformance", "drf", "proportion"}
+    assert len(cfg.warnings) == 3
+    for name in skipped:
+        assert any(f"plugin {name} is not available" in w for w in cfg.warnings), name
+    assert all(w.startswith("volcano-scheduler.conf: tiers[") for w in cfg.warnings)
+    fw = Framework(cfg)
+    assert set(names(fw.filters)) == {"resource-fit", "node-affinity", "taint-toleration",
+                                      "pod-affinity", "topology-spread"}
+    # nodeorder's defaults (mostrequested weight 0 is dropped) and binpack's most-allocated
+    assert sorted(names(fw.scorers)) == sorted([
+        "least-allocated", "balanced-allocation", "node-affinity", "pod-affinity",
+        "taint-toleration", "topology-spread", "most-allocated"])
+    s = scheduler([node("n")], cfg)
+    assert run(s, [pod("p")]) == {"p": "n"}
+
+
+def test_configmap_wrapped_config_loads(tmp_path):
+    inner = textwrap.indent(VOLCANO, "    ")
+    path = tmp_path / "cm.yaml"
+    path.write_text(
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: volcano-scheduler-configmap\n"
+        f"data:\n  volcano-scheduler.conf: |\n{inner}"
+    )
+    cfg = load_config(path)
+    assert cfg.actions == ["enqueue", "allocate", "backfill"]
+    assert cfg.source == str(path)
+    assert len(cfg.warnings) == 3
+    assert all(w.startswith(str(path)) for w in cfg.warnings)
+
+
+def test_plain_file_loads(tmp_path):
+    path = tmp_path / "volcano-scheduler.conf"
+    path.write_text(VOLCANO)
+    assert load_config(path).actions == ["enqueue", "allocate", "backfill"]
+
+
+def test_empty_file_gives_the_default(tmp_path):
+    path = tmp_path / "empty.yaml"
+    path.write_text("")
+    cfg = load_config(path)
+    assert cfg.actions == load_config(None).actions
+    assert [[p.name for p in t] for t in cfg.tiers] == [
+        [p.name for p in t] for t in load_config(None).tiers]
+
+
+FILE_ERRORS = {
+    "missing file": (None, "cannot read"),
+    "invalid yaml": ("actions: [enqueue\n", "not valid YAML"),
+    "ConfigMap without a string": ("kind: ConfigMap\ndata:\n  conf: {actions: x}\n",
+                                   "ConfigMap: data: expected one scheduler configuration"),
+    "ConfigMap without data": ("kind: ConfigMap\n", "ConfigMap: data"),
+}
+
+
+@pytest.mark.parametrize("text,message", FILE_ERRORS.values(), ids=FILE_ERRORS.keys())
+def test_file_errors(tmp_path, text, message):
+    path = tmp_path / "conf.yaml"
+    if text is not None:
+        path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    assert str(path) in str(err.value)
+    assert message in str(err.value)
+
+
+def test_configmap_with_invalid_embedded_yaml(tmp_path):
+    path = tmp_path / "cm.yaml"
+    path.write_text("kind: ConfigMap\ndata:\n  volcano-scheduler.conf: |\n    actions: [enqueue\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)
+
+
+ACTION_CASES = {
+    "string": ("enqueue, allocate, backfill", ["enqueue", "allocate", "backfill"], []),
+    "list": (["allocate", "backfill"], ["allocate", "backfill"], []),
+    "preempt and reclaim warn": (
+        "enqueue, allocate, preempt, reclaim, backfill", ["enqueue", "allocate", "backfill"],
+        ["preempt", "reclaim"]),
+    "shuffle warns": ("allocate, shuffle", ["allocate"], ["shuffle"]),
+}
+
+
+@pytest.mark.parametrize("raw,expected,warned", ACTION_CASES.values(), ids=ACTION_CASES.keys())
+def test_actions(raw, expected, warned):
+    cfg = parse_config({"actions": raw}, "t")
+    assert cfg.actions == expected
+    assert len(cfg.warnings) == len(warned)
+    for name, warning in zip(warned, cfg.warnings, strict=True):
+        assert warning == f"t: actions: {name} is not available in berth yet; skipped"
+
+
+def test_unknown_action_is_an_error_naming_it():
+    with pytest.raises(ConfigError, match="unknown action 'gobble'"):
+        parse_config({"actions": "enqueue, gobble"}, "t")
+
+
+def specs(raw_plugin: dict) -> list:
+    cfg = parse_config({"tiers": [{"plugins": [raw_plugin]}]}, "t")
+    return cfg.tiers[0]
+
+
+BINPACK_CASES = {
+    "defaults": ({}, 1, {"cpu": 1, "memory": 1}),
+    "weight and cpu": ({"binpack.weight": 10, "binpack.cpu": 3}, 10,
+                       {"cpu": 3, "memory": 1}),
+    "gpu listed, default weight": ({"binpack.resources": "nvidia.com/gpu"}, 1,
+                                   {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}),
+    "gpu listed with weight": (
+        {"binpack.resources": "nvidia.com/gpu, example.com/foo",
+         "binpack.resources.nvidia.com/gpu": 5, "binpack.memory": 0}, 1,
+        {"cpu": 1, "memory": 0, "nvidia.com/gpu": 5, "example.com/foo": 1}),
+}
+
+
+@pytest.mark.parametrize("arguments,weight,resources", BINPACK_CASES.values(),
+                         ids=BINPACK_CASES.keys())
+def test_binpack_maps_to_most_allocated(arguments, weight, resources):
+    (spec,) = specs({"name": "binpack", "arguments": arguments})
+    assert spec.name == "most-allocated"
+    assert spec.arguments == {"weight": weight, "resources": resources}
+    assert "filter" in spec.disabled
+    (plugin,) = Framework(parse_config(
+        {"tiers": [{"plugins": [{"name": "binpack", "arguments": arguments}]}]}, "t")).scorers
+    assert plugin.name == "most-allocated" and plugin.weight == weight
+
+
+def test_binpack_gpu_weight_packs_gpu_pods():
+    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "resource-fit"},
+        {"name": "binpack", "arguments": {"binpack.resources": "nvidia.com/gpu",
+                                          "binpack.resources.nvidia.com/gpu": 5}},
+    ]}]}, "t")
+    nodes = [node("busy-cpu", gpu=8000), node("busy-gpu", gpu=8000)]
+    bound = [(pod("c", cpu=3000, mem=6000), "busy-cpu"), (pod("g", cpu=10, mem=10, gpu=4000),
+                                                          "busy-gpu")]
+    s = scheduler(nodes, cfg, bound=bound)
+    assert run(s, [pod("p", cpu=100, mem=100, gpu=1000)]) == {"p": "busy-gpu"}
+
+
+def test_nodeorder_weights():
+    tier = specs({"name": "nodeorder", "arguments": {"leastrequested.weight": 0,
+                                                      "mostrequested.weight": 2}})
+    weights = {s.name: s.arguments["weight"] for s in tier}
+    assert weights["least-allocated"] == 0 and weights["most-allocated"] == 2
+    assert all("filter" in s.disabled for s in tier)
+    fw = Framework(parse_config({"tiers": [{"plugins": [
+        {"name": "nodeorder", "arguments": {"leastrequested.weight": 0,
+                                            "mostrequested.weight": 2}}]}]}, "t"))
+    assert "least-allocated" not in names(fw.scorers)
+    assert "most-allocated" in names(fw.scorers)
+    assert fw.filters == []
+
+
+SWITCH_CASES = {
+    "predicates with enablePredicate false": (
+        {"name": "predicates", "enablePredicate": False}, [], []),
+    "predicates alone": (
+        {"name": "predicates"},
+        ["node-affinity", "taint-toleration", "resource-fit", "pod-affinity", "topology-spread"],
+        []),
+    "nodeorder with enableNodeOrder false": ({"name": "nodeorder", "enableNodeOrder": False},
+                                             [], []),
+    "binpack with enableNodeOrder false": ({"name": "binpack", "enableNodeOrder": False}, [], []),
+    "a berth filter switched off": ({"name": "node-affinity", "enablePredicate": False}, [],
+                                    ["node-affinity"]),
+    "a berth scorer switched off": ({"name": "least-allocated", "enableNodeOrder": False}, [],
+                                    []),
+    "enabled spelling": ({"name": "node-affinity", "enabledNodeOrder": False},
+                         ["node-affinity"], []),
+}
+
+
+@pytest.mark.parametrize("item,filters,scorers", SWITCH_CASES.values(), ids=SWITCH_CASES.keys())
+def test_extension_point_switches(item, filters, scorers):
+    fw = Framework(parse_config({"tiers": [{"plugins": [item]}]}, "t"))
+    assert names(fw.filters) == filters
+    assert names(fw.scorers) == scorers
+
+
+def test_job_order_switch():
+    fw = Framework(parse_config({"tiers": [{"plugins": [
+        {"name": "priority", "enableJobOrder": False}, {"name": "gang"}]}]}, "t"))
+    assert names(fw.job_orders) == ["gang"]
+    assert names(fw.task_orders) == ["priority"]
+
+
+def test_disabled_predicate_lets_a_selector_mismatch_through():
+    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "resource-fit"}, {"name": "node-affinity", "enablePredicate": False}]}]}, "t")
+    s = scheduler([node("n")], cfg)
+    assert run(s, [pod("p", node_selector={"pool": "none"})]) == {"p": "n"}
+
+
+CONFIG_ERRORS = {
+    "not a mapping": (["actions"], "expected a mapping"),
+    "actions type": ({"actions": 3}, "actions: expected a list"),
+    "tiers type": ({"tiers": {"plugins": []}}, "tiers: expected a list"),
+    "tier shape": ({"tiers": [{"plugin": []}]}, "tiers[0]: expected {plugins: [...]}"),
+    "plugin shape": ({"tiers": [{"plugins": [{"name": "gang"}, {"nam": "x"}]}]},
+                     "tiers[0].plugins[1]: expected {name: ..., arguments: {...}}"),
+    "arguments shape": ({"tiers": [{"plugins": [{"name": "gang", "arguments": [1]}]}]},
+                        "tiers[0].plugins[0].arguments: expected a mapping"),
+    "binpack.resources type": (
+        {"tiers": [{"plugins": [{"name": "binpack", "arguments": {"binpack.resources": 3}}]}]},
+        "binpack.resources: expected a comma list"),
+    "search type": ({"search": "fast"}, "search: expected a mapping"),
+    "search mode": ({"search": {"mode": "greedy"}}, "search.mode: expected full or sampled"),
+    "search percentage range": ({"search": {"percentageOfNodesToScore": 150}},
+                                "search.percentageOfNodesToScore: expected 0..100"),
+    "search percentage type": ({"search": {"percentageOfNodesToScore": "half"}},
+                               "search.percentageOfNodesToScore: expected a number"),
+    "search minFeasibleNodes bool": ({"search": {"minFeasibleNodes": True}},
+                                     "search.minFeasibleNodes: expected a number"),
+    "search shuffle type": ({"search": {"shuffle": "yes"}}, "search.shuffle: expected true"),
+    "period zero": ({"period": 0}, "period: expected seconds > 0"),
+    "period negative": ({"period": -1.5}, "period: expected seconds > 0"),
+    "period type": ({"period": "1s"}, "period: expected seconds > 0"),
+    "period bool": ({"period": True}, "period: expected seconds > 0"),
+    "schedulerNames type": ({"schedulerNames": [1]}, "schedulerNames: expected a list"),
+    "simulation type": ({"simulation": [1]}, "simulation: expected a mapping"),
+}
+
+
+@pytest.mark.parametrize("raw,message", CONFIG_ERRORS.values(), ids=CONFIG_ERRORS.keys())
+def test_config_errors_name_the_field(raw, message):
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, "conf.yaml")
+    assert str(err.value).startswith("conf.yaml: ")
+    assert message in str(err.value)
+
+
+def test_search_settings_parse():
+    cfg = parse_config({"search": {"mode": "sampled", "percentageOfNodesToScore": 20,
+                                   "minFeasibleNodes": 50, "shuffle": False,
+                                   "shuffleMaxAllocation": 0.5}, "period": 2}, "t")
+    s = cfg.search
+    assert (s.mode, s.percentage, s.min_feasible, s.shuffle, s.shuffle_max_allocation) == (
+        "sampled", 20.0, 50, False, 0.5)
+    assert cfg.period == 2.0
+
+
+def test_unknown_top_level_field_warns_and_scheduler_names_parse():
+    cfg = parse_config({"actionz": "allocate", "schedulerNames": "volcano"}, "t")
+    assert cfg.warnings == ["t: actionz: unknown field, ignored"]
+    assert cfg.scheduler_names == ("volcano",)
+
+
+ARGUMENT_ERRORS = {
+    "weight not a number": ({"name": "least-allocated", "arguments": {"weight": "heavy"}},
+                            "plugin least-allocated: argument weight: 'heavy' is not a number"),
+    "nodeorder weight not a number": (
+        {"name": "nodeorder", "arguments": {"leastrequested.weight": "x"}},
+        "plugin least-allocated: argument weight: 'x' is not a number"),
+    "binpack weight not a number": (
+        {"name": "binpack", "arguments": {"binpack.weight": "x"}},
+        "plugin most-allocated: argument weight: 'x' is not a number"),
+}
+
+
+@pytest.mark.parametrize("item,message", ARGUMENT_ERRORS.values(), ids=ARGUMENT_ERRORS.keys())
+def test_plugin_argument_errors_at_construction(item, message):
+    cfg = parse_config({"tiers": [{"plugins": [item]}]}, "t")
+    with pytest.raises(PluginArgumentError) as err:
+        Scheduler(cfg)
+    assert str(err.value) == message
+
+
+RESOURCE_ERRORS = {
+    "weight not a number": (
+        {"cpu": "lots"}, "plugin most-allocated: argument resources.cpu: 'lots' is not a number"),
+    "negative weight": ({"cpu": -1},
+                        "plugin most-allocated: argument resources.cpu: must be >= 0 (got -1)"),
+    "list without names": ([{"weight": 1}],
+                           "plugin most-allocated: argument resources: expected a list of "
+                           "{name, weight}"),
+    "not a mapping": ("cpu", "plugin most-allocated: argument resources: expected a mapping"),
+}
+
+
+def most_allocated_with(resources):
+    return parse_config({"actions": "allocate", "tiers": [{"plugins": [
+        {"name": "resource-fit"},
+        {"name": "most-allocated", "arguments": {"resources": resources}}]}]}, "t")
+
+
+@pytest.mark.parametrize(
+    "resources,message", RESOURCE_ERRORS.values(), ids=RESOURCE_ERRORS.keys()
+)
+def test_bad_resources_argument_is_reported(resources, message):
+    with pytest.raises(PluginArgumentError) as err:
+        Scheduler(most_allocated_with(resources))
+    assert str(err.value).startswith(message)
+
+
+def test_bad_resources_argument_is_rejected_when_the_scheduler_is_built():
+    with pytest.raises(PluginArgumentError):
+        Scheduler(most_allocated_with({"cpu": "lots"}))
