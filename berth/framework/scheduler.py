@@ -10,7 +10,6 @@ from berth.actions import ACTIONS
 from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
-    GroupPhase,
     Node,
     Pod,
     PodGroup,
