@@ -66,6 +66,10 @@ class ClusterState:
         self.selector_counts: dict[SelectorKey, np.ndarray] = {}
         self.anti_terms: dict[AntiTermKey, np.ndarray] = {}
         self.structure_epoch = 0
+        # Cluster-wide sums kept current on every change, so sampling them costs nothing.
+        self.requested_total = np.zeros(width, dtype=np.int64)
+        self.usage_total = np.zeros(width, dtype=np.float64)
+        self._allocatable_total: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         self._log: list[int] = []
         self._log_base = 0
@@ -143,6 +147,8 @@ class ClusterState:
         self.requested = widened(self.requested)
         self.free = widened(self.free)
         self.usage = widened(self.usage)
+        self.requested_total = np.pad(self.requested_total, (0, col + 1 - width))
+        self.usage_total = np.pad(self.usage_total, (0, col + 1 - width))
         self.structure_epoch += 1
 
     @property
@@ -167,6 +173,8 @@ class ClusterState:
         self.requested[row, : len(vec)] += vec
         self.free[row, : len(vec)] -= vec
         self.usage[row, : len(vec)] += vec * pod.utilization
+        self.requested_total[: len(vec)] += vec
+        self.usage_total[: len(vec)] += vec * pod.utilization
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
         self._log.append(row)
@@ -176,6 +184,8 @@ class ClusterState:
         self.requested[row, : len(vec)] -= vec
         self.free[row, : len(vec)] += vec
         self.usage[row, : len(vec)] -= vec * pod.utilization
+        self.requested_total[: len(vec)] -= vec
+        self.usage_total[: len(vec)] -= vec * pod.utilization
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
         self._log.append(row)
@@ -234,13 +244,18 @@ class ClusterState:
     # ------------------------------------------------------------------ views
 
     def total_allocatable(self) -> np.ndarray:
-        return self.allocatable[: self.n][self.schedulable[: self.n]].sum(axis=0)
+        """Allocatable summed over schedulable nodes (recomputed only when nodes change)."""
+        cached = self._allocatable_total
+        if cached is None or cached[0] != self.structure_epoch:
+            total = self.allocatable[: self.n][self.schedulable[: self.n]].sum(axis=0)
+            cached = self._allocatable_total = (self.structure_epoch, total)
+        return cached[1]
 
     def total_requested(self) -> np.ndarray:
-        return self.requested[: self.n].sum(axis=0)
+        return self.requested_total
 
     def total_usage(self) -> np.ndarray:
-        return self.usage[: self.n].sum(axis=0)
+        return self.usage_total
 
     def idle(self) -> np.ndarray:
         """Free capacity summed over schedulable nodes."""

@@ -108,6 +108,8 @@ class Simulation:
         self._last_session = -float("inf")
         self.now = 0.0
         self.events = 0
+        self.pending = 0  # pods submitted to the scheduler and not yet bound
+        self.running = 0  # pods started and not yet finished
         state = self.scheduler.state
         queue_names = sorted(self.scheduler.queues)
         self.series = TimeSeries(list(state.axis.names), queue_names)
@@ -202,6 +204,7 @@ class Simulation:
         if group.key not in self.groups:
             self.groups[group.key] = group
         self.stats.setdefault(group.key, GroupStats()).pods += 1
+        self.pending += 1
         self._request_session()
 
     def _on_session(self, _: Any) -> None:
@@ -215,6 +218,7 @@ class Simulation:
             pod = bind.pod
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.now
+            self.pending -= 1
             self._push(self.now + self.sim.start_latency, Ev.START, pod)
 
     def _on_start(self, pod: Pod) -> None:
@@ -223,6 +227,7 @@ class Simulation:
         group = self._group_of(pod)
         stats = self.stats[group.key]
         stats.running += 1
+        self.running += 1
         if group.start_time is None and stats.running >= max(group.min_member, 1):
             group.start_time = self.now
             group.phase = GroupPhase.RUNNING
@@ -237,6 +242,7 @@ class Simulation:
         stats = self.stats[group.key]
         stats.running -= 1
         stats.done += 1
+        self.running -= 1
         if stats.done >= stats.pods and stats.done >= group.min_member:
             group.phase = GroupPhase.COMPLETED
             group.end_time = self.now
@@ -248,15 +254,10 @@ class Simulation:
 
     def _sample(self) -> None:
         state = self.scheduler.state
-        pending = running = 0
-        for job in self.scheduler.waiting.values():
-            pending += len(job.pending)
-        for stats in self.stats.values():
-            running += stats.running
         self.series.sample(
             self.now,
-            pending,
-            running,
+            self.pending,
+            self.running,
             state.total_requested(),
             state.total_usage(),
             state.total_allocatable(),
