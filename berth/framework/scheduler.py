@@ -19,7 +19,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, JobInfo, Session, charge_queue
+from berth.framework.session import Bind, Eviction, JobInfo, Session, charge_queue
 
 
 class Scheduler:
@@ -36,6 +36,8 @@ class Scheduler:
         #: Jobs with pending pods, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
         self.last_reasons: dict[str, str] = {}
+        #: Pods the last session took off their nodes (already released from ClusterState).
+        self.evictions: list[Eviction] = []
         #: Resources held by bound pods, per queue (for capability).
         self.queue_allocated: dict[str, np.ndarray] = {}
 
@@ -128,6 +130,7 @@ class Scheduler:
         return bool(self.waiting)
 
     def run_session(self, now: float) -> list[Bind]:
+        """One cycle. Returns the binds; pods it evicted are in ``self.evictions``."""
         session = Session(
             self.state,
             self.framework,
@@ -145,6 +148,7 @@ class Scheduler:
         for key in [k for k, job in self.waiting.items() if not job.pending]:
             del self.waiting[key]
         self.last_reasons = session.job_reasons
+        self.evictions = session.evictions
         self.state.trim_log()
         return session.binds
 

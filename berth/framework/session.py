@@ -56,6 +56,13 @@ class Bind:
     node: str
 
 
+@dataclass(slots=True)
+class Eviction:
+    pod: Pod
+    node: str
+    reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
+
+
 class Statement:
     """Tentative placements: applied to ClusterState at once (later tasks see them), undone on
     discard, turned into bind decisions on commit."""
@@ -63,6 +70,18 @@ class Statement:
     def __init__(self, session: Session) -> None:
         self.session = session
         self.ops: list[tuple[JobInfo, Pod, int, np.ndarray]] = []
+        self.evictions: list[tuple[JobInfo, Pod, int, np.ndarray, str]] = []
+
+    def evict(self, job: JobInfo, pod: Pod, reason: str) -> None:
+        """Take a bound pod off its node for this statement's placements; its resources are
+        free at once for the tasks placed after it. Undone by ``discard``."""
+        session = self.session
+        row = session.state.rows[pod.bound_node]
+        request = session.state.request_vector(pod.requests)
+        session.state.unbind(pod, row, request)
+        session.charge_queue(job.queue, request, -1)
+        job.active -= 1
+        self.evictions.append((job, pod, row, request, reason))
 
     def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
         self.session.state.bind(pod, row, cls.request)
@@ -76,7 +95,12 @@ class Statement:
             session.state.unbind(pod, row, request)
             session.charge_queue(job.queue, request, -1)
             job.allocated -= 1
+        for job, pod, row, request, _ in reversed(self.evictions):
+            session.state.bind(pod, row, request)
+            session.charge_queue(job.queue, request, 1)
+            job.active += 1
         self.ops.clear()
+        self.evictions.clear()
 
     def commit(self) -> None:
         session = self.session
@@ -90,7 +114,10 @@ class Statement:
             gone = placed.pop(job.key, None)
             if gone:
                 job.pending = [p for p in job.pending if id(p) not in gone]
+        for _, pod, row, _, reason in self.evictions:
+            session.evictions.append(Eviction(pod, session.state.names[row], reason))
         self.ops.clear()
+        self.evictions.clear()
 
 
 class Session:
@@ -116,6 +143,7 @@ class Session:
         self.queue_allocated = queue_allocated if queue_allocated is not None else {}
         self._capability: dict[str, np.ndarray] = {}
         self.binds: list[Bind] = []
+        self.evictions: list[Eviction] = []
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, str] = {}
         for plugin in framework.plugins:

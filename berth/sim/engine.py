@@ -214,14 +214,27 @@ class Simulation:
         self._last_session = self.now
         if not self.scheduler.has_waiting:
             return
-        for bind in self.scheduler.run_session(self.now):
+        binds = self.scheduler.run_session(self.now)
+        for eviction in self.scheduler.evictions:
+            self._evicted(eviction.pod)
+        for bind in binds:
             pod = bind.pod
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.now
             self.pending -= 1
             self._push(self.now + self.sim.start_latency, Ev.START, pod)
 
+    def _evicted(self, pod: Pod) -> None:
+        """A pod the scheduler took off its node (ClusterState is already updated)."""
+        if pod.phase == PodPhase.RUNNING:
+            self.stats[self._group_of(pod).key].running -= 1
+            self.running -= 1
+        pod.phase = PodPhase.EVICTED
+        pod.end_time = self.now
+
     def _on_start(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.BOUND:
+            return  # evicted before its container started
         pod.phase = PodPhase.RUNNING
         pod.start_time = self.now
         group = self._group_of(pod)
@@ -235,6 +248,8 @@ class Simulation:
             self._push(self.now + pod.duration, Ev.FINISH, pod)
 
     def _on_finish(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.RUNNING:
+            return  # evicted while running: its finish never comes
         pod.phase = PodPhase.SUCCEEDED
         pod.end_time = self.now
         self.scheduler.release(pod)
