@@ -257,6 +257,15 @@ class ClusterState:
     def total_usage(self) -> np.ndarray:
         return self.usage_total
 
+    def stranded(self) -> np.ndarray:
+        """Free capacity per resource on nodes already partly allocated in that resource: idle
+        room that a job needing whole nodes cannot use (fragmentation)."""
+        n = self.n
+        live = self.schedulable[:n]
+        free = self.free[:n][live]
+        partly = (free > 0) & (self.requested[:n][live] > 0)
+        return np.where(partly, free, 0).sum(axis=0)
+
     def idle(self) -> np.ndarray:
         """Free capacity summed over schedulable nodes."""
         live = self.schedulable[: self.n]

@@ -127,6 +127,9 @@ def summarize(
     completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]
     allocation = time_weighted_fractions(series.times, series.allocated, series.capacity, end_time)
     utilization = time_weighted_fractions(series.times, series.used, series.capacity, end_time)
+    # Fragmentation: the share of idle capacity stranded on partly allocated nodes.
+    idle = np.maximum(series.capacity - series.allocated, 0.0)
+    fragmentation = time_weighted_fractions(series.times, series.stranded, idle, end_time)
     measured = [i for i, value in enumerate(allocation) if not np.isnan(value)]
     summary = {
         "seed": seed,
@@ -141,6 +144,11 @@ def summarize(
         "makespan": _makespan(groups),
         "allocation": {series.resources[i]: float(allocation[i]) for i in measured},
         "utilization": {series.resources[i]: float(utilization[i]) for i in measured},
+        "fragmentation": {
+            series.resources[i]: float(fragmentation[i])
+            for i in measured
+            if not np.isnan(fragmentation[i])
+        },
         "resources": list(series.resources),
     }
     rounded: dict[str, Any] = _rounded(summary)

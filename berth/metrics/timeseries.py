@@ -49,6 +49,7 @@ class TimeSeries:
         self._allocated = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
         self._used = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
         self._capacity = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
+        self._stranded = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
         self._queue_allocated = np.zeros(
             (_INITIAL_CAPACITY, len(self._queue_index), n_res), dtype=np.float64
         )
@@ -65,8 +66,11 @@ class TimeSeries:
         used: np.ndarray,
         capacity: np.ndarray,
         queue_allocated: dict[str, np.ndarray] | None = None,
+        stranded: np.ndarray | None = None,
     ) -> None:
         """Record one sample; it stands for the cluster until the next one (or the run's end).
+
+        ``stranded`` is the free capacity sitting on partly allocated nodes (fragmentation).
 
         Vectors follow the engine's resource axis, which may have grown past ``resources`` (extra
         entries are dropped) or, for vectors built before it grew, be shorter (zero-padded).
@@ -86,6 +90,7 @@ class TimeSeries:
         self._allocated[row] = self._fit(allocated)
         self._used[row] = self._fit(used)
         self._capacity[row] = self._fit(capacity)
+        self._stranded[row] = 0.0 if stranded is None else self._fit(stranded)
         for queue, vector in (queue_allocated or {}).items():
             column = self._queue_column(queue)  # may replace the array: look it up afterwards
             self._queue_allocated[row, column] = self._fit(vector)
@@ -121,6 +126,7 @@ class TimeSeries:
         self._allocated = grown(self._allocated)
         self._used = grown(self._used)
         self._capacity = grown(self._capacity)
+        self._stranded = grown(self._stranded)
         self._queue_allocated = grown(self._queue_allocated)
 
     @property
@@ -154,6 +160,11 @@ class TimeSeries:
         return _readonly(self._capacity[: self._size])
 
     @property
+    def stranded(self) -> np.ndarray:
+        """Free capacity on partly allocated nodes per sample and resource, shape (T, R)."""
+        return _readonly(self._stranded[: self._size])
+
+    @property
     def queues(self) -> list[str]:
         """Queues with a per-queue allocation column, in first-seen order."""
         return list(self._queue_index)
@@ -166,21 +177,28 @@ class TimeSeries:
         return _readonly(self._queue_allocated[: self._size, column])
 
     def write_csv(self, path: str | PathLike[str]) -> None:
-        """Write ``time,pending,running`` then ``alloc_/used_/capacity_`` per resource."""
+        """Write ``time,pending,running`` then ``alloc_/used_/capacity_/stranded_`` per
+        resource."""
         header = ["time", "pending", "running"]
         for resource in self.resources:
             name = column_name(resource)
-            header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}"]
+            header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}", f"stranded_{name}"]
         size = self._size
         allocated = np.rint(self._allocated[:size]).astype(np.int64)
         capacity = np.rint(self._capacity[:size]).astype(np.int64)
+        stranded = np.rint(self._stranded[:size]).astype(np.int64)
         used = self._used[:size]
 
         def rows() -> Iterator[list[str]]:
             for i in range(size):
                 row = [format_decimal(self._times[i]), str(self._pending[i]), str(self._running[i])]
                 for r in range(len(self.resources)):
-                    row += [str(allocated[i, r]), format_decimal(used[i, r]), str(capacity[i, r])]
+                    row += [
+                        str(allocated[i, r]),
+                        format_decimal(used[i, r]),
+                        str(capacity[i, r]),
+                        str(stranded[i, r]),
+                    ]
                 yield row
 
         write_rows(path, header, rows())

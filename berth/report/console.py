@@ -71,7 +71,11 @@ def summary_table(summary: dict[str, Any]) -> Table:
     for resource, allocated in summary["allocation"].items():
         used = summary["utilization"].get(resource)
         usage = "—" if used is None else format_percent(used)
-        table.add_row(resource, f"allocated {format_percent(allocated)} · used {usage}")
+        text = f"allocated {format_percent(allocated)} · used {usage}"
+        stranded = summary.get("fragmentation", {}).get(resource)
+        if stranded is not None:
+            text += f" · idle stranded {format_percent(stranded)}"
+        table.add_row(resource, text)
     table.add_section()
     table.add_row("simulated time", format_duration(summary["end_time"]))
     table.add_row("events", f"{summary['events']:,}")

@@ -81,18 +81,31 @@ def _delay_section(summary: dict[str, Any]) -> str:
     return f"<h2>Delays</h2>{table}<p>Makespan: {makespan}</p>"
 
 
+def _percent_or_dash(fraction: float | None) -> str:
+    return "—" if fraction is None else format_percent(fraction)
+
+
 def _resource_section(summary: dict[str, Any]) -> str:
     allocation, utilization = summary["allocation"], summary["utilization"]
     if not allocation:
         return '<h2>Resources</h2><p class="note">No capacity was sampled.</p>'
     rows = [
-        [name, format_percent(allocation[name]), format_percent(utilization[name])]
+        [
+            name,
+            format_percent(allocation[name]),
+            format_percent(utilization[name]),
+            _percent_or_dash(summary.get("fragmentation", {}).get(name)),
+        ]
         for name in allocation
     ]
     note = (
         '<p class="note">Time-weighted mean over the run, as a share of schedulable capacity.</p>'
     )
-    return "<h2>Resources</h2>" + note + _table(["resource", "allocated", "used"], rows)
+    return (
+        "<h2>Resources</h2>"
+        + note
+        + _table(["resource", "allocated", "used", "idle stranded on partly used nodes"], rows)
+    )
 
 
 def _run_section(summary: dict[str, Any]) -> str:

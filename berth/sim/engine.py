@@ -276,4 +276,5 @@ class Simulation:
             state.total_requested(),
             state.total_usage(),
             state.total_allocatable(),
+            stranded=state.stranded(),
         )
