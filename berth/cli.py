@@ -7,10 +7,24 @@ import json
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from rich.console import Console
+from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from berth import __version__
+from berth.api.manifest import ManifestError
+from berth.framework.config import ConfigError
+from berth.framework.plugin import PluginArgumentError
+from berth.sim.engine import SimConfigError
+from berth.sim.runner import InputError
+from berth.traces.cli import add_trace_commands
+
+if TYPE_CHECKING:
+    from berth.sim.runner import InputSpec
+
+#: Everything that means "your input is wrong" rather than "berth is broken".
+INPUT_ERRORS = (ManifestError, ConfigError, PluginArgumentError, SimConfigError, InputError)
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 
@@ -33,16 +47,26 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
     sim = sub.add_parser("simulate", help="run a simulation and write a report")
-    sim.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
-    sim.add_argument(
-        "--workload", type=Path, action="append", default=[], help="workload manifests (repeatable)"
-    )
+    _add_input_arguments(sim)
     sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
-    sim.add_argument("--seed", type=int, default=0)
-    sim.add_argument("--until", type=float, help="stop at this simulated time (seconds)")
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sim.set_defaults(handler=_simulate)
+
+    cmp = sub.add_parser("compare", help="run several scheduler configurations on one input")
+    _add_input_arguments(cmp)
+    cmp.add_argument(
+        "--config",
+        action="append",
+        required=True,
+        metavar="FILE",
+        help="a scheduler configuration, or 'default' (repeat: 2 or more)",
+    )
+    cmp.add_argument("--out", type=Path, default=Path("out/compare"), help="output directory")
+    cmp.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
+    cmp.set_defaults(handler=_compare)
+
+    add_trace_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
     val.add_argument("files", type=Path, nargs="+")
@@ -58,66 +82,127 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--seed", type=int, default=0)
     bench.add_argument("--search", choices=["full", "sampled"], default="full")
     bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument(
+        "--sim",
+        action="store_true",
+        help="measure simulation speed on --trace (or the built-in scenario)",
+    )
+    bench.add_argument("--trace", type=Path, help="with --sim: the trace to replay")
+    bench.add_argument("--format", dest="trace_format", help="with --sim: the trace format")
+    bench.add_argument("--cluster", type=Path, help="with --sim: nodes (default: from the trace)")
     bench.set_defaults(handler=_bench)
     return parser
 
 
-def _simulate(args: argparse.Namespace) -> int:
-    from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
+    parser.add_argument(
+        "--workload", type=Path, action="append", default=[], help="workload manifests (repeatable)"
+    )
+    parser.add_argument("--trace", type=Path, help="a trace file to replay instead of manifests")
+    parser.add_argument("--format", dest="trace_format", help="trace format (default: detected)")
+    parser.add_argument(
+        "--cluster-from-trace",
+        action="store_true",
+        help="nodes from the trace's node list, or sized from its demand",
+    )
+    parser.add_argument("--queues", help='trace jobs to queues: "a:1,b:2" or "by-size"')
+    parser.add_argument(
+        "--on-bad-row",
+        choices=["fail", "skip"],
+        default="fail",
+        help="what to do with malformed trace rows (skipped rows are reported)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--until", type=float, help="stop at this simulated time (seconds)")
 
-    from berth.api.manifest import ManifestError
-    from berth.framework.config import ConfigError
-    from berth.framework.plugin import PluginArgumentError
-    from berth.report.console import summary_table
-    from berth.sim.engine import SimConfigError
-    from berth.sim.runner import InputError, load_inputs, simulate, write_outputs
 
-    err = Console(stderr=True)
-    try:
-        inputs = load_inputs(args.cluster, args.workload, args.config, args.seed)
-    except ManifestError as exc:
+def _input_spec(args: argparse.Namespace) -> InputSpec:
+    from berth.sim.runner import InputSpec
+
+    return InputSpec(
+        cluster=None if args.cluster is None else str(args.cluster),
+        workloads=tuple(str(w) for w in args.workload),
+        trace=None if args.trace is None else str(args.trace),
+        trace_format=args.trace_format,
+        cluster_from_trace=args.cluster_from_trace,
+        queues=args.queues,
+        on_bad_row=args.on_bad_row,
+        seed=args.seed,
+        until=args.until,
+    )
+
+
+def _input_failure(exc: Exception) -> int:
+    """Print a load-time error the way validate prints problems: one line each."""
+    if isinstance(exc, ManifestError):
         for problem in exc.problems:
             print(problem, file=sys.stderr)
-        return EXIT_INPUT
-    except (ConfigError, InputError, SimConfigError, PluginArgumentError) as exc:
+    else:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    for warning in inputs.manifests.warnings:
+    return EXIT_INPUT
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from berth.report.console import summary_table
+    from berth.sim.runner import load_inputs, simulate, write_outputs
+
+    spec = _input_spec(args)
+    try:
+        inputs = load_inputs(spec, args.config)
+    except INPUT_ERRORS as exc:
+        return _input_failure(exc)
+    for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
-    for warning in inputs.config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    until = args.until
-    if until is None and inputs.builtin:
-        until = 86_400.0  # the built-in scenario is one day; its services never finish
+    for note in inputs.notes:
+        print(f"note: {note}", file=sys.stderr)
     show = not args.quiet
     console = Console()
     if show:
-        label = "built-in scenario" if inputs.builtin else str(args.cluster)
         console.print(
-            f"[bold]berth[/bold] simulating {label}: "
+            f"[bold]berth[/bold] simulating {inputs.label}: "
             f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods"
         )
-    try:
-        if show and until:
-            with Progress(
-                TextColumn("simulated time"),
-                BarColumn(),
-                TextColumn("{task.percentage:>3.0f}%"),
-                TimeElapsedColumn(),
-                console=err,
-                transient=True,
-            ) as bar:
-                task = bar.add_task("sim", total=until)
-                result = simulate(inputs, args.seed, until, lambda t: bar.update(task, completed=t))
-        else:
-            result = simulate(inputs, args.seed, until)
-    except PluginArgumentError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
+    if show and inputs.until:
+        err = Console(stderr=True)
+        columns = (
+            TextColumn("simulated time"),
+            BarColumn(),
+            TextColumn("{task.percentage:>3.0f}%"),
+            TimeElapsedColumn(),
+        )
+        with Progress(*columns, console=err, transient=True) as bar:
+            task = bar.add_task("sim", total=inputs.until)
+            result = simulate(inputs, spec.seed, progress=lambda t: bar.update(task, completed=t))
+    else:
+        result = simulate(inputs, spec.seed)
     summary, report = write_outputs(result, args.out)
     if show:
         console.print(summary_table(summary))
         console.print(f"report: {report}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from berth.compare import compare
+    from berth.report.compare import comparison_console_table
+
+    if len(args.config) < 2:
+        print("error: --config: give at least two configurations to compare", file=sys.stderr)
+        return EXIT_INPUT
+    console = Console()
+    try:
+        outcomes, report = compare(
+            _input_spec(args),
+            args.config,
+            args.out,
+            args.jobs,
+            progress=lambda name: console.print(f"finished {name}"),
+        )
+    except INPUT_ERRORS as exc:
+        return _input_failure(exc)
+    console.print(comparison_console_table(outcomes))
+    console.print(f"report: {report}")
     return 0
 
 
@@ -142,6 +227,8 @@ def _validate(args: argparse.Namespace) -> int:
 def _bench(args: argparse.Namespace) -> int:
     from berth.bench import BenchError, run_bench
 
+    if args.sim:
+        return _bench_sim(args)
     try:
         result = run_bench(
             args.scenario, args.nodes, args.running, args.pods, args.seed, args.search
@@ -157,6 +244,47 @@ def _bench(args: argparse.Namespace) -> int:
             f"{result['pods']} pods → {result['scheduled']} scheduled, "
             f"{result['unschedulable']} unschedulable in {result['seconds']:.3f}s = "
             f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold]"
+        )
+    return 0
+
+
+def _bench_sim(args: argparse.Namespace) -> int:
+    """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
+    from berth.sim.runner import InputSpec, load_inputs, simulate
+
+    spec = InputSpec(
+        cluster=None if args.cluster is None else str(args.cluster),
+        trace=None if args.trace is None else str(args.trace),
+        trace_format=args.trace_format,
+        cluster_from_trace=args.trace is not None and args.cluster is None,
+        seed=args.seed,
+    )
+    try:
+        inputs = load_inputs(spec, None)
+    except INPUT_ERRORS as exc:
+        return _input_failure(exc)
+    result = simulate(inputs, spec.seed)
+    jobs = len(result.groups)
+    seconds = result.wall_seconds
+    report = {
+        "input": inputs.label,
+        "nodes": len(inputs.manifests.nodes),
+        "jobs": jobs,
+        "pods": len(result.pods),
+        "events": result.events,
+        "simulated_seconds": round(result.end_time, 1),
+        "seconds": round(seconds, 3),
+        "events_per_second": round(result.events / seconds, 1) if seconds else 0.0,
+        "jobs_per_second": round(jobs / seconds, 1) if seconds else 0.0,
+    }
+    if args.json:
+        print(json.dumps(report, sort_keys=True))
+    else:
+        Console().print(
+            f"{report['input']}: {jobs:,} jobs, {report['pods']:,} pods on {report['nodes']:,} "
+            f"nodes, {result.events:,} events in {seconds:.2f}s = "
+            f"[bold]{report['events_per_second']:,.0f} events/s, "
+            f"{report['jobs_per_second']:,.0f} jobs/s[/bold]"
         )
     return 0
 

@@ -6,11 +6,14 @@ Quantities are canonical: cpu in millicores, memory in MiB, ``nvidia.com/gpu`` i
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import Any
 
 from berth.api.objects import (
     HOSTNAME_LABEL,
+    QUEUE_NAME_ANNOTATION,
     ZONE_LABEL,
+    GroupPhase,
     LabelSelector,
     Node,
     Pod,
@@ -142,3 +145,45 @@ def feasible(s: Scheduler, p: Pod) -> set[str]:
     cls = search.compile(p)
     rows = search.feasible(cls, slice(0, s.state.n), cls.filters)
     return {s.state.names[int(r)] for r in rows}
+
+
+def queued(p: Pod, queue: str) -> Pod:
+    """``p`` in ``queue`` (the annotation implicit groups take their queue from)."""
+    p.annotations[QUEUE_NAME_ANNOTATION] = queue
+    return p
+
+
+@dataclass
+class Case:
+    """One table row for the queueing tests: a cluster, what already runs on it, what arrives,
+    and what one session must decide. ``binds`` is checked exactly; ``evictions`` (pod name →
+    reason), ``phases`` (group name → phase) and ``reasons`` (pod name → pending reason) only
+    for the names they list, except that no pod outside ``evictions`` may be evicted."""
+
+    nodes: list[Node]
+    pods: list[Pod] = field(default_factory=list)
+    bound: list[tuple[Pod, str]] = field(default_factory=list)
+    groups: list[PodGroup] = field(default_factory=list)
+    queues: list[Queue] = field(default_factory=list)
+    binds: dict[str, str] | set[str] = field(default_factory=dict)
+    evictions: dict[str, str] = field(default_factory=dict)
+    phases: dict[str, GroupPhase] = field(default_factory=dict)
+    reasons: dict[str, str] = field(default_factory=dict)
+    now: float = 0.0
+
+
+def check(case: Case, cfg: SchedulerConfig) -> Scheduler:
+    """Run ``case`` for one session under ``cfg`` and assert its expectations."""
+    s = scheduler(case.nodes, cfg, queues=case.queues, groups=case.groups, bound=case.bound)
+    binds = run(s, case.pods, now=case.now)
+    if isinstance(case.binds, set):
+        assert set(binds) == case.binds
+    else:
+        assert binds == case.binds
+    assert {e.pod.name: e.reason for e in s.evictions} == case.evictions
+    for name, phase in case.phases.items():
+        assert s.jobs[f"default/{name}"].group.phase == phase, name
+    by_name = {p.name: p for p in case.pods}
+    for name, reason in case.reasons.items():
+        assert s.pending_reason(by_name[name]) == reason, name
+    return s

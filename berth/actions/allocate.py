@@ -1,14 +1,17 @@
 """allocate: place the pending tasks of admitted jobs, queue by queue, job by job.
 
-Queues take turns (the queue that has been served least this cycle goes next); within a queue
-jobs go in job order. Each job's tasks are placed through one Statement and kept only if the job
-is then ready (gang), so a job never holds a partial set. A job's best-effort tasks ride in the
+Queues take turns in queue order (the queue-order plugins', e.g. proportion's least share
+first; without any, the queue served least this cycle goes next); a queue that is overused gets
+no more turns this cycle. Within a queue jobs go in job order. Each job's tasks are placed
+through one Statement and kept only if the job is then ready (gang), so a job never holds a
+partial set; the queue must be allocatable for each task. A job's best-effort tasks ride in the
 same Statement, so a gang mixing both kinds is still all-or-nothing.
 """
 
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 
 from berth.api.objects import GroupPhase
 from berth.framework.session import JobInfo, Session
@@ -41,6 +44,16 @@ def schedulable_jobs(session: Session, best_effort_only: bool) -> list[JobInfo]:
     return jobs
 
 
+def by_queue(session: Session, jobs: list[JobInfo]) -> dict[str, list[JobInfo]]:
+    """Jobs per queue, each list in reverse job order so that ``pop()`` takes the first."""
+    queues: dict[str, list[JobInfo]] = {}
+    for job in jobs:
+        queues.setdefault(job.queue, []).append(job)
+    for queued in queues.values():
+        queued.sort(key=session.job_order_key, reverse=True)
+    return queues
+
+
 def allocate_job(job: JobInfo, session: Session) -> None:
     """Place as many of the job's pending tasks as fit; keep them only if the job is ready."""
     search = session.search
@@ -53,38 +66,54 @@ def allocate_job(job: JobInfo, session: Session) -> None:
         cls = search.compile(pod)
         if cls.key in hopeless:
             continue
-        over = session.queue_overflow(job, cls.request)
-        if over:
-            session.job_reasons[job.key] = over
-            break
         row = search.place(cls)
         if row is None:
             hopeless.add(cls.key)
             if job.active + job.allocated + left < job.group.min_member:
                 break  # the gang can no longer be completed this cycle
             continue
+        # Asked only once a node fits, so that a full cluster is reported as such.
+        over = session.allocatable(job, cls.request)
+        if over:
+            session.job_reasons[job.key] = over
+            break
         statement.allocate(job, pod, row, cls)
-    if statement.ops and session.job_ready(job):
+    if statement.has_placements and session.job_ready(job):
         statement.commit()
     else:
         statement.discard()
+
+
+def take_turns(
+    session: Session,
+    queues: dict[str, list[JobInfo]],
+    serve: Callable[[JobInfo], None],
+    skip_overused: bool = True,
+) -> None:
+    """Serve one job at a time from the queue that goes next in queue order (asked afresh
+    after each job, since serving changes shares); with ``skip_overused`` a queue that holds
+    its deserved share gets no further turn."""
+    served = dict.fromkeys(queues, 0)
+    heap = [(session.queue_order_key(name, 0), name) for name in queues]
+    heapq.heapify(heap)
+    while heap:
+        _, name = heapq.heappop(heap)
+        jobs = queues[name]
+        if skip_overused and session.overused(name):
+            for job in jobs:
+                session.job_reasons[job.key] = f"queue {name} is overused"
+            continue
+        serve(jobs.pop())
+        served[name] += 1
+        if jobs:
+            # A queue left alone goes next whatever its key, so skip asking the plugins.
+            key = session.queue_order_key(name, served[name]) if heap else ()
+            heapq.heappush(heap, (key, name))
 
 
 class Allocate:
     name = "allocate"
 
     def execute(self, session: Session) -> None:
-        by_queue: dict[str, list[JobInfo]] = {}
-        for job in schedulable_jobs(session, best_effort_only=False):
-            by_queue.setdefault(job.queue, []).append(job)
-        heap = []
-        for name, jobs in by_queue.items():
-            jobs.sort(key=session.job_order_key, reverse=True)  # pop() takes the first
-            heap.append((0, name))
-        heapq.heapify(heap)
-        while heap:
-            served, name = heapq.heappop(heap)
-            jobs = by_queue[name]
-            allocate_job(jobs.pop(), session)
-            if jobs:
-                heapq.heappush(heap, (served + 1, name))
+        queues = by_queue(session, schedulable_jobs(session, best_effort_only=False))
+        take_turns(session, queues, lambda job: allocate_job(job, session))

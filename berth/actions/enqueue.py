@@ -1,50 +1,39 @@
-"""enqueue: admit waiting PodGroups once their minResources fit in the idle capacity.
+"""enqueue: admit waiting PodGroups, by the plugins' vote or, when none decides, once their
+minResources fit in the idle capacity.
 
 Admission keeps gangs that cannot start from holding the allocator's attention and, in a
 Kubernetes deployment, from having their pods created early. Capacity already promised to
 admitted-but-not-started groups is subtracted, so two large gangs are not admitted on the same
-free nodes.
+free nodes. Plugins vote (``job_enqueueable``): a refusal refuses, an admission admits; when all
+abstain the idle check decides, which is the overcommit plugin's check with factor 1.
 """
 
 from __future__ import annotations
 
-import numpy as np
-
 from berth.api.objects import GroupPhase
+from berth.framework.plugin import Vote
 from berth.framework.session import Session
-from berth.resources import format_amount
+from berth.plugins.overcommit import Overcommit
 
 
 class Enqueue:
     name = "enqueue"
 
+    def __init__(self) -> None:
+        self.idle_check = Overcommit({"overcommit-factor": 1.0})
+
     def execute(self, session: Session) -> None:
-        state = session.state
-        idle = state.idle().astype(np.float64)
-        for job in session.jobs.values():
-            group = job.group
-            if group.phase == GroupPhase.INQUEUE and job.active < group.min_member:
-                need = state.request_vector(group.min_resources)
-                idle[: len(need)] -= need
+        self.idle_check.on_session_open(session)
         waiting = [j for j in session.jobs.values() if j.group.phase == GroupPhase.PENDING]
         for job in sorted(waiting, key=session.job_order_key):
-            reason = session.job_valid(job) or session.queue_problem(job)
-            if reason:
-                session.job_reasons[job.key] = reason
+            vote: Vote = session.job_valid(job) or session.queue_problem(job)
+            if vote is None:
+                vote = session.job_enqueueable(job)
+            if vote is None:
+                vote = self.idle_check.job_enqueueable(job)
+            if isinstance(vote, str):
+                session.job_reasons[job.key] = vote
                 continue
-            need = state.request_vector(job.group.min_resources)
-            if len(need) > len(idle):
-                idle = np.concatenate([idle, np.zeros(len(need) - len(idle))])
-            if (need <= idle[: len(need)]).all():
-                idle[: len(need)] -= need
-                job.group.phase = GroupPhase.INQUEUE
-            else:
-                short = [
-                    f"{name} needs {format_amount(name, need[col])}, "
-                    f"{format_amount(name, max(idle[col], 0))} idle"
-                    for col, name in enumerate(state.axis.names[: len(need)])
-                    if need[col] > idle[col]
-                ]
-                session.job_reasons[job.key] = (
-                    "minResources exceed the idle capacity: " + "; ".join(short)
-                )
+            job.group.phase = GroupPhase.INQUEUE
+            session.job_enqueued(job)
+            self.idle_check.on_job_enqueued(job)

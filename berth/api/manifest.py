@@ -24,6 +24,8 @@ from berth.api.objects import (
     DURATION_ANNOTATION,
     GROUP_NAME_ANNOTATION,
     HOSTNAME_LABEL,
+    PREEMPTABLE_ANNOTATION,
+    SLA_WAITING_TIME_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
     TOPOLOGY_CORES,
     TOPOLOGY_SOCKETS,
@@ -47,10 +49,15 @@ from berth.api.objects import (
     Toleration,
     WeightedPodAffinityTerm,
 )
+from berth.api.yaml_errors import yaml_error_message
+from berth.durations import DurationError, parse_duration
 from berth.resources import PODS, canonical_name, format_amount, to_canonical
 
 VOLCANO_GROUP_ANNOTATION = "scheduling.volcano.sh/group-name"
 DEFAULT_NODE_PODS = 110
+
+#: The parent Volcano gives a queue that names none; berth's top level unless defined.
+ROOT_QUEUE = "root"
 
 #: Priority classes every Kubernetes cluster has without anyone defining them.
 BUILTIN_PRIORITY_CLASSES = {
@@ -146,8 +153,8 @@ class ManifestError(Exception):
 
 
 def load_file(path: str | Path) -> Manifests:
-    """Every object of one YAML or JSON file; problems with the file or its content are collected,
-    never raised."""
+    """Every object of one YAML, JSON or JSON Lines file; problems with the file or its content are
+    collected, never raised."""
     file = str(path)
     try:
         text = Path(path).read_text(encoding="utf-8-sig")
@@ -159,6 +166,8 @@ def load_file(path: str | Path) -> Manifests:
         return _file_problem(file, "is not a UTF-8 text file (expected YAML or JSON)")
     except OSError as exc:
         return _file_problem(file, f"cannot be read ({exc.strerror or exc})")
+    if file.lower().endswith(".jsonl"):
+        return _parse_json_lines(text, file)
     if file.lower().endswith(".json"):
         try:
             docs = [json.loads(text)]
@@ -169,10 +178,8 @@ def load_file(path: str | Path) -> Manifests:
     else:
         try:
             docs = list(yaml.load_all(text, Loader=_LOADER))
-        except yaml.MarkedYAMLError as exc:
-            return _file_problem(file, _yaml_message(exc))
         except yaml.YAMLError as exc:
-            return _file_problem(file, f"invalid YAML: {exc}")
+            return _file_problem(file, yaml_error_message(exc, text))
     return parse_documents(docs, file)
 
 
@@ -212,25 +219,37 @@ def parse_documents(docs: list[Any], source: str) -> Manifests:
 
 
 def cross_check(manifests: Manifests) -> None:
-    """Checks across objects, run once on the full set: duplicate names, priority classes.
+    """Checks across objects, run once on the full set: duplicate names, queue parents, priority
+    classes.
 
     ``load_files`` calls it; code that assembles Manifests from ``parse_documents`` calls it once
     when everything is in. Pods and groups get their priority from their class here.
     """
     _check_duplicates(manifests)
+    _check_queue_parents(manifests)
     _resolve_priorities(manifests)
+
+
+def _parse_json_lines(text: str, file: str) -> Manifests:
+    """JSON Lines (``.jsonl``, one object per line, as ``berth trace convert`` writes large
+    workloads): each line is its own source, ``FILE:LINE``, so every problem names its line."""
+    result = Manifests()
+    for number, line in enumerate(text.split("\n"), 1):
+        if not line.strip():
+            continue
+        source = f"{file}:{number}"
+        try:
+            doc = json.loads(line)
+        except json.JSONDecodeError as exc:
+            message = f"invalid JSON at column {exc.colno}: {exc.msg} (expected an object per line)"
+            result.problems.append(Problem(source, "", "", "", message, "error"))
+            continue
+        _parse_object(doc, _Context(result, source, "-", "-", ""))
+    return result
 
 
 def _file_problem(file: str, message: str) -> Manifests:
     return Manifests(problems=[Problem(file, "", "", "", message, "error")])
-
-
-def _yaml_message(exc: yaml.MarkedYAMLError) -> str:
-    mark = exc.problem_mark or exc.context_mark
-    what = exc.problem or exc.context or "syntax error"
-    if mark is None:
-        return f"invalid YAML: {what}"
-    return f"invalid YAML at line {mark.line + 1}, column {mark.column + 1}: {what}"
 
 
 # -- per-document parsing -------------------------------------------------------------------------
@@ -708,6 +727,7 @@ def _convert_pod(doc: schema.PodDoc, ctx: _Context) -> None:
         submit_time=_float_annotation(annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
         or 0.0,
         duration=_float_annotation(annotations, DURATION_ANNOTATION, ctx, _above_zero),
+        preemptable=_preemptable(meta, ctx),
     )
     utilization = _float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, _fraction)
     if utilization is not None:
@@ -715,8 +735,47 @@ def _convert_pod(doc: schema.PodDoc, ctx: _Context) -> None:
     ctx.out._add(ctx.out.pods, pod, ctx.origin(explicit_priority=spec.priority is not None))
 
 
+#: What Go's strconv.ParseBool accepts, which is how Volcano reads boolean annotations.
+_GO_BOOLS = {
+    **dict.fromkeys(("1", "t", "T", "TRUE", "true", "True"), True),
+    **dict.fromkeys(("0", "f", "F", "FALSE", "false", "False"), False),
+}
+
+
+def _preemptable(meta: schema.ObjectMeta, ctx: _Context) -> bool:
+    """Volcano's ``volcano.sh/preemptable``: the annotation, else the label, else preemptable."""
+    for where, values in (("annotations", meta.annotations), ("labels", meta.labels)):
+        text = values.get(PREEMPTABLE_ANNOTATION)
+        if text is None:
+            continue
+        value = _GO_BOOLS.get(text.strip())
+        if value is None:
+            ctx.error(
+                f"metadata.{where}.{PREEMPTABLE_ANNOTATION}",
+                f'{schema.show(text)} is not a boolean (expected "true" or "false")',
+            )
+            return True
+        return value
+    return True
+
+
+def _check_sla(annotations: Mapping[str, str], ctx: _Context) -> None:
+    text = annotations.get(SLA_WAITING_TIME_ANNOTATION)
+    if text is None:
+        return
+    path = f"metadata.annotations.{SLA_WAITING_TIME_ANNOTATION}"
+    try:
+        seconds = parse_duration(text)
+    except DurationError:
+        ctx.error(path, f"{schema.show(text)} is not a duration (expected e.g. 30m, 1h, 1h30m)")
+        return
+    if seconds < 0:
+        ctx.error(path, f"must not be negative (got {text})")
+
+
 def _convert_pod_group(doc: schema.PodGroupDoc, ctx: _Context) -> None:
     meta, spec = doc.metadata, doc.spec
+    _check_sla(meta.annotations, ctx)
     group = PodGroup(
         name=meta.name,
         namespace=meta.namespace,
@@ -726,16 +785,32 @@ def _convert_pod_group(doc: schema.PodGroupDoc, ctx: _Context) -> None:
         priority_class_name=spec.priority_class_name,
         submit_time=_float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
         or 0.0,
+        annotations=dict(meta.annotations),
+        preemptable=_preemptable(meta, ctx),
     )
     ctx.out._add(ctx.out.groups, group, ctx.origin())
 
 
 def _convert_queue(doc: schema.QueueDoc, ctx: _Context) -> None:
+    spec = doc.spec
+    capability = _canonical(spec.capability)
+    guarantee = _canonical(spec.guarantee.resource)
+    for name, amount in guarantee.items():
+        if name in capability and amount > capability[name]:
+            ctx.warn(
+                f"spec.guarantee.resource.{name}",
+                f"{format_amount(name, amount)} exceeds spec.capability.{name} "
+                f"({format_amount(name, capability[name])}); only the capability can be used",
+            )
     queue = Queue(
         name=doc.metadata.name,
-        weight=doc.spec.weight,
-        capability=_canonical(doc.spec.capability),
-        state=doc.spec.state or doc.status.state or "Open",
+        weight=spec.weight,
+        capability=capability,
+        state=spec.state or doc.status.state or "Open",
+        guarantee=guarantee,
+        deserved=_canonical(spec.deserved),
+        reclaimable=spec.reclaimable,
+        parent=spec.parent or "",
     )
     ctx.out._add(ctx.out.queues, queue, ctx.origin())
 
@@ -792,6 +867,30 @@ def _check_duplicates(m: Manifests) -> None:
             where = "earlier in this file" if first_file[key] == file else f"in {first_file[key]}"
             message = f"duplicate {kind} {schema.show(key)} (also defined {where})"
             _report(m, obj, kind, "metadata.name", message)
+
+
+def _check_queue_parents(m: Manifests) -> None:
+    """Every parent must be a loaded queue (or Volcano's implicit root) and the parent links
+    must form a tree: a cycle would leave its queues without a top to take capacity from."""
+    parents = {q.name: q.parent for q in m.queues}
+    for queue in m.queues:
+        parent = queue.parent
+        if not parent or (parent == ROOT_QUEUE and ROOT_QUEUE not in parents):
+            continue
+        if parent not in parents:
+            message = (
+                f"no Queue named {schema.show(parent)} (expected a queue defined in the loaded "
+                f"files, or {ROOT_QUEUE})"
+            )
+            _report(m, queue, "Queue", "spec.parent", message)
+            continue
+        chain = [queue.name]
+        while parent in parents and parent not in chain:
+            chain.append(parent)
+            parent = parents[parent]
+        if parent == queue.name:
+            cycle = " → ".join([*chain, queue.name])
+            _report(m, queue, "Queue", "spec.parent", f"queues form a cycle: {cycle}")
 
 
 _UNKNOWN_CLASS = (

@@ -16,6 +16,8 @@ HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
+PREEMPTABLE_ANNOTATION = "volcano.sh/preemptable"
+SLA_WAITING_TIME_ANNOTATION = "sla-waiting-time"
 SUBMIT_TIME_ANNOTATION = "berth.io/submit-time"
 DURATION_ANNOTATION = "berth.io/duration"
 UTILIZATION_ANNOTATION = "berth.io/utilization"
@@ -201,6 +203,7 @@ class Pod:
     submit_time: float = 0.0
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
+    preemptable: bool = True  # False: never evicted by preempt or reclaim
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
@@ -229,6 +232,8 @@ class PodGroup:
     priority: int = 0
     submit_time: float = 0.0
     implicit: bool = False  # made by berth for a pod without a group
+    annotations: dict[str, str] = field(default_factory=dict)
+    preemptable: bool = True  # False: none of its pods is evicted by preempt or reclaim
     # runtime
     phase: GroupPhase = GroupPhase.PENDING
     start_time: float | None = None
@@ -243,8 +248,12 @@ class PodGroup:
 class Queue:
     name: str
     weight: int = 1
-    capability: dict[str, int] = field(default_factory=dict)  # empty: unlimited
+    capability: dict[str, int] = field(default_factory=dict)  # upper limit; unlisted: unlimited
     state: str = "Open"
+    guarantee: dict[str, int] = field(default_factory=dict)  # reserved for this queue alone
+    deserved: dict[str, int] = field(default_factory=dict)  # the capacity plugin's fair share
+    reclaimable: bool = True  # False: other queues never reclaim what this one holds
+    parent: str = ""  # empty (or "root" when no queue has that name): a top-level queue
 
 
 @dataclass(slots=True)

@@ -484,14 +484,21 @@ class PodGroupDoc(_Model):
 QueueState = Literal["Open", "Closed"]
 
 
+class QueueGuarantee(_Model):
+    resource: ResourceList = Field(default_factory=dict)
+
+
 class QueueSpec(_Model):
     weight: Annotated[StrictInt, Field(ge=1)] = 1
     capability: ResourceList = Field(default_factory=dict)
+    deserved: ResourceList = Field(default_factory=dict)
+    guarantee: QueueGuarantee = Field(default_factory=QueueGuarantee)
+    reclaimable: StrictBool = True
+    parent: Name | None = None
     state: QueueState | None = None
-    # Hierarchy and guarantees are planned; until then they must not make real queues noisy.
-    ignored = frozenset(
-        {"guarantee", "deserved", "reclaimable", "parent", "extendClusters", "affinity", "type"}
-    )
+    # Multi-cluster placement has no meaning in a single simulated cluster.
+    ignored = frozenset({"extendClusters", "affinity", "type"})
+    unsupported = frozenset({"priority"})
 
 
 class QueueStatus(_Model):

@@ -5,6 +5,9 @@ a list, ``tiers`` of ``plugins`` with ``name`` and ``arguments``), so an existin
 ``volcano-scheduler.conf`` loads unchanged. Volcano's umbrella plugins are expanded into berth's
 single-purpose ones (``predicates``, ``nodeorder``, ``binpack``); plugins berth does not have are
 reported by name and skipped.
+
+The default puts ``proportion`` in the first tier: it is what enforces a queue's ``capability``
+(and shares the cluster between queues by weight).
 """
 
 from __future__ import annotations
@@ -15,12 +18,13 @@ from typing import Any
 
 import yaml
 
+from berth.api.yaml_errors import yaml_error_message
 from berth.framework.search import SearchConfig
 
 DEFAULT_CONFIG: dict[str, Any] = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "gang"}]},
+        {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "proportion"}]},
         {
             "plugins": [
                 {"name": "resource-fit"},
@@ -35,9 +39,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
     ],
 }
 
-KNOWN_ACTIONS = ("enqueue", "allocate", "backfill")
+KNOWN_ACTIONS = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
 #: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
-LATER_ACTIONS = ("preempt", "reclaim", "shuffle")
+LATER_ACTIONS = ("shuffle",)
 
 _PREDICATE_FILTERS = (
     "resource-fit",
@@ -62,7 +66,17 @@ _ENABLE_FLAGS = {
     "joborder": "job_order",
     "taskorder": "task_order",
     "jobready": "job_ready",
+    "queueorder": "queue_order",
+    "overused": "overused",
+    "allocatable": "allocatable",
+    "preemptive": "preemptive",
+    "preemptable": "preemptable",
+    "reclaimable": "reclaimable",
+    "jobenqueued": "job_enqueueable",
 }
+#: Volcano plugin options that switch a behaviour on (off by default); they reach the plugin as
+#: arguments of the same name.
+_OPTION_FLAGS = ("enableHierarchy", "enableNamespaceOrder")
 
 
 class ConfigError(ValueError):
@@ -75,6 +89,8 @@ class PluginSpec:
     arguments: dict[str, Any] = field(default_factory=dict)
     #: Extension points switched off (Volcano's enableJobOrder: false and the like).
     disabled: frozenset[str] = frozenset()
+    #: Where the user wrote it and under which name, for error messages.
+    origin: str = ""
 
 
 @dataclass(slots=True)
@@ -100,11 +116,7 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
     try:
         raw = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark else ""
-        raise ConfigError(
-            f"{path}:{where} not valid YAML ({getattr(exc, 'problem', exc)})"
-        ) from exc
+        raise ConfigError(f"{path}: {yaml_error_message(exc, text)}") from exc
     # A Volcano ConfigMap keeps the configuration as a string under data.
     if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
         data = raw.get("data") or {}
@@ -114,10 +126,7 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
         try:
             raw = yaml.safe_load(inner)
         except yaml.YAMLError as exc:
-            raise ConfigError(
-                f"{path}: ConfigMap: data: the scheduler configuration is not valid YAML "
-                f"({getattr(exc, 'problem', exc)})"
-            ) from exc
+            raise ConfigError(f"{path}: ConfigMap: data: {yaml_error_message(exc, inner)}") from exc
     return parse_config(raw, str(path))
 
 
@@ -201,6 +210,9 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
         if not isinstance(arguments, dict):
             raise ConfigError(f"{source}: {at}.arguments: expected a mapping")
         disabled = _disabled_points(item)
+        for flag in _OPTION_FLAGS:
+            if flag in item:
+                arguments = {**arguments, flag: item[flag]}
         if name in REGISTRY:
             specs.append(PluginSpec(name, dict(arguments), disabled))
         elif name == "predicates":
@@ -273,6 +285,8 @@ def _parse_search(raw: Any, source: str) -> SearchConfig:
             if kind is not bool and (isinstance(value, bool) or not isinstance(value, int | float)):
                 raise ConfigError(f"{source}: search.{key}: expected a number (got {value!r})")
             setattr(config, attr, kind(value))
+    if config.min_feasible < 1:
+        raise ConfigError(f"{source}: search.minFeasibleNodes: expected >= 1")
     if not 0 <= config.percentage <= 100:
         raise ConfigError(f"{source}: search.percentageOfNodesToScore: expected 0..100")
     return config

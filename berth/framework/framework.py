@@ -20,21 +20,35 @@ class Framework:
         self.task_orders: list[Plugin] = []
         self.job_valids: list[Plugin] = []
         self.job_readies: list[Plugin] = []
+        self.queue_orders: list[Plugin] = []
+        self.overuseds: list[Plugin] = []
+        self.allocatables: list[Plugin] = []
+        self.preemptives: list[Plugin] = []
+        self.preemptables: list[Plugin] = []
+        self.reclaimables: list[Plugin] = []
+        self.enqueue_watchers: list[Plugin] = []
+        self.allocation_watchers: list[Plugin] = []
+        #: Admission votes per tier: a tier that admits decides before the tiers below it.
+        self.job_enqueueables: list[list[Plugin]] = []
         for tier in config.tiers:
+            self.job_enqueueables.append([])
             for spec in tier:
                 plugin = self._instantiate(REGISTRY[spec.name], spec)
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
+        self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     @staticmethod
     def _instantiate(cls: type[Plugin], spec: PluginSpec) -> Plugin:
+        where = f"{spec.origin}: " if spec.origin else ""
         try:
             return cls(spec.arguments)
-        except PluginArgumentError:
-            raise
         except (TypeError, ValueError) as exc:
-            raise PluginArgumentError(f"plugin {spec.name}: {exc}") from exc
+            detail = (
+                str(exc) if isinstance(exc, PluginArgumentError) else f"plugin {spec.name}: {exc}"
+            )
+            raise PluginArgumentError(where + detail) from exc
 
     def _register(self, plugin: Plugin, spec: PluginSpec) -> None:
         off = spec.disabled
@@ -48,6 +62,19 @@ class Framework:
             ("task_order", self.task_orders),
             ("job_valid", self.job_valids),
             ("job_ready", self.job_readies),
+            ("queue_order", self.queue_orders),
+            ("overused", self.overuseds),
+            ("allocatable", self.allocatables),
+            ("preemptive", self.preemptives),
+            ("preemptable", self.preemptables),
+            ("reclaimable", self.reclaimables),
+            ("job_enqueueable", self.job_enqueueables[-1]),
+            ("on_job_enqueued", self.enqueue_watchers),
         ):
-            if overrides(plugin, point) and point not in off:
+            if overrides(plugin, point) and point not in off and plugin.serves(point):
                 bucket.append(plugin)
+        if any(
+            overrides(plugin, point) and plugin.serves(point)
+            for point in ("on_allocate", "on_deallocate")
+        ):
+            self.allocation_watchers.append(plugin)

@@ -10,17 +10,19 @@ window and a patch of the rows that changed since a cached evaluation.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
 
 if TYPE_CHECKING:
-    from berth.api.objects import Pod
+    from berth.api.objects import Pod, Queue
     from berth.cluster.state import ClusterState
     from berth.framework.podclass import PodClass
     from berth.framework.session import JobInfo, Session
 
 Rows = slice | np.ndarray
+#: A plugin's say on admitting a job: True admits, a string refuses (and says why), None abstains.
+Vote = Literal[True] | str | None
 
 
 class PluginArgumentError(ValueError):
@@ -32,6 +34,9 @@ class Plugin:
     name: ClassVar[str] = ""
     #: Short reason shown in "0/N nodes: ..." explanations when this filter rejects a node.
     reason: ClassVar[str] = ""
+    #: A filter on free capacity, which evicting pods can satisfy; preemption looks for nodes
+    #: that pass every other filter.
+    checks_free_capacity: ClassVar[bool] = False
     #: Default weight of the score, overridable with the ``weight`` argument.
     default_weight: ClassVar[float] = 1.0
 
@@ -40,6 +45,19 @@ class Plugin:
         self.weight = self.float_arg("weight", self.default_weight)
 
     # -- argument helpers -------------------------------------------------------
+
+    def serves(self, point: str) -> bool:
+        """Whether this instance uses an extension point its class implements; arguments can
+        switch one off (drf orders queues only with ``enableHierarchy``)."""
+        return True
+
+    def bool_arg(self, key: str, default: bool) -> bool:
+        value = self.arguments.get(key, default)
+        if not isinstance(value, bool):
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument {key}: {value!r} is not true or false"
+            )
+        return value
 
     def float_arg(self, key: str, default: float) -> float:
         value = self.arguments.get(key, default)
@@ -96,6 +114,47 @@ class Plugin:
 
     def on_session_open(self, session: Session) -> None:
         """Per-cycle setup (e.g. computing shares)."""
+
+    # -- queues, admission and eviction -----------------------------------------
+    #
+    # Queue-level points take the Queue; resource amounts are vectors over the cluster's
+    # resource axis (they may be shorter than the axis: missing entries are zero).
+
+    def queue_order(self, queue: Queue) -> Any:
+        """Sort key; the queue with the smallest key is served next."""
+        raise NotImplementedError
+
+    def overused(self, queue: Queue) -> bool:
+        """True when the queue holds all it deserves and gets nothing more this cycle."""
+        raise NotImplementedError
+
+    def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
+        """None when the queue may take ``request`` more, else why not."""
+        raise NotImplementedError
+
+    def preemptive(self, queue: Queue, request: np.ndarray) -> bool:
+        """Whether the queue may take ``request`` back from other queues (reclaim)."""
+        raise NotImplementedError
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        raise NotImplementedError
+
+    def on_job_enqueued(self, job: JobInfo) -> None:
+        """The job was admitted this cycle; capacity promised to it is no longer free."""
+
+    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        """The candidates this plugin lets ``pod`` evict within its queue (order kept)."""
+        raise NotImplementedError
+
+    def reclaimable(self, reclaimer: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        """The candidates, from other queues, this plugin lets ``pod`` evict."""
+        raise NotImplementedError
+
+    def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
+        """A pod of ``job`` now holds ``request`` (placed, or an eviction undone)."""
+
+    def on_deallocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
+        """A pod of ``job`` no longer holds ``request`` (evicted, or a placement undone)."""
 
 
 def overrides(plugin: Plugin, method: str) -> bool:

@@ -19,7 +19,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, Eviction, JobInfo, Session, charge_queue
+from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
 
 class Scheduler:
@@ -38,7 +38,7 @@ class Scheduler:
         self.last_reasons: dict[str, str] = {}
         #: Pods the last session took off their nodes (already released from ClusterState).
         self.evictions: list[Eviction] = []
-        #: Resources held by bound pods, per queue (for capability).
+        #: Resources held by bound pods, per queue (for queue shares and capability).
         self.queue_allocated: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ inputs
@@ -79,6 +79,7 @@ class Scheduler:
                     pod.priority,
                     pod.submit_time,
                     implicit=True,
+                    annotations=dict(pod.annotations),
                 )
             )
         key = f"{pod.namespace}/{pod.group}"
@@ -90,21 +91,21 @@ class Scheduler:
                 )
             )
             job.placeholder = True
-        job.pending.append(pod)
+        job.add_pending(pod, self.state.request_vector(pod.requests))
         self.waiting[key] = job
         return job
 
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
-        job.pending.remove(pod)
+        request = self.state.request_vector(pod.requests)
+        job.remove_pending(pod, request)
         if not job.pending:
             self.waiting.pop(job.key, None)
-        request = self.state.request_vector(pod.requests)
         self.state.bind(pod, self.state.rows[node], request)
-        charge_queue(self.queue_allocated, job.queue, request, 1)
+        charge(self.queue_allocated, job, request, 1)
         pod.bound_node = node
-        job.active += 1
+        job.bound[pod.key] = pod
 
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
@@ -112,16 +113,8 @@ class Scheduler:
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
         job = self.jobs.get(f"{pod.namespace}/{pod.group}")
         if job is not None:
-            job.active -= 1
-            charge_queue(self.queue_allocated, job.queue, request, -1)
-
-    def withdraw(self, pod: Pod) -> None:
-        """A pending pod was deleted before it was placed."""
-        job = self.jobs.get(f"{pod.namespace}/{pod.group}")
-        if job is not None and pod in job.pending:
-            job.pending.remove(pod)
-            if not job.pending:
-                self.waiting.pop(job.key, None)
+            del job.bound[pod.key]
+            charge(self.queue_allocated, job, request, -1)
 
     # ------------------------------------------------------------------ cycles
 
@@ -140,11 +133,10 @@ class Scheduler:
             now,
             has_enqueue="enqueue" in self.config.actions,
             queue_allocated=self.queue_allocated,
+            all_jobs=self.jobs,
         )
         for action in self.actions:
             action.execute(session)
-        for bind in session.binds:
-            bind.pod.bound_node = bind.node
         for key in [k for k, job in self.waiting.items() if not job.pending]:
             del self.waiting[key]
         self.last_reasons = session.job_reasons

@@ -38,7 +38,7 @@ def sample_target(n: int, config: SearchConfig) -> int:
         percent = config.percentage
     else:
         percent = max(50.0 - n / 125.0, 5.0)
-    return min(n, max(config.min_feasible, int(n * percent / 100)))
+    return min(n, max(1, config.min_feasible, int(n * percent / 100)))
 
 
 class NodeSearch:

@@ -1,18 +1,27 @@
 """One scheduling cycle: a snapshot of jobs, the actions run in order, a Statement per job.
 
-Actions place tasks through a Statement so that a job which cannot become ready (a gang short of
-minMember) is rolled back whole; only committed placements become bind decisions.
+Actions place tasks and evict pods through a Statement so that a job which cannot become ready
+(a gang short of minMember) is rolled back whole, evictions made for it included; only
+committed operations become bind and eviction decisions.
+
+Answers from several plugins are combined the way Volcano combines them: orderings compare key
+by key in tier order (the first plugin that tells two items apart decides), a refusal from any
+plugin refuses (overused, allocatable, preemptive), and victims must be allowed by every plugin
+that has a say.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from berth.api.objects import Pod, PodGroup, Queue
+from berth.api.objects import GroupPhase, Pod, PodGroup, Queue
 from berth.cluster.state import ClusterState
+from berth.framework.plugin import Vote
+from berth.framework.queues import QueueTree
 
 if TYPE_CHECKING:
     from berth.framework.framework import Framework
@@ -20,13 +29,32 @@ if TYPE_CHECKING:
     from berth.framework.search import NodeSearch
 
 
+def _added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
+    """``vector`` plus (sign=1) or minus (sign=-1) ``request``, grown to fit it (in place
+    when it is long enough: this runs for every placement)."""
+    width = len(request)
+    if len(vector) < width:
+        grown = np.zeros(width, dtype=np.int64)
+        grown[: len(vector)] = vector
+        vector = grown
+    if sign > 0:
+        vector[:width] += request
+    else:
+        vector[:width] -= request
+    return vector
+
+
 @dataclass(slots=True)
 class JobInfo:
     group: PodGroup
     pending: list[Pod] = field(default_factory=list)
-    active: int = 0  # pods bound or running
+    bound: dict[str, Pod] = field(default_factory=dict)  # on nodes (committed), by pod key
     allocated: int = 0  # placed by the open statement, not yet committed
     placeholder: bool = False  # pods name this group but the PodGroup has not arrived
+    #: Resources of the bound pods and of the open statement's placements (drf's share).
+    held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Resources the pending pods request (what proportion counts as the job's demand).
+    asking: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
 
     @property
     def key(self) -> str:
@@ -36,18 +64,29 @@ class JobInfo:
     def queue(self) -> str:
         return self.group.queue
 
+    @property
+    def active(self) -> int:
+        """Pods bound or running."""
+        return len(self.bound)
 
-def charge_queue(
-    queue_allocated: dict[str, np.ndarray], queue: str, request: np.ndarray, sign: int
+    def add_pending(self, pod: Pod, request: np.ndarray) -> None:
+        self.pending.append(pod)
+        self.asking = _added(self.asking, request, 1)
+
+    def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
+        # By identity: two pods with equal fields are still two pods.
+        self.pending = [p for p in self.pending if p is not pod]
+        self.asking = _added(self.asking, request, -1)
+
+
+def charge(
+    queue_allocated: dict[str, np.ndarray], job: JobInfo, request: np.ndarray, sign: int
 ) -> None:
-    """Add (sign=1) or remove (sign=-1) a pod's request from its queue's running total."""
-    held = queue_allocated.get(queue)
-    if held is None or len(held) < len(request):
-        grown = np.zeros(len(request), dtype=np.int64)
-        if held is not None:
-            grown[: len(held)] = held
-        held = queue_allocated[queue] = grown
-    held[: len(request)] += sign * request
+    """Add (sign=1) or remove (sign=-1) a pod's request from its job's and its queue's
+    running totals."""
+    held = queue_allocated.get(job.queue, np.zeros(0, dtype=np.int64))
+    queue_allocated[job.queue] = _added(held, request, sign)
+    job.held = _added(job.held, request, sign)
 
 
 @dataclass(slots=True)
@@ -63,61 +102,85 @@ class Eviction:
     reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
 
 
+@dataclass(slots=True)
+class _Operation:
+    job: JobInfo
+    pod: Pod
+    row: int
+    request: np.ndarray
+    reason: str | None  # None: a placement; else an eviction and why
+
+
 class Statement:
-    """Tentative placements: applied to ClusterState at once (later tasks see them), undone on
-    discard, turned into bind decisions on commit."""
+    """Tentative placements and evictions: applied to ClusterState at once (later operations
+    see them), undone on discard, turned into bind and eviction decisions on commit."""
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.ops: list[tuple[JobInfo, Pod, int, np.ndarray]] = []
-        self.evictions: list[tuple[JobInfo, Pod, int, np.ndarray, str]] = []
+        self.journal: list[_Operation] = []
+
+    @property
+    def has_placements(self) -> bool:
+        return any(op.reason is None for op in self.journal)
+
+    def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
+        session = self.session
+        session.state.bind(pod, row, cls.request)
+        job.allocated += 1
+        session.charge(job, pod, cls.request, 1)
+        self.journal.append(_Operation(job, pod, row, cls.request, None))
 
     def evict(self, job: JobInfo, pod: Pod, reason: str) -> None:
-        """Take a bound pod off its node for this statement's placements; its resources are
-        free at once for the tasks placed after it. Undone by ``discard``."""
+        """Take a bound pod off its node; its resources are free at once for the operations
+        after it. Undone by ``discard``."""
         session = self.session
         row = session.state.rows[pod.bound_node]
         request = session.state.request_vector(pod.requests)
         session.state.unbind(pod, row, request)
-        session.charge_queue(job.queue, request, -1)
-        job.active -= 1
-        self.evictions.append((job, pod, row, request, reason))
+        del job.bound[pod.key]
+        session.charge(job, pod, request, -1)
+        self.journal.append(_Operation(job, pod, row, request, reason))
 
-    def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
-        self.session.state.bind(pod, row, cls.request)
-        self.session.charge_queue(job.queue, cls.request, 1)
-        job.allocated += 1
-        self.ops.append((job, pod, row, cls.request))
+    def savepoint(self) -> int:
+        return len(self.journal)
+
+    def rollback(self, savepoint: int) -> None:
+        """Undo the operations after ``savepoint``, newest first."""
+        session = self.session
+        while len(self.journal) > savepoint:
+            op = self.journal.pop()
+            if op.reason is None:
+                session.state.unbind(op.pod, op.row, op.request)
+                op.job.allocated -= 1
+                session.charge(op.job, op.pod, op.request, -1)
+            else:
+                session.state.bind(op.pod, op.row, op.request)
+                op.job.bound[op.pod.key] = op.pod
+                session.charge(op.job, op.pod, op.request, 1)
 
     def discard(self) -> None:
-        session = self.session
-        for job, pod, row, request in reversed(self.ops):
-            session.state.unbind(pod, row, request)
-            session.charge_queue(job.queue, request, -1)
-            job.allocated -= 1
-        for job, pod, row, request, _ in reversed(self.evictions):
-            session.state.bind(pod, row, request)
-            session.charge_queue(job.queue, request, 1)
-            job.active += 1
-        self.ops.clear()
-        self.evictions.clear()
+        self.rollback(0)
 
     def commit(self) -> None:
         session = self.session
         placed: dict[str, set[int]] = {}
-        for job, pod, row, _ in self.ops:
-            job.allocated -= 1
-            job.active += 1
-            placed.setdefault(job.key, set()).add(id(pod))
-            session.binds.append(Bind(pod, session.state.names[row]))
-        for job, *_ in self.ops:
-            gone = placed.pop(job.key, None)
+        for op in self.journal:
+            node = session.state.names[op.row]
+            if op.reason is not None:
+                session.evictions.append(Eviction(op.pod, node, op.reason))
+                continue
+            op.job.allocated -= 1
+            op.job.asking = _added(op.job.asking, op.request, -1)
+            op.job.bound[op.pod.key] = op.pod
+            op.pod.bound_node = node
+            session.bound_this_cycle.add(op.pod.key)
+            placed.setdefault(op.job.key, set()).add(id(op.pod))
+            session.binds.append(Bind(op.pod, node))
+        for op in self.journal:
+            gone = placed.pop(op.job.key, None)
             if gone:
-                job.pending = [p for p in job.pending if id(p) not in gone]
-        for _, pod, row, _, reason in self.evictions:
-            session.evictions.append(Eviction(pod, session.state.names[row], reason))
-        self.ops.clear()
-        self.evictions.clear()
+                op.job.pending = [p for p in op.job.pending if id(p) not in gone]
+        self.journal.clear()
 
 
 class Session:
@@ -131,19 +194,25 @@ class Session:
         now: float,
         has_enqueue: bool = True,
         queue_allocated: dict[str, np.ndarray] | None = None,
+        all_jobs: dict[str, JobInfo] | None = None,
     ) -> None:
         self.state = state
         self.framework = framework
         self.search = search
+        #: Jobs with pending pods, in arrival order.
         self.jobs = jobs
+        #: Every job the scheduler knows, running ones included (where victims come from).
+        self.all_jobs = all_jobs if all_jobs is not None else jobs
         self.queues = queues
+        self.tree = QueueTree(queues)
         self.now = now
         self.framework_has_enqueue = has_enqueue
         #: Resources held by each queue's bound pods (shared with the Scheduler, kept current).
         self.queue_allocated = queue_allocated if queue_allocated is not None else {}
-        self._capability: dict[str, np.ndarray] = {}
         self.binds: list[Bind] = []
         self.evictions: list[Eviction] = []
+        #: Keys of the pods bound by this session; they are not running yet, so never victims.
+        self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, str] = {}
         for plugin in framework.plugins:
@@ -151,6 +220,33 @@ class Session:
 
     def statement(self) -> Statement:
         return Statement(self)
+
+    @property
+    def total(self) -> np.ndarray:
+        """Allocatable summed over every node, cordoned ones included: the capacity queues and
+        jobs take shares of (their bound pods count wherever they run)."""
+        state = self.state
+        return state.allocatable[: state.n].sum(axis=0)
+
+    def job_of(self, pod: Pod) -> JobInfo | None:
+        return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
+
+    def promised(self) -> list[JobInfo]:
+        """Admitted jobs that have not reached minMember yet: their minResources are spoken
+        for even though their pods are not placed."""
+        return [
+            job
+            for job in self.jobs.values()
+            if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
+        ]
+
+    def charge(self, job: JobInfo, pod: Pod, request: np.ndarray, sign: int) -> None:
+        charge(self.queue_allocated, job, request, sign)
+        for plugin in self.framework.allocation_watchers:
+            if sign > 0:
+                plugin.on_allocate(job, pod, request)
+            else:
+                plugin.on_deallocate(job, pod, request)
 
     # -- orderings and checks, combined over the plugins in tier order ----------------
 
@@ -161,6 +257,12 @@ class Session:
     def task_order_key(self, pod: Pod) -> tuple:
         keys = tuple(p.task_order(pod) for p in self.framework.task_orders)
         return keys + (pod.submit_time, pod.name)
+
+    def queue_order_key(self, name: str, served: int) -> tuple:
+        """Which queue goes next: the queue-order plugins' keys, then (and without any plugin,
+        only) the queue served least often so far this cycle: round robin among equals."""
+        queue = self.queues[name]
+        return tuple(p.queue_order(queue) for p in self.framework.queue_orders) + (served, name)
 
     def job_valid(self, job: JobInfo) -> str | None:
         for plugin in self.framework.job_valids:
@@ -177,27 +279,74 @@ class Session:
             return f"queue {job.queue} not found"
         if queue.state != "Open":
             return f"queue {job.queue} is {queue.state.lower()}"
+        if not self.tree.is_leaf(job.queue):
+            return f"queue {job.queue} is not a leaf queue"
         return None
 
-    def charge_queue(self, queue: str, request: np.ndarray, sign: int) -> None:
-        charge_queue(self.queue_allocated, queue, request, sign)
+    # The queue-level checks below are asked only for jobs that passed ``queue_problem``.
 
-    def queue_overflow(self, job: JobInfo, request: np.ndarray) -> str | None:
-        """Why placing ``request`` would take the job's queue past its capability, or None."""
-        queue = self.queues.get(job.queue)
-        if queue is None or not queue.capability:
-            return None
-        cap = self._capability.get(queue.name)
-        if cap is None:
-            cap = self._capability[queue.name] = self.state.request_vector(queue.capability)
-        held = self.queue_allocated.get(queue.name, np.zeros(0, dtype=np.int64))
-        for name in queue.capability:
-            col = self.state.axis.index(name)
-            used = held[col] if col < len(held) else 0
-            need = request[col] if col < len(request) else 0
-            if need and used + need > cap[col]:
-                return f"queue {queue.name} at capability ({name})"
+    def overused(self, name: str) -> bool:
+        queue = self.queues[name]
+        return any(p.overused(queue) for p in self.framework.overuseds)
+
+    def allocatable(self, job: JobInfo, request: np.ndarray) -> str | None:
+        """Why the job's queue may not take ``request`` more, or None."""
+        queue = self.queues[job.queue]
+        for plugin in self.framework.allocatables:
+            reason = plugin.allocatable(queue, request)
+            if reason:
+                return reason
         return None
+
+    def preemptive(self, job: JobInfo, request: np.ndarray) -> bool:
+        queue = self.queues[job.queue]
+        return all(p.preemptive(queue, request) for p in self.framework.preemptives)
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        """Volcano's vote, tier by tier: a refusal refuses, and a tier in which some plugin
+        admits decides (the tiers below are not asked); None when every plugin abstained."""
+        for tier in self.framework.job_enqueueables:
+            admitted = False
+            for plugin in tier:
+                vote = plugin.job_enqueueable(job)
+                if isinstance(vote, str):
+                    return vote
+                admitted = admitted or vote is True
+            if admitted:
+                return True
+        return None
+
+    def job_enqueued(self, job: JobInfo) -> None:
+        for plugin in self.framework.enqueue_watchers:
+            plugin.on_job_enqueued(job)
+
+    def preemptable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        """Victims every preemptable plugin allows; without any such plugin, all candidates
+        (the preempt action already keeps to lower-priority jobs of the same queue)."""
+        judges = [p.preemptable for p in self.framework.preemptables]
+        return _allowed(judges, job, pod, candidates)
+
+    def reclaimable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        """Victims every reclaimable plugin allows; without any such plugin, none: only a
+        queue-share plugin can tell that another queue holds more than its share."""
+        if not self.framework.reclaimables:
+            return []
+        return _allowed([p.reclaimable for p in self.framework.reclaimables], job, pod, candidates)
 
     def job_ready(self, job: JobInfo) -> bool:
         return all(p.job_ready(job) for p in self.framework.job_readies)
+
+
+Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]
+
+
+def _allowed(judges: Sequence[Judge], job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+    """The candidates every judge lets go, in their original order; each judge sees only what
+    the ones before it allowed, so running totals (drf) count only real victims."""
+    allowed = candidates
+    for judge in judges:
+        if not allowed:
+            break
+        keep = {id(p) for p in judge(job, pod, allowed)}
+        allowed = [p for p in allowed if id(p) in keep]
+    return allowed

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 from berth.framework.plugin import Plugin
 from berth.plugins.balanced_allocation import BalancedAllocation
+from berth.plugins.capacity import Capacity
+from berth.plugins.conformance import Conformance
+from berth.plugins.drf import Drf
 from berth.plugins.gang import Gang
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
+from berth.plugins.proportion import Proportion
 from berth.plugins.resource_fit import ResourceFit
+from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
 from berth.plugins.topology_spread import TopologySpread
 
@@ -27,5 +33,11 @@ REGISTRY: dict[str, type[Plugin]] = {
         BalancedAllocation,
         Priority,
         Gang,
+        Drf,
+        Proportion,
+        Capacity,
+        Conformance,
+        Overcommit,
+        Sla,
     )
 }

@@ -12,6 +12,7 @@ from berth.framework.podclass import PodClass
 class ResourceFit(Plugin):
     name = "resource-fit"
     reason = "insufficient resources"
+    checks_free_capacity = True
 
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         free = state.free

@@ -15,7 +15,7 @@ from berth.report.plots import PLOT_FILES, write_plots
 #: Enough pending pods to spot a pattern (one namespace, one job) without a megabyte page.
 PENDING_ROWS = 50
 
-_STYLE = """
+STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
 h1, h2 { font-weight: 600; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -163,7 +163,7 @@ def render_html(
     return (
         "<!DOCTYPE html>\n"
         f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-        f"<style>{_STYLE}</style></head>\n<body><h1>{escape(title)}</h1>\n"
+        f"<style>{STYLE}</style></head>\n<body><h1>{escape(title)}</h1>\n"
         + "\n".join(section for section in sections if section)
         + "\n</body></html>\n"
     )

@@ -133,32 +133,68 @@ def plot_pending(series: TimeSeries, path: Path) -> Path:
 
 def plot_cdf(values: np.ndarray, title: str, xlabel: str, path: Path) -> Path:
     """Empirical CDF of durations in seconds, on a log axis when they span orders of magnitude."""
+    return plot_cdfs([("", values)], title, xlabel, path)
+
+
+def plot_cdfs(named: list[tuple[str, np.ndarray]], title: str, xlabel: str, path: Path) -> Path:
+    """Several empirical CDFs on one axis (one per label; an empty label draws no legend)."""
     figure, axes = _new_figure(title)
-    data = np.sort(np.asarray(values, dtype=np.float64))
-    if data.size == 0:
+    datasets = [(label, np.sort(np.asarray(v, dtype=np.float64))) for label, v in named]
+    datasets = [(label, data) for label, data in datasets if data.size]
+    if not datasets:
         _no_data(axes)
         return _save(figure, path)
-    fractions = np.arange(1, data.size + 1) / data.size
-    positive = data[data > 0]
+    everything = np.concatenate([data for _, data in datasets])
+    positive = everything[everything > 0]
     wide = positive.size > 0 and positive.max() >= _LOG_RANGE * max(positive.min(), 1.0)
     if wide:
         # symlog rather than log: zero delays (jobs that started at once) stay on the plot.
         axes.set_xscale("symlog", linthresh=1.0)
         axes.xaxis.set_major_locator(FixedLocator([0.0, *_NICE_DURATIONS]))
         # End on a labelled tick so the longest delay can be read off the axis.
-        right = min((t for t in _NICE_DURATIONS if t >= data.max()), default=data.max())
+        top = everything.max()
+        right = min((t for t in _NICE_DURATIONS if t >= top), default=top)
         axes.set_xlim(0.0, right)
         axes.xaxis.set_minor_locator(NullLocator())
         axes.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: format_duration(x)))
         axes.set_xlabel(f"{xlabel} (log scale)")
-        x = data
+        scale = 1.0
     else:
-        scale, unit = time_unit(float(data.max()))
+        scale, unit = time_unit(float(everything.max()))
         axes.set_xlabel(f"{xlabel} ({unit})")
+    for label, data in datasets:
         x = data / scale
-    axes.step(np.concatenate([[x[0]], x]), np.concatenate([[0.0], fractions]), where="post")
+        fractions = np.arange(1, data.size + 1) / data.size
+        axes.step(
+            np.concatenate([[x[0]], x]),
+            np.concatenate([[0.0], fractions]),
+            where="post",
+            label=label or None,
+        )
+    if any(label for label, _ in datasets):
+        axes.legend(loc="lower right")
     axes.set_ylabel("fraction of jobs")
     axes.set_ylim(0, 1.02)
+    return _save(figure, path)
+
+
+def plot_fraction_overlay(
+    named: list[tuple[str, np.ndarray, np.ndarray]], title: str, ylabel: str, path: Path
+) -> Path:
+    """Several (times, fractions) step curves on one time axis."""
+    figure, axes = _new_figure(title)
+    named = [(label, t, f) for label, t, f in named if len(t)]
+    if not named:
+        _no_data(axes)
+        return _save(figure, path)
+    span = max(float(t[-1]) for _, t, _ in named)
+    scale, unit = time_unit(span)
+    for label, times, fractions in named:
+        axes.step(times / scale, fractions, where="post", label=label)
+    axes.set_xlabel(f"simulated time ({unit})")
+    axes.set_ylabel(ylabel)
+    axes.set_ylim(0, 1.02)
+    axes.legend(loc="best")
     return _save(figure, path)
 
 

@@ -30,7 +30,9 @@ class SimConfigError(ValueError):
 @dataclass(slots=True)
 class SimConfig:
     start_latency: float = 1.0  # seconds from bind to container start
-    sample_interval: float = 60.0  # seconds between time-series samples
+    #: Seconds between time-series samples; None: 60 s, stretched so a long trace yields
+    #: about MAX_SAMPLES samples rather than one a minute for months.
+    sample_interval: float | None = None
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], source: str) -> SimConfig:
@@ -43,9 +45,22 @@ class SimConfig:
                         f"{source}: simulation.{key}: expected seconds >= 0 (got {value!r})"
                     )
                 setattr(config, attr, float(value))
-        if config.sample_interval <= 0:
+        if config.sample_interval is not None and config.sample_interval <= 0:
             raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
         return config
+
+
+MIN_SAMPLE_INTERVAL = 60.0
+MAX_SAMPLES = 5000
+
+
+def sample_interval(pods: list[Pod], until: float | None) -> float:
+    """60 s, or longer when the run's expected horizon (``until``, else the latest submit time
+    plus duration) would otherwise give more than MAX_SAMPLES samples."""
+    horizon = until
+    if horizon is None:
+        horizon = max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
+    return max(MIN_SAMPLE_INTERVAL, horizon / MAX_SAMPLES)
 
 
 class Ev(IntEnum):
@@ -93,6 +108,7 @@ class Simulation:
         self.sim = sim_config or SimConfig()
         self.seed = seed
         self.until = until
+        self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
         for node in manifests.nodes:
             self.scheduler.add_node(node)
@@ -147,21 +163,23 @@ class Simulation:
         }
         heap = self._heap
         until = self.until
+        last_event = 0.0
         while heap:
             at, kind, _, payload = heap[0]
             if until is not None and at > until:
                 break
+            if kind == Ev.SAMPLE and not self._live and until is None:
+                break  # nothing left but samples: the run ended with its last event
             heapq.heappop(heap)
             self.now = at
             if kind != Ev.SAMPLE:
                 self._live -= 1
-            elif not self._live and until is None:
-                break  # nothing left but samples: the run is over
+                last_event = at
             self.events += 1
             handlers[Ev(kind)](payload)
             if progress is not None and self.events % 2048 == 0:
                 progress(self.now)
-        end = until if until is not None else self.now
+        end = until if until is not None else last_event
         self.now = end
         self._sample()
         reasons = {
@@ -265,7 +283,7 @@ class Simulation:
 
     def _on_sample(self, _: Any) -> None:
         self._sample()
-        self._push(self.now + self.sim.sample_interval, Ev.SAMPLE)
+        self._push(self.now + self.sample_every, Ev.SAMPLE)
 
     def _sample(self) -> None:
         state = self.scheduler.state

@@ -1,25 +1,51 @@
-"""What ``berth simulate`` does, as functions the CLI, tests and later comparisons share:
-load and validate every input before anything runs, simulate, write the output directory."""
+"""What ``berth simulate`` does, as functions the CLI, ``berth compare`` and tests share: load
+and validate every input before anything runs, simulate, write the output directory."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.api.manifest import ManifestError, Manifests, cross_check, load_files, parse_documents
+from berth.api.manifest import (
+    ManifestError,
+    Manifests,
+    cross_check,
+    load_files,
+    parse_documents,
+)
 from berth.framework.config import SchedulerConfig, load_config
 from berth.framework.framework import Framework
 from berth.metrics.summary import summarize, write_summary
 from berth.metrics.tables import write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimConfig, SimResult, Simulation
-from berth.traces.synthetic import builtin_documents
+from berth.traces.synthetic import DAY, builtin_documents
 
 
 class InputError(ValueError):
     """Inputs that are individually valid but cannot make a run (e.g. no nodes)."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """Where a run's cluster and workload come from. Paths only, so it is cheap to hand to a
+    worker process, which loads the inputs itself."""
+
+    cluster: str | None = None
+    workloads: tuple[str, ...] = ()
+    trace: str | None = None
+    trace_format: str | None = None
+    cluster_from_trace: bool = False
+    queues: str | None = None  # trace jobs → queues rule (see docs/traces.md)
+    on_bad_row: str = "fail"
+    seed: int = 0
+    until: float | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.cluster is None and not self.workloads and self.trace is None
 
 
 @dataclass
@@ -27,44 +53,63 @@ class Inputs:
     manifests: Manifests
     config: SchedulerConfig
     sim_config: SimConfig
-    builtin: bool
+    label: str
+    until: float | None
+    warnings: list[str]  # unknown fields, configuration plugins berth lacks, skipped rows
+    notes: list[str]  # how the inputs were read (e.g. how a cluster was sized)
 
 
 def load_inputs(
-    cluster: str | Path | None,
-    workloads: Sequence[str | Path],
-    config_path: str | Path | None,
-    seed: int,
+    spec: InputSpec, config_path: str | Path | None, check_only: bool = False
 ) -> Inputs:
     """Everything a run needs, validated. Raises ManifestError (all problems at once),
-    ConfigError or InputError before any simulation state exists."""
+    ConfigError, PluginArgumentError or InputError before any simulation state exists."""
     config = load_config(config_path)
     Framework(config)  # plugin arguments are checked here, before any input is read
     sim_config = SimConfig.from_raw(config.simulation, config.source)
-    builtin = cluster is None and not workloads
-    if builtin:
-        cluster_docs, workload_docs = builtin_documents(seed)
+    warnings = list(config.warnings)
+    notes: list[str] = []
+    until = spec.until
+    if spec.builtin:
+        cluster_docs, workload_docs = builtin_documents(spec.seed)
         manifests = parse_documents(cluster_docs + workload_docs, "<builtin>")
         cross_check(manifests)
+        label = "built-in scenario"
+        if until is None:
+            until = DAY  # its services never finish; one simulated day is the scenario
+    elif spec.trace is not None:
+        from berth.sim.trace_input import trace_manifests
+
+        manifests, trace_warnings, notes = trace_manifests(spec)
+        warnings += trace_warnings
+        label = spec.trace
     else:
-        if cluster is None:
+        if spec.cluster is None:
             raise InputError("--cluster is required when --workload is given")
-        manifests = load_files([cluster, *workloads])
+        manifests = load_files([spec.cluster, *spec.workloads])
+        label = spec.cluster
     if manifests.errors:
         raise ManifestError(manifests.errors)
     if not manifests.nodes:
-        raise InputError(f"{cluster}: no Node or NodePool objects: nothing to schedule on")
-    return Inputs(manifests, config, sim_config, builtin)
+        raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
+    warnings = [str(w) for w in manifests.warnings] + warnings
+    if check_only:
+        manifests = Manifests()
+    return Inputs(manifests, config, sim_config, label, until, warnings, notes)
 
 
 def simulate(
     inputs: Inputs,
     seed: int,
-    until: float | None,
+    until: float | None = None,
     progress: Callable[[float], None] | None = None,
 ) -> SimResult:
     simulation = Simulation(
-        inputs.manifests, inputs.config, seed=seed, until=until, sim_config=inputs.sim_config
+        inputs.manifests,
+        inputs.config,
+        seed=seed,
+        until=inputs.until if until is None else until,
+        sim_config=inputs.sim_config,
     )
     return simulation.run(progress)
 

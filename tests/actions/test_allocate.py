@@ -163,3 +163,15 @@ def test_a_gang_over_capability_binds_nothing():
     s.add_group(PodGroup("g", min_member=3, queue="q"))
     assert run(s, [pod(f"g{i}", group="g") for i in range(3)]) == {}
     assert s.queue_allocated["q"].sum() == 0
+
+
+@pytest.mark.parametrize("cfg", [WITH_ENQUEUE, WITHOUT_ENQUEUE], ids=["proportion", "round robin"])
+def test_a_queue_whose_job_cannot_fit_does_not_block_the_others(cfg):
+    # "big" goes first (equal shares, then by name) but its gang needs more than the node;
+    # with proportion its demand still counts, so "small" deserves half the node: both pods.
+    s = scheduler([node("n", cpu=4000)], cfg, queues=[Queue("big"), Queue("small")],
+                  groups=[PodGroup("gang", min_member=5, queue="big")])
+    gang = [pod(f"gang-{i}", cpu=1000, group="gang") for i in range(5)]
+    small = [pod(f"s{i}", cpu=1000, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "small"})
+             for i in range(2)]
+    assert run(s, gang + small) == {"s0": "n", "s1": "n"}

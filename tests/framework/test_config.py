@@ -38,7 +38,7 @@ def test_default_config():
     cfg = load_config(None)
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
     assert [[p.name for p in tier] for tier in cfg.tiers] == [
-        ["priority", "gang"],
+        ["priority", "gang", "proportion"],
         ["resource-fit", "node-affinity", "taint-toleration", "pod-affinity", "topology-spread",
          "least-allocated", "balanced-allocation"],
     ]
@@ -54,17 +54,23 @@ def test_default_config():
     assert names(fw.task_orders) == ["priority"]
     assert names(fw.job_valids) == ["gang"]
     assert names(fw.job_readies) == ["gang"]
+    # proportion enforces queue capability by default
+    assert names(fw.queue_orders) == names(fw.overuseds) == ["proportion"]
+    assert names(fw.allocatables) == names(fw.reclaimables) == ["proportion"]
+    assert [names(tier) for tier in fw.job_enqueueables] == [["proportion"]]
+    assert names(fw.allocation_watchers) == names(fw.enqueue_watchers) == ["proportion"]
+    assert fw.preemptables == [] and fw.preemptives == []
 
 
-def test_volcano_config_loads_with_warnings():
+def test_volcano_config_loads_without_warnings():
     cfg = parse_config(yaml.safe_load(VOLCANO), "volcano-scheduler.conf")
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
-    skipped = {"conformance", "drf", "proportion"}
-    assert len(cfg.warnings) == 3
-    for name in skipped:
-        assert any(f"plugin {name} is not available" in w for w in cfg.warnings), name
-    assert all(w.startswith("volcano-scheduler.conf: tiers[") for w in cfg.warnings)
+    assert cfg.warnings == []
     fw = Framework(cfg)
+    assert names(fw.job_orders) == ["priority", "gang", "drf"]
+    assert names(fw.preemptables) == ["conformance", "drf"]
+    assert names(fw.reclaimables) == ["conformance", "proportion"]
+    assert names(fw.queue_orders) == ["proportion"]  # drf orders queues only with a hierarchy
     assert set(names(fw.filters)) == {"resource-fit", "node-affinity", "taint-toleration",
                                       "pod-affinity", "topology-spread"}
     # nodeorder's defaults (mostrequested weight 0 is dropped) and binpack's most-allocated
@@ -85,8 +91,8 @@ def test_configmap_wrapped_config_loads(tmp_path):
     cfg = load_config(path)
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
     assert cfg.source == str(path)
-    assert len(cfg.warnings) == 3
-    assert all(w.startswith(str(path)) for w in cfg.warnings)
+    assert cfg.warnings == []
+    assert [p.name for p in cfg.tiers[0]] == ["priority", "gang", "conformance"]
 
 
 def test_plain_file_loads(tmp_path):
@@ -106,7 +112,7 @@ def test_empty_file_gives_the_default(tmp_path):
 
 FILE_ERRORS = {
     "missing file": (None, "cannot read"),
-    "invalid yaml": ("actions: [enqueue\n", "not valid YAML"),
+    "invalid yaml": ("actions: [enqueue\n", "invalid YAML at line 2, column 1"),
     "ConfigMap without a string": ("kind: ConfigMap\ndata:\n  conf: {actions: x}\n",
                                    "ConfigMap: data: expected one scheduler configuration"),
     "ConfigMap without data": ("kind: ConfigMap\n", "ConfigMap: data"),
@@ -127,16 +133,16 @@ def test_file_errors(tmp_path, text, message):
 def test_configmap_with_invalid_embedded_yaml(tmp_path):
     path = tmp_path / "cm.yaml"
     path.write_text("kind: ConfigMap\ndata:\n  volcano-scheduler.conf: |\n    actions: [enqueue\n")
-    with pytest.raises(ConfigError, match="not valid YAML"):
+    with pytest.raises(ConfigError, match="ConfigMap: data: invalid YAML at line"):
         load_config(path)
 
 
 ACTION_CASES = {
     "string": ("enqueue, allocate, backfill", ["enqueue", "allocate", "backfill"], []),
     "list": (["allocate", "backfill"], ["allocate", "backfill"], []),
-    "preempt and reclaim warn": (
-        "enqueue, allocate, preempt, reclaim, backfill", ["enqueue", "allocate", "backfill"],
-        ["preempt", "reclaim"]),
+    "preempt and reclaim": (
+        "enqueue, allocate, preempt, reclaim, backfill",
+        ["enqueue", "allocate", "preempt", "reclaim", "backfill"], []),
     "shuffle warns": ("allocate, shuffle", ["allocate"], ["shuffle"]),
 }
 
@@ -245,6 +251,51 @@ def test_job_order_switch():
     assert names(fw.task_orders) == ["priority"]
 
 
+QUEUE_SWITCH_CASES = {
+    "drf alone: job order and preemption": (
+        {"name": "drf"}, {"job_orders": ["drf"], "preemptables": ["drf"], "queue_orders": [],
+                          "allocation_watchers": []}),
+    "drf enablePreemptable false": (
+        {"name": "drf", "enablePreemptable": False}, {"preemptables": []}),
+    "drf enableHierarchy orders queues": (
+        {"name": "drf", "enableHierarchy": True},
+        {"queue_orders": ["drf"], "allocation_watchers": ["drf"]}),
+    "drf enableNamespaceOrder keeps namespace totals": (
+        {"name": "drf", "enableNamespaceOrder": True}, {"allocation_watchers": ["drf"]}),
+    "proportion enableQueueOrder and enableReclaimable false": (
+        {"name": "proportion", "enableQueueOrder": False, "enableReclaimable": False},
+        {"queue_orders": [], "reclaimables": [], "overuseds": ["proportion"]}),
+    "proportion enabledOverused and enabledAllocatable false": (
+        {"name": "proportion", "enabledOverused": False, "enabledAllocatable": False},
+        {"overuseds": [], "allocatables": []}),
+    "capacity": ({"name": "capacity"}, {"preemptives": ["capacity"], "overuseds": [],
+                                        "allocatables": ["capacity"]}),
+    "capacity enablePreemptive false": (
+        {"name": "capacity", "enablePreemptive": False}, {"preemptives": []}),
+    "conformance": ({"name": "conformance"},
+                    {"preemptables": ["conformance"], "reclaimables": ["conformance"]}),
+    "overcommit enableJobEnqueued false": (
+        {"name": "overcommit", "enableJobEnqueued": False}, {"enqueue_watchers": ["overcommit"]}),
+}
+
+
+@pytest.mark.parametrize("item,expected", QUEUE_SWITCH_CASES.values(),
+                         ids=QUEUE_SWITCH_CASES.keys())
+def test_queue_extension_point_switches(item, expected):
+    fw = Framework(parse_config({"tiers": [{"plugins": [item]}]}, "t"))
+    for bucket, plugins in expected.items():
+        assert names(getattr(fw, bucket)) == plugins, bucket
+
+
+def test_job_enqueueable_votes_are_kept_per_tier():
+    fw = Framework(parse_config({"tiers": [
+        {"plugins": [{"name": "priority"}, {"name": "sla"}]},
+        {"plugins": [{"name": "gang"}]},
+        {"plugins": [{"name": "overcommit"}, {"name": "proportion"}]}]}, "t"))
+    assert [names(tier) for tier in fw.job_enqueueables] == [
+        ["sla"], ["overcommit", "proportion"]]
+
+
 def test_disabled_predicate_lets_a_selector_mismatch_through():
     cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": [
         {"name": "resource-fit"}, {"name": "node-affinity", "enablePredicate": False}]}]}, "t")
@@ -315,6 +366,16 @@ ARGUMENT_ERRORS = {
     "binpack weight not a number": (
         {"name": "binpack", "arguments": {"binpack.weight": "x"}},
         "plugin most-allocated: argument weight: 'x' is not a number"),
+    "overcommit factor below 1": (
+        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}},
+        "plugin overcommit: argument overcommit-factor: must be >= 1 (got 0.5)"),
+    "sla waiting time not a duration": (
+        {"name": "sla", "arguments": {"sla-waiting-time": "soon"}},
+        "plugin sla: argument sla-waiting-time: 'soon' is not a duration "
+        "(expected e.g. 30m, 1h, 1h30m)"),
+    "enableHierarchy not a boolean": (
+        {"name": "drf", "enableHierarchy": "yes"},
+        "plugin drf: argument enableHierarchy: 'yes' is not true or false"),
 }
 
 

@@ -1,0 +1,264 @@
+"""Choosing victims for preempt and reclaim, and placing the task on the room they leave.
+
+Candidate nodes are found with arrays: the resources every eligible victim on a node could free
+are summed per node (one ``np.add.at``), and only nodes where free plus freeable covers the
+request and every filter but the free-capacity one passes are kept. The few best of those (the
+lowest top priority among their eligible victims, then the fewest eligible victims) are then
+examined pod by pod.
+
+Victims are chosen in units that never leave a gang broken: a single pod only from the surplus
+a job holds above its minMember, otherwise every bound pod of the job at once (wherever they
+run). Units are taken lowest job priority first and, within a priority, smallest first, until
+the task fits; units that turn out unnecessary are then given back. The node whose victims have
+the lowest top priority, then the fewest pods, wins.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.api.objects import Pod
+from berth.framework.podclass import PodClass
+from berth.framework.queues import padded
+from berth.framework.session import JobInfo, Judge, Session, Statement
+
+#: Nodes examined pod by pod for one task, best-ranked first.
+_EXAMINED_NODES = 16
+
+
+@dataclass(slots=True)
+class _Unit:
+    job: JobInfo
+    pods: list[Pod]
+    freed: np.ndarray  # what evicting the unit frees on the node examined (request columns)
+    whole: bool  # every bound pod of the job
+
+    @property
+    def rank(self) -> tuple:
+        return (self.job.group.priority, len(self.pods), self.job.key)
+
+
+@dataclass(slots=True)
+class _Choice:
+    row: int
+    units: list[_Unit]
+
+    @property
+    def cost(self) -> tuple:
+        top = max((u.job.group.priority for u in self.units), default=-(2**63))
+        return (top, sum(len(u.pods) for u in self.units))
+
+
+class Evictor:
+    """Evicts for one task at a time through the caller's statement; victims come from the jobs
+    the caller names and must pass ``judge`` (Session.preemptable or Session.reclaimable)."""
+
+    def __init__(self, session: Session, judge: Judge) -> None:
+        self.session = session
+        self.judge = judge
+        self._requests: dict[str, np.ndarray] = {}
+
+    def _request(self, pod: Pod) -> np.ndarray:
+        vector = self._requests.get(pod.key)
+        if vector is None:
+            vector = self._requests[pod.key] = self.session.state.request_vector(pod.requests)
+        return vector
+
+    def _eligible(self, job: JobInfo) -> list[Pod]:
+        """Bound pods of ``job`` that may be evicted at all: running before this session and
+        not marked ``volcano.sh/preemptable: "false"`` (on the pod or its group)."""
+        if not job.group.preemptable:
+            return []
+        new = self.session.bound_this_cycle
+        return [p for p in job.bound.values() if p.preemptable and p.key not in new]
+
+    def place(
+        self,
+        statement: Statement,
+        job: JobInfo,
+        pod: Pod,
+        cls: PodClass,
+        victim_jobs: list[JobInfo],
+        reason: str,
+    ) -> bool:
+        """Evict what the best node needs and place ``pod`` there; False (and nothing changed)
+        when no node can be freed for it."""
+        eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j))}
+        if not eligible or not len(cls.nonzero):
+            return False
+        jobs = {j.key: j for j in victim_jobs}
+        search = self.session.search
+        for choice in self._choices(job, pod, cls, eligible, jobs):
+            savepoint = statement.savepoint()
+            for unit in choice.units:
+                for victim in unit.pods:
+                    statement.evict(unit.job, victim, reason)
+            row = np.array([choice.row], dtype=np.intp)
+            fits = len(search.narrow(cls, row, cls.filters)) == 1
+            if fits and self.session.allocatable(job, cls.request) is None:
+                statement.allocate(job, pod, choice.row, cls)
+                return True
+            statement.rollback(savepoint)
+        return False
+
+    def _choices(
+        self,
+        job: JobInfo,
+        pod: Pod,
+        cls: PodClass,
+        eligible: dict[str, list[Pod]],
+        jobs: dict[str, JobInfo],
+    ) -> list[_Choice]:
+        """Nodes that can be freed for ``pod``, best first, with their victims."""
+        state = self.session.state
+        n, cols = state.n, cls.nonzero
+        need = cls.request[cols]
+        pods = [p for group in eligible.values() for p in group]
+        rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
+        freeable = np.zeros((n, len(cols)), dtype=np.int64)
+        np.add.at(freeable, rows, np.array([self._columns(p, cols) for p in pods]))
+        top = np.full(n, np.iinfo(np.int64).min)
+        np.maximum.at(top, rows, [jobs[_job_key(p)].group.priority for p in pods])
+        count = np.bincount(rows, minlength=n)
+        free = state.free[:n][:, cols]
+        reachable = np.flatnonzero((count > 0) & (free + freeable >= need).all(axis=1))
+        others = [f for f in cls.filters if not f.checks_free_capacity]
+        idx = self.session.search.feasible(cls, reachable, others)
+        idx = idx[np.lexsort((count[idx], top[idx]))][:_EXAMINED_NODES]
+        on_row: dict[int, set[str]] = {}
+        for victim, row in zip(pods, rows, strict=True):
+            on_row.setdefault(int(row), set()).add(_job_key(victim))
+        choices = []
+        for row in map(int, idx):
+            present = {key: eligible[key] for key in on_row[row]}
+            units = self._units(job, pod, cls, state.names[row], present, jobs)
+            chosen = _cover(free[row], need, units)
+            if chosen is not None:
+                choices.append(_Choice(row, chosen))
+        return sorted(choices, key=lambda c: c.cost)
+
+    def _units(
+        self,
+        job: JobInfo,
+        pod: Pod,
+        cls: PodClass,
+        node: str,
+        present: dict[str, list[Pod]],
+        jobs: dict[str, JobInfo],
+    ) -> list[_Unit]:
+        """The ways of freeing room on ``node``, from the jobs with eligible pods there; the
+        plugins judge every pod that could go, those on the node and the rest of their jobs."""
+        cols = cls.nonzero
+
+        def freed(group: list[Pod]) -> np.ndarray:
+            total = np.zeros(len(cols), dtype=np.int64)
+            for victim in group:
+                if victim.bound_node == node:
+                    total += self._columns(victim, cols)
+            return total
+
+        candidates = sorted(
+            (p for group in present.values() for p in group),
+            key=lambda p: (jobs[_job_key(p)].group.priority, p.priority, p.key),
+        )
+        allowed = {id(p) for p in self.judge(job, pod, candidates)}
+        units = []
+        for key in present:
+            victim_job = jobs[key]
+            here = [
+                p
+                for p in candidates
+                if id(p) in allowed and p.bound_node == node and _job_key(p) == key
+            ]
+            surplus = max(victim_job.active - victim_job.group.min_member, 0)
+            units += [_Unit(victim_job, [p], freed([p]), False) for p in here[:surplus]]
+            whole = list(victim_job.bound.values())
+            if here and all(id(p) in allowed for p in whole):
+                units.append(_Unit(victim_job, whole, freed(whole), True))
+        return sorted(units, key=lambda u: u.rank)
+
+    def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:
+        return padded(self._request(pod), self.session.state.width)[cols]
+
+
+def _job_key(pod: Pod) -> str:
+    return f"{pod.namespace}/{pod.group}"
+
+
+def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit] | None:
+    """Units to evict so that ``need`` fits next to ``free``: greedily in rank order, then
+    without those that turn out unnecessary; None when even all of them are not enough."""
+    freed = free.astype(np.int64)
+    chosen: list[_Unit] = []
+    for unit in units:
+        if (freed >= need).all():
+            break
+        if any(c.whole and c.job is unit.job for c in chosen):
+            continue  # already going with its whole job
+        if unit.whole:  # supersedes the single pods already taken from the job
+            for single in [c for c in chosen if c.job is unit.job]:
+                chosen.remove(single)
+                freed -= single.freed
+        chosen.append(unit)
+        freed += unit.freed
+    if not (freed >= need).all():
+        return None
+    for unit in reversed(list(chosen)):
+        if (freed - unit.freed >= need).all():
+            chosen.remove(unit)
+            freed -= unit.freed
+    return chosen
+
+
+def starving(job: JobInfo) -> bool:
+    """Short of minMember (or of its one pod): the only jobs that evict others."""
+    return job.active + job.allocated < max(job.group.min_member, 1)
+
+
+def running_by_queue(session: Session) -> dict[str, list[JobInfo]]:
+    """Jobs holding nodes, per queue: where victims come from."""
+    running: dict[str, list[JobInfo]] = {}
+    for job in session.all_jobs.values():
+        if job.bound:
+            running.setdefault(job.queue, []).append(job)
+    return running
+
+
+def evict_for(
+    session: Session,
+    job: JobInfo,
+    evictor: Evictor,
+    victim_jobs: list[JobInfo],
+    reason: str,
+    may_evict: Callable[[PodClass], bool],
+) -> None:
+    """Place a starving job's tasks, on idle room where a task fits and by evicting where it
+    does not, or where its queue would not take it (evicting within the queue frees share
+    too), as long as ``may_evict`` agrees; until the job is no longer starving. One statement
+    covers it all: a gang that still cannot start gets nothing and evicts nobody."""
+    search = session.search
+    statement = session.statement()
+    hopeless: set[tuple] = set()
+    tasks = sorted(job.pending, key=session.task_order_key)
+    left = len(tasks)
+    for pod in tasks:
+        left -= 1
+        if not starving(job):
+            break
+        cls = search.compile(pod)
+        if cls.key in hopeless:
+            continue
+        row = search.place(cls)
+        if row is not None and session.allocatable(job, cls.request) is None:
+            statement.allocate(job, pod, row, cls)
+        elif not may_evict(cls) or not evictor.place(statement, job, pod, cls, victim_jobs, reason):
+            hopeless.add(cls.key)
+            if job.active + job.allocated + left < job.group.min_member:
+                break  # the gang can no longer be completed this cycle
+    if statement.has_placements and session.job_ready(job):
+        statement.commit()
+    else:
+        statement.discard()

@@ -1,0 +1,161 @@
+"""``berth compare``: the same workload and cluster under several scheduler configurations.
+
+Each configuration runs in its own process (the runs are independent and CPU-bound) and writes
+its full output directory; the parent gathers the headline numbers and the distributions and
+writes one side-by-side report with ratios against the first configuration.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from berth.report.compare import write_compare_report
+from berth.sim.runner import InputSpec, load_inputs, simulate, write_outputs
+
+#: Headline rows: (label, path into summary.json, lower is better, unit). Durations are in
+#: seconds, fractions in 0..1, counts plain.
+METRICS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
+    ("jobs completed", ("jobs", "completed"), False, "count"),
+    ("jobs pending at end", ("jobs", "pending"), True, "count"),
+    ("queueing delay mean", ("queueing_delay", "mean"), True, "seconds"),
+    ("queueing delay p50", ("queueing_delay", "p50"), True, "seconds"),
+    ("queueing delay p95", ("queueing_delay", "p95"), True, "seconds"),
+    ("JCT mean", ("jct", "mean"), True, "seconds"),
+    ("JCT p50", ("jct", "p50"), True, "seconds"),
+    ("JCT p95", ("jct", "p95"), True, "seconds"),
+    ("makespan", ("makespan",), True, "seconds"),
+    ("pods evicted", ("pods", "evicted"), True, "count"),
+)
+#: Resources whose shares are too small or uniform to compare usefully.
+_SKIP_RESOURCES = {"pods"}
+
+
+@dataclass
+class RunOutcome:
+    name: str
+    summary: dict[str, Any]
+    queueing: np.ndarray  # per started job
+    jct: np.ndarray  # per completed job
+    times: np.ndarray
+    allocation: np.ndarray  # (T, R) fraction of capacity
+    resources: list[str]
+
+
+def config_names(configs: Sequence[str]) -> list[str]:
+    """Directory-safe, unique names for the configurations (file stems, or "default")."""
+    names: list[str] = []
+    for config in configs:
+        base = "default" if config == "default" else Path(config).stem
+        name, k = base, 2
+        while name in names:
+            name, k = f"{base}-{k}", k + 1
+        names.append(name)
+    return names
+
+
+def run_one(spec: InputSpec, config: str, name: str, out_dir: str) -> RunOutcome:
+    """One configuration, start to finish (runs in a worker process)."""
+    inputs = load_inputs(spec, None if config == "default" else config)
+    result = simulate(inputs, spec.seed, spec.until)
+    summary, _ = write_outputs(result, Path(out_dir) / name)
+    groups = result.groups
+    queueing = np.array(
+        [g.start_time - g.submit_time for g in groups if g.start_time is not None], dtype=float
+    )
+    jct = np.array(
+        [g.end_time - g.submit_time for g in groups if g.end_time is not None], dtype=float
+    )
+    series = result.series
+    capacity = np.maximum(series.capacity, 1e-12)
+    allocation = np.where(series.capacity > 0, series.allocated / capacity, np.nan)
+    return RunOutcome(
+        name, summary, queueing, jct, np.array(series.times), allocation, list(series.resources)
+    )
+
+
+def compare(
+    spec: InputSpec,
+    configs: Sequence[str],
+    out_dir: str | Path,
+    workers: int | None = None,
+    progress: Callable[[str], None] | None = None,
+) -> tuple[list[RunOutcome], Path]:
+    """Run every configuration and write ``compare.html``, ``compare.json`` and plots."""
+    names = config_names(configs)
+    # Inputs are validated once up front so a bad file fails before any worker starts.
+    for config in configs:
+        load_inputs(spec, None if config == "default" else config, check_only=True)
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    workers = workers or min(len(configs), os.cpu_count() or 1)
+    outcomes: dict[str, RunOutcome] = {}
+    if workers <= 1:
+        for config, name in zip(configs, names, strict=True):
+            outcomes[name] = run_one(spec, config, name, str(out))
+            if progress:
+                progress(name)
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            futures = {
+                pool.submit(run_one, spec, config, name, str(out)): name
+                for config, name in zip(configs, names, strict=True)
+            }
+            for future, name in futures.items():
+                outcomes[name] = future.result()
+                if progress:
+                    progress(name)
+    ordered = [outcomes[name] for name in names]
+    table = comparison_table(ordered)
+    (out / "compare.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
+    report = write_compare_report(out, table, ordered)
+    return ordered, report
+
+
+def _lookup(summary: dict[str, Any], path: tuple[str, ...]) -> float | None:
+    value: Any = summary
+    for key in path:
+        if not isinstance(value, dict) or key not in value:
+            return None
+        value = value[key]
+    return None if value is None else float(value)
+
+
+def comparison_table(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
+    """Rows of metrics with each configuration's value and its ratio to the first one."""
+    rows = []
+    metrics = list(METRICS)
+    resources = outcomes[0].resources if outcomes else []
+    for resource in resources:
+        if resource in _SKIP_RESOURCES:
+            continue
+        if all(resource in o.summary.get("allocation", {}) for o in outcomes):
+            metrics.append((f"{resource} allocation", ("allocation", resource), False, "fraction"))
+            metrics.append(
+                (f"{resource} utilization", ("utilization", resource), False, "fraction")
+            )
+        if all(resource in o.summary.get("fragmentation", {}) for o in outcomes):
+            metrics.append(
+                (f"{resource} idle stranded", ("fragmentation", resource), True, "fraction")
+            )
+    for label, path, lower_better, unit in metrics:
+        values = [_lookup(o.summary, path) for o in outcomes]
+        base = values[0]
+        ratios = [None if v is None or not base else round(v / base, 3) for v in values]
+        rows.append(
+            {
+                "metric": label,
+                "unit": unit,
+                "lower_is_better": lower_better,
+                "values": {o.name: v for o, v in zip(outcomes, values, strict=True)},
+                "ratio_to_first": {o.name: r for o, r in zip(outcomes, ratios, strict=True)},
+            }
+        )
+    return {"configs": [o.name for o in outcomes], "rows": rows}

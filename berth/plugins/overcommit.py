@@ -1,0 +1,67 @@
+"""overcommit: admit a PodGroup while the minResources of the groups admitted but not started
+fit in the idle capacity stretched by ``overcommit-factor``.
+
+Admitting a little more than is idle keeps the allocator busy as running pods finish, without
+letting every waiting gang in at once. The enqueue action falls back to this check with factor
+1 when no plugin decides, so admission is exact by default.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from berth.framework.plugin import Plugin, PluginArgumentError, Vote
+from berth.framework.session import JobInfo, Session
+from berth.resources import format_amount
+
+DEFAULT_FACTOR = 1.2
+
+
+class Overcommit(Plugin):
+    name = "overcommit"
+
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.factor = self.float_arg("overcommit-factor", DEFAULT_FACTOR)
+        if self.factor < 1.0:
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument overcommit-factor: must be >= 1 "
+                f"(got {self.factor:g})"
+            )
+        self.idle = np.zeros(0)
+
+    def on_session_open(self, session: Session) -> None:
+        self.session = session
+        state = session.state
+        live = state.schedulable[: state.n]
+        idle = np.maximum(state.free[: state.n][live], 0).sum(axis=0).astype(np.float64)
+        idle += (self.factor - 1.0) * state.allocatable[: state.n][live].sum(axis=0)
+        self.idle = idle
+        for job in session.promised():
+            self.on_job_enqueued(job)
+
+    def _need(self, job: JobInfo) -> np.ndarray:
+        need = self.session.state.request_vector(job.group.min_resources).astype(np.float64)
+        if len(need) > len(self.idle):
+            self.idle = np.pad(self.idle, (0, len(need) - len(self.idle)))
+        return need
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        need = self._need(job)
+        idle = self.idle[: len(need)]
+        if (need <= idle).all():
+            return True
+        names = self.session.state.axis.names
+        short = "; ".join(
+            f"{names[col]} needs {format_amount(names[col], need[col])}, "
+            f"{format_amount(names[col], max(idle[col], 0))} idle"
+            for col in np.flatnonzero(need > idle)
+        )
+        stretched = f" × {self.factor:g}" if self.factor != 1.0 else ""
+        return f"minResources exceed the idle capacity{stretched}: {short}"
+
+    def on_job_enqueued(self, job: JobInfo) -> None:
+        need = self._need(job)
+        self.idle[: len(need)] -= need

@@ -1,0 +1,119 @@
+"""proportion: share the cluster between queues by weight (Volcano's proportion).
+
+Each cycle the cluster's total is water-filled over the queues that want something: every
+round each unsatisfied queue gets its weight's fraction of what is left, capped by what it asks
+for (running plus pending requests) and by its real capability (``capability``, and no more
+than the total minus the other queues' guarantees); a queue whose ask is met, or that could not
+grow, drops out and what it did not take is shared again. ``guarantee`` is a floor.
+
+With 12 CPUs and weights 1:2:3 the queues deserve 2, 4 and 6 CPUs; if the first asks for just
+one, the other eleven are split 2:3 (4.4 and 6.6).
+
+A queue is overused once it holds its deserved share in every resource and gets no more turns
+that cycle; a task fits the queue only within its deserved share (and, with a clearer reason,
+its capability); queues go in order of their share (held / deserved, the largest fraction).
+Another queue may reclaim from one that holds more than it deserves, down to its guarantee.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from berth.api.objects import Queue
+from berth.framework.queues import EPSILON
+from berth.framework.session import Session
+from berth.plugins.queue_share import QueueShare
+
+#: Volcano's threshold under which a resource counts as used up.
+_EMPTY = 0.1
+
+
+class Proportion(QueueShare):
+    name = "proportion"
+
+    def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
+        columns, total, guarantee = self.columns, self.total, self.guarantee
+        queues = session.queues.values()
+        limits = self._rows([columns.limits(q.capability) for q in queues])
+        capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, limits)
+        asking: dict[int, np.ndarray] = {}
+        for job in session.jobs.values():
+            row = self.index.get(job.queue)
+            if row is not None and not job.placeholder:
+                asking[row] = _sum(asking.get(row), job.asking)
+        requests = self.used.copy()
+        for row, vector in asking.items():
+            requests[row] += columns.of(vector)
+        deserved = guarantee.copy()
+        wanting = np.flatnonzero((requests > 0).any(axis=1))
+        if len(wanting):
+            weights = np.array([float(q.weight) for q in queues])
+            deserved[wanting] = water_fill(
+                total,
+                weights[wanting],
+                requests[wanting],
+                capability[wanting],
+                guarantee[wanting],
+            )
+        return capability, deserved
+
+    def limit(self) -> np.ndarray:
+        return np.minimum(self.capability, self.deserved)
+
+    def overused(self, queue: Queue) -> bool:
+        """Volcano's deserved ≤ allocated in every resource: no room left in any."""
+        return not (self.room(self.index[queue.name]) > 2 * EPSILON).any()
+
+    def refusal(self, row: int, need: np.ndarray) -> str:
+        over = self.used[row] + need > self.capability[row] + EPSILON
+        if over.any():
+            return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
+        over = need > self.room(row)
+        return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
+
+
+def _sum(total: np.ndarray | None, vector: np.ndarray) -> np.ndarray:
+    """``total`` + ``vector`` over the resource axis (either may be shorter)."""
+    if total is None:
+        return vector
+    if len(total) < len(vector):
+        total, vector = vector, total
+    total = total.copy()
+    total[: len(vector)] += vector
+    return total
+
+
+def water_fill(
+    total: np.ndarray,
+    weights: np.ndarray,
+    request: np.ndarray,
+    capability: np.ndarray,
+    guarantee: np.ndarray,
+) -> np.ndarray:
+    """Deserved share per queue (rows) and resource (columns): rounds of weighted shares of
+    what is left, each queue capped by its request and capability, floored by its guarantee,
+    until every queue is satisfied or nothing is left to give."""
+    wanted = np.maximum(np.minimum(request, capability), guarantee)
+    if (wanted.sum(axis=0) <= total + EPSILON).all():
+        return wanted  # no contention: the rounds would end with everyone's full ask
+    deserved = np.zeros_like(request)
+    satisfied = np.zeros(len(weights), dtype=bool)
+    remaining = total.astype(np.float64)
+    # Every round satisfies a queue or hands out what is left; the bound only guards floats.
+    for _ in range(2 * len(weights) + 2):
+        active = np.flatnonzero(~satisfied)
+        weight = weights[active].sum()
+        if weight == 0:
+            break
+        before = deserved.copy()
+        grant = deserved[active] + remaining * weights[active, None] / weight
+        grant = np.minimum(np.minimum(grant, capability[active]), request[active])
+        stuck = (grant == before[active]).all(axis=1)
+        met = (request[active] <= grant + EPSILON).all(axis=1)
+        satisfied[active[met | stuck]] = True
+        deserved[active] = np.maximum(grant, guarantee[active])
+        left = remaining - (deserved - before).sum(axis=0)
+        if (left < _EMPTY).all() or np.array_equal(left, remaining):
+            break
+        remaining = left
+    return deserved

@@ -1,0 +1,166 @@
+"""What proportion and capacity share: each queue's deserved share, real capability, guarantee
+and use, and the queue-level extension points answered from them.
+
+The two plugins differ only in where ``deserved`` and the real capability come from (water
+filling by weight, or the Queue's own figures over a hierarchy) and in which queues a placement
+counts against (the queue alone, or the queue and its ancestors). Use is kept exact during a
+session through the allocation hooks, so a share seen after a placement or an eviction is
+already the new one.
+
+Figures are matrices with a row per queue and a float column per share resource (every
+resource but the pod count), so a session's set-up is a handful of array operations however
+many queues there are; ``index`` maps queue names to rows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from berth.api.objects import Pod, Queue
+from berth.framework.plugin import Plugin, Vote
+from berth.framework.queues import EPSILON, ShareColumns, dominant_share
+from berth.framework.session import JobInfo, Session
+from berth.resources import format_amount
+
+
+class QueueShare(Plugin):
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.columns = ShareColumns()
+
+    def on_session_open(self, session: Session) -> None:
+        self.session = session
+        columns = self.columns
+        columns.bind(session.state)
+        self.total = columns.of(session.total)
+        self.names = list(session.queues)
+        self.index = {name: row for row, name in enumerate(self.names)}
+        queues = session.queues.values()
+        self.guarantee = self._rows([columns.amounts(q.guarantee) for q in queues])
+        self.used = np.zeros_like(self.guarantee)
+        self.inqueue = np.zeros_like(self.guarantee)
+        self._shares: dict[int, float] = {}
+        self._rooms: dict[int, np.ndarray] = {}
+        for name, held in session.queue_allocated.items():
+            self._count(name, held, 1.0)
+        # Filled by ``divide``: Volcano's realCapability, and the deserved share.
+        self.capability, self.deserved = self.divide(session)
+        self.limits = self.limit()
+        #: Where a queue's real capability is below the cluster's total.
+        self.limited = self.capability < self.total - EPSILON
+        for job in session.promised():
+            self.on_job_enqueued(job)
+
+    def _rows(self, vectors: list[np.ndarray]) -> np.ndarray:
+        return np.array(vectors).reshape(len(vectors), len(self.total))
+
+    def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
+        """The real capability and the deserved share of every queue."""
+        raise NotImplementedError
+
+    def limit(self) -> np.ndarray:
+        """The most each queue may hold: what allocatable keeps it within."""
+        return self.capability
+
+    def lineage(self, queue: str) -> list[int]:
+        """Rows a placement in ``queue`` counts against: the queue's own, then its ancestors'
+        where use rolls up (capacity)."""
+        return [self.index[queue]]
+
+    def share(self, row: int) -> float:
+        """Held over deserved, the largest fraction over resources. Cached, like ``room``,
+        until the queue's use changes: both are asked for every job and task served."""
+        share = self._shares.get(row)
+        if share is None:
+            share = self._shares[row] = dominant_share(self.used[row], self.deserved[row])
+        return share
+
+    def room(self, row: int) -> np.ndarray:
+        """What the queue may still take under its limit (never negative), plus the slack."""
+        room = self._rooms.get(row)
+        if room is None:
+            room = np.maximum(self.limits[row] - self.used[row], 0.0) + EPSILON
+            self._rooms[row] = room
+        return room
+
+    def refusal(self, row: int, need: np.ndarray) -> str:
+        """Why ``need`` does not fit in the room of the queue in ``row``."""
+        over = need > self.room(row)
+        return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
+
+    # -- extension points ---------------------------------------------------------------
+
+    def queue_order(self, queue: Queue) -> tuple:
+        return (self.share(self.index[queue.name]),)
+
+    def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
+        need = self.columns.of(request)
+        for row in self.lineage(queue.name):
+            if not (need <= self.room(row)).all():
+                return self.refusal(row, need)
+        return None
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        """Refuse a job whose minResources would take its queue (or an ancestor) past its real
+        capability, counting the groups already admitted; never admit on its own. Only real
+        limits count: where a queue may have the whole cluster, the idle check (or overcommit)
+        is the one that says what is missing."""
+        if not job.group.min_resources:
+            return None
+        need = self.columns.amounts(job.group.min_resources)
+        for row in self.lineage(job.queue):
+            limited = self.limited[row] & (need > 0)
+            if not limited.any():
+                continue
+            room = self.capability[row] - self.used[row] - self.inqueue[row]
+            short = limited & (need > room + EPSILON)
+            if short.any():
+                parts = "; ".join(
+                    f"{res} needs {format_amount(res, need[i])}, "
+                    f"{format_amount(res, max(room[i], 0.0))} left"
+                    for i, res in enumerate(self.columns.names)
+                    if short[i]
+                )
+                return f"minResources exceed the capability of queue {self.names[row]}: {parts}"
+        return None
+
+    def on_job_enqueued(self, job: JobInfo) -> None:
+        if job.group.min_resources:
+            need = self.columns.amounts(job.group.min_resources)
+            for row in self.lineage(job.queue):
+                self.inqueue[row] += need
+
+    def reclaimable(self, reclaimer: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        """Victims from queues holding more than they deserve in some resource, taken while
+        that lasts and never below the queue's guarantee (Volcano's reclaimable)."""
+        held: dict[int, np.ndarray] = {}
+        victims = []
+        for candidate in candidates:
+            job = self.session.job_of(candidate)
+            if job is None:
+                continue
+            row = self.index[job.queue]
+            amount = held.setdefault(row, self.used[row].copy())
+            freed = self.columns.amounts(candidate.requests)
+            over = (amount > self.deserved[row] + EPSILON).any()
+            if over and (self.guarantee[row] <= amount - freed + EPSILON).all():
+                amount -= freed
+                victims.append(candidate)
+        return victims
+
+    def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
+        self._count(job.queue, request, 1.0)
+
+    def on_deallocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
+        self._count(job.queue, request, -1.0)
+
+    def _count(self, queue: str, request: np.ndarray, sign: float) -> None:
+        # Pods can sit in a queue that does not exist (their jobs wait with a reason).
+        if queue in self.index:
+            amount = sign * self.columns.of(request)
+            for row in self.lineage(queue):
+                self.used[row] += amount
+                self._shares.pop(row, None)
+                self._rooms.pop(row, None)

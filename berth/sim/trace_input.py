@@ -1,0 +1,103 @@
+"""A trace as simulation input: its jobs as PodGroups and Pods, and a cluster for them.
+
+The cluster comes from ``--cluster`` (manifests), or with ``--cluster-from-trace`` from the node
+list published beside the trace (openb, PAI), or else from the stated sizing rule in
+``cluster_sizing``. Every adjustment the loader made (skipped rows, capped instances, raised
+durations) comes back as a note for the user; nothing is dropped silently.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from berth.api.manifest import Manifests, load_files
+from berth.api.objects import DEFAULT_QUEUE, Queue
+from berth.sim.cluster_sizing import SizingRule, size_cluster
+from berth.traces import (
+    TraceError,
+    TraceOptions,
+    detect_format,
+    iter_jobs,
+    load_nodes,
+    parse_queue_rule,
+)
+
+if TYPE_CHECKING:
+    from berth.sim.runner import InputSpec
+
+#: Node lists published next to a trace's job file, by format (the file names tried in order).
+COMPANION_NODES: dict[str, tuple[str, ...]] = {
+    "openb": ("openb_node_list_all_node.csv", "openb_node_list_gpu_node.csv"),
+    "pai": ("pai_machine_spec.csv",),
+}
+
+
+def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
+    """Objects for a run on ``spec.trace``, warnings (rows skipped or changed) and notes (how
+    the cluster was chosen) to show the user."""
+    from berth.sim.runner import InputError
+
+    assert spec.trace is not None
+    try:
+        fmt = spec.trace_format or detect_format(spec.trace)
+        options = TraceOptions(on_bad_row=spec.on_bad_row)
+        if spec.queues:
+            options.queue_rule = parse_queue_rule(spec.queues)
+        stream = iter_jobs(spec.trace, fmt, options)
+        manifests = Manifests()
+        for job in stream:
+            manifests.groups.append(job.group)
+            manifests.pods.extend(job.pods)
+    except (TraceError, ValueError, OSError) as exc:
+        raise InputError(
+            f"{spec.trace}: {exc}" if not str(exc).startswith(spec.trace) else str(exc)
+        ) from exc
+    warnings = [f"{spec.trace}: {line}" for line in stream.log.lines()]
+    notes: list[str] = []
+    manifests.queues.extend(_queues(manifests, options))
+    if spec.cluster is not None:
+        cluster = load_files([spec.cluster])
+        manifests.nodes.extend(cluster.nodes)
+        manifests.problems.extend(cluster.problems)
+    elif spec.cluster_from_trace:
+        try:
+            nodes, note = _trace_nodes(spec.trace, fmt)
+        except TraceError as exc:
+            raise InputError(str(exc)) from exc
+        if nodes is None:
+            nodes, note = size_cluster(
+                manifests.pods,
+                SizingRule(
+                    gpus_per_node=options.gpus_per_node,
+                    cpu_per_gpu=options.cpu_per_gpu,
+                    memory_per_gpu=options.memory_per_gpu,
+                ),
+            )
+        manifests.nodes.extend(nodes)
+        notes.append(note)
+    else:
+        raise InputError(
+            f"{spec.trace}: a trace needs a cluster: give --cluster FILE or --cluster-from-trace"
+        )
+    return manifests, warnings, notes
+
+
+def _queues(manifests: Manifests, options: TraceOptions) -> list[Queue]:
+    """The rule's queues, plus one (weight 1) for every other queue a job names, so that jobs
+    of a trace's own virtual clusters are not stuck in a queue that does not exist."""
+    queues = {q.name: q for q in options.queue_rule.queues()}
+    for group in manifests.groups:
+        if group.queue not in queues and group.queue != DEFAULT_QUEUE:
+            queues[group.queue] = Queue(group.queue)
+    return list(queues.values())
+
+
+def _trace_nodes(trace: str, fmt: str) -> tuple[list | None, str]:
+    folder = Path(trace).parent
+    for name in COMPANION_NODES.get(fmt, ()):
+        path = folder / name
+        if path.is_file():
+            nodes = load_nodes(path, fmt)
+            return list(nodes), f"cluster from the trace's node list {path} ({len(nodes)} nodes)"
+    return None, ""

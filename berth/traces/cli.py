@@ -1,0 +1,336 @@
+"""``berth trace info`` and ``berth trace convert``: look at a public trace, then turn it into a
+workload (or a cluster, for machine lists) that ``berth simulate`` runs."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from berth.report.console import format_duration
+from berth.resources import CPU, GPU, MEMORY
+from berth.traces.errors import ON_BAD_ROW, TraceError, TraceLog
+from berth.traces.formats import FORMATS
+from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
+from berth.traces.manifests import node_manifest, workload_manifests
+from berth.traces.model import MILLI, TraceJob, TraceOptions
+from berth.traces.queues import QueueRule, parse_queue_rule
+from berth.traces.select import Selection
+from berth.traces.stats import (
+    Buckets,
+    JobStats,
+    NodeStats,
+    UsageStats,
+    job_stats,
+    node_stats,
+    usage_stats,
+)
+from berth.traces.writer import write_manifests
+
+EXIT_INPUT = 1
+_NODE_FLAGS = "warning: --from, --to, --sample, --seed, --speedup, --queues: ignored for nodes"
+_STATS = ("p50", "p90", "p99", "max")
+_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
+_TIME = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
+
+
+def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    """Add ``trace info`` and ``trace convert`` to the ``berth`` command line."""
+    trace = subparsers.add_parser(
+        "trace",
+        help="inspect public cluster traces and convert them to workloads",
+        description=f"Trace formats: {', '.join(FORMATS)} (see docs/traces.md).",
+    )
+    commands = trace.add_subparsers(dest="trace_command", metavar="COMMAND", required=True)
+
+    info = commands.add_parser("info", help="size, arrivals and job shapes of a trace file")
+    info.add_argument("file", type=Path)
+    _add_reading_options(info)
+    info.set_defaults(handler=_info)
+
+    convert = commands.add_parser(
+        "convert", help="write a trace as manifests (workload, or cluster for node lists)"
+    )
+    convert.add_argument("file", type=Path)
+    convert.add_argument(
+        "--out", type=Path, required=True, help="output file: .yaml (streamed) or .jsonl"
+    )
+    _add_reading_options(convert)
+    convert.add_argument(
+        "--from",
+        dest="start",
+        type=_seconds,
+        default=0.0,
+        metavar="T",
+        help="keep jobs submitted at or after T trace seconds (or 30m, 2h, 1d); T becomes time 0",
+    )
+    convert.add_argument(
+        "--to", dest="end", type=_seconds, metavar="T", help="keep jobs submitted before T"
+    )
+    convert.add_argument(
+        "--sample", type=_positive(int), metavar="N", help="keep N jobs chosen at random"
+    )
+    convert.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    convert.add_argument(
+        "--speedup",
+        type=_positive(float),
+        default=1.0,
+        metavar="X",
+        help="divide the times between arrivals by X",
+    )
+    convert.add_argument(
+        "--queues",
+        type=_queue_rule,
+        metavar="SPEC",
+        help="name:weight,... (each job to a queue by a hash of its name, in proportion to the "
+        "weights), by-size (small ≤1 GPU, medium ≤8, large) or trace (the default: the trace's "
+        "own queues, e.g. Philly and Helios virtual clusters)",
+    )
+    convert.set_defaults(handler=_convert)
+
+
+def _add_reading_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--format", choices=sorted(FORMATS), help="trace format (default: from the file)"
+    )
+    parser.add_argument(
+        "--on-bad-row",
+        choices=ON_BAD_ROW,
+        default="fail",
+        help="stop at the first malformed row, or skip and count malformed rows",
+    )
+    parser.add_argument(
+        "--gpus-per-node",
+        type=_positive(int),
+        default=TraceOptions.gpus_per_node,
+        metavar="N",
+        help="GPUs per worker when a trace gives only a job's GPU count (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-instances",
+        type=_positive(int),
+        metavar="N",
+        help="cap the pods of one task (alibaba2017 has tasks of 60,000 instances)",
+    )
+    parser.add_argument(
+        "--machine-memory",
+        type=_positive(int),
+        default=TraceOptions.normalized_memory,
+        metavar="MIB",
+        help="memory of a whole machine, for traces that give it normalised "
+        "(alibaba2017, alibaba2018; default %(default)s)",
+    )
+
+
+def _seconds(text: str) -> float:
+    match = _TIME.match(text)
+    if not match:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a time (expected e.g. 3600, 90m, 2h)")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if value <= 0:
+            raise argparse.ArgumentTypeError(f"{text} must be > 0")
+        return value
+
+    return parse
+
+
+def _queue_rule(text: str) -> QueueRule:
+    try:
+        return parse_queue_rule(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def _options(args: argparse.Namespace) -> TraceOptions:
+    options = TraceOptions(
+        gpus_per_node=args.gpus_per_node,
+        normalized_memory=args.machine_memory,
+        max_instances=args.max_instances,
+        on_bad_row=args.on_bad_row,
+    )
+    if getattr(args, "queues", None) is not None:
+        options.queue_rule = args.queues
+    return options
+
+
+def _fail(message: object) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return EXIT_INPUT
+
+
+def _print_log(console: Console, log: TraceLog) -> None:
+    for line in log.lines():
+        console.print(line, markup=False, highlight=False, soft_wrap=True)
+
+
+# -- info -----------------------------------------------------------------------------------------
+
+
+def _info(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        trace_format, table = find_table(args.file, args.format)
+        options = _options(args)
+        title = f"[bold]{escape(str(args.file))}[/bold]: {trace_format.name} {table.kind}"
+        if table.kind == "jobs":
+            jobs = iter_specs(args.file, args.format, options)
+            stats = job_stats(jobs)
+            log = jobs.log
+            _show_jobs(console, title, stats, log)
+        elif table.kind == "nodes":
+            nodes = load_nodes(args.file, args.format, options)
+            log = nodes.log
+            _show_nodes(console, title, node_stats(nodes), log)
+        else:
+            samples = iter_usage(args.file, args.format, options)
+            usage = usage_stats(samples)
+            log = samples.log
+            _show_usage(console, title, usage, log)
+    except TraceError as exc:
+        return _fail(exc)
+    _print_log(console, log)
+    return 0
+
+
+def _overview(console: Console, title: str, log: TraceLog) -> Table:
+    console.print(title, highlight=False, soft_wrap=True)
+    table = Table(show_header=False)
+    table.add_column("what", style="bold")
+    table.add_column("value", justify="right")
+    table.add_row("rows", f"{log.rows:,}")
+    table.add_row("skipped bad rows", f"{len(log.skipped):,}")
+    if log.excluded:
+        table.add_row("left out", f"{sum(log.excluded.values()):,}")
+    return table
+
+
+def _show_jobs(console: Console, title: str, stats: JobStats, log: TraceLog) -> None:
+    overview = _overview(console, title, log)
+    overview.add_row("jobs", f"{stats.jobs:,}")
+    overview.add_row("pods", f"{stats.pods:,}")
+    if stats.first is not None and stats.last is not None:
+        overview.add_row("first submit", f"{stats.first:,.0f}s")
+        overview.add_row("time span", format_duration(stats.span))
+    rate = stats.rate_per_hour
+    overview.add_row("arrival rate", "—" if rate is None else f"{rate:,.1f} jobs/hour")
+    console.print(overview)
+    console.print(_buckets_table("GPUs per job", stats.gpus, stats.jobs))
+    console.print(_buckets_table("CPU cores per job", stats.cpus, stats.jobs))
+    durations = Table(title="Job duration", title_justify="left")
+    for name in (*_STATS, "run to the end"):
+        durations.add_column(name, justify="right")
+    values = [format_duration(stats.durations.get(name)) for name in _STATS]
+    durations.add_row(*values, f"{stats.open_ended:,} jobs")
+    console.print(durations)
+
+
+def _buckets_table(title: str, buckets: Buckets, total: int) -> Table:
+    table = Table(title=title, title_justify="left")
+    table.add_column("size", justify="right")
+    table.add_column("jobs", justify="right")
+    table.add_column("share", justify="right")
+    for label, count in buckets:
+        table.add_row(label, f"{count:,}", f"{count / total:.1%}")
+    return table
+
+
+def _show_nodes(console: Console, title: str, stats: NodeStats, log: TraceLog) -> None:
+    overview = _overview(console, title, log)
+    overview.add_row("nodes", f"{stats.nodes:,}")
+    overview.add_row("CPU cores", f"{stats.totals.get(CPU, 0) / MILLI:,.0f}")
+    overview.add_row("memory", f"{stats.totals.get(MEMORY, 0) / 1024:,.0f} GiB")
+    overview.add_row("GPUs", f"{stats.totals.get(GPU, 0) / MILLI:,.0f}")
+    console.print(overview)
+    models = Table(title="By GPU model", title_justify="left")
+    models.add_column("model")
+    models.add_column("nodes", justify="right")
+    models.add_column("GPUs", justify="right")
+    for model, nodes, gpus in stats.models:
+        models.add_row(escape(model) or "(no GPU)", f"{nodes:,}", f"{gpus / MILLI:,.0f}")
+    console.print(models)
+
+
+def _show_usage(console: Console, title: str, stats: UsageStats, log: TraceLog) -> None:
+    overview = _overview(console, title, log)
+    overview.add_row("samples", f"{stats.samples:,}")
+    overview.add_row("machines", f"{stats.machines:,}")
+    if stats.first is not None and stats.last is not None:
+        overview.add_row("time span", format_duration(stats.last - stats.first))
+    console.print(overview)
+    table = Table(title="Utilisation (%)", title_justify="left")
+    table.add_column("resource")
+    for name in _STATS:
+        table.add_column(name, justify="right")
+    for resource, values in (("cpu", stats.cpu), ("memory", stats.memory)):
+        table.add_row(resource, *(f"{values[n]:.1f}" if values else "—" for n in _STATS))
+    console.print(table)
+
+
+# -- convert --------------------------------------------------------------------------------------
+
+
+class _Tally:
+    def __init__(self) -> None:
+        self.jobs = 0
+        self.pods = 0
+        self.queues: set[str] = set()
+
+    def count(self, jobs: Iterable[TraceJob]) -> Iterator[TraceJob]:
+        for job in jobs:
+            self.jobs += 1
+            self.pods += len(job.pods)
+            self.queues.add(job.group.queue)
+            yield job
+
+
+def _convert(args: argparse.Namespace) -> int:
+    console = Console()
+    try:
+        selection = Selection(args.start, args.end, args.sample, args.seed, args.speedup)
+    except ValueError as exc:
+        return _fail(exc)
+    try:
+        _, table = find_table(args.file, args.format)
+        options = _options(args)
+        if table.kind == "nodes":
+            if selection != Selection() or args.queues is not None:
+                print(_NODE_FLAGS, file=sys.stderr)
+            nodes = load_nodes(args.file, args.format, options)
+            write_manifests(args.out, (node_manifest(node) for node in nodes))
+            summary, log = f"wrote {len(nodes):,} nodes to {args.out}", nodes.log
+        elif table.kind == "jobs":
+            jobs = iter_jobs(args.file, args.format, options, selection)
+            tally = _Tally()
+            write_manifests(args.out, workload_manifests(tally.count(jobs), options.queue_rule))
+            summary = (
+                f"wrote {tally.jobs:,} jobs ({tally.pods:,} pods) in "
+                f"{_plural(len(tally.queues), 'queue')} to {args.out}"
+            )
+            log = jobs.log
+        else:
+            return _fail(f"{args.file}: machine usage has no jobs or nodes to convert")
+    except TraceError as exc:
+        return _fail(exc)
+    except OSError as exc:
+        return _fail(f"{args.out}: cannot write ({exc.strerror or exc})")
+    console.print(summary, markup=False, highlight=False, soft_wrap=True)
+    _print_log(console, log)
+    return 0
+
+
+def _plural(count: int, noun: str) -> str:
+    return f"{count:,} {noun}" if count == 1 else f"{count:,} {noun}s"

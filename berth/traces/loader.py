@@ -1,0 +1,143 @@
+"""Opening a trace: which format and table a file is, and the streams of jobs, nodes or usage.
+
+Every entry point reads lazily and reports through a ``TraceLog`` reachable from what it returns
+(``stream.log``, ``nodes.log``), so the caller can print the skipped and left-out rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+from berth.api.objects import Node
+from berth.traces.base import Kind, Sniff, Table, TraceFormat
+from berth.traces.errors import TraceError, TraceLog
+from berth.traces.formats import FORMATS
+from berth.traces.formats.alibaba2018 import UsageSample
+from berth.traces.model import JobSpec, TraceJob, TraceOptions, build_job
+from berth.traces.select import Selection, select
+
+T = TypeVar("T")
+U = TypeVar("U")
+
+
+class Stream(Generic[T]):
+    """An iterator over a trace that also carries the log of what happened to its rows."""
+
+    def __init__(self, items: Iterator[T], log: TraceLog) -> None:
+        self._items = items
+        self.log = log
+
+    def __iter__(self) -> Stream[T]:
+        return self
+
+    def __next__(self) -> T:
+        return next(self._items)
+
+    @property
+    def skipped(self) -> list[str]:
+        return self.log.skipped
+
+    def map(self, function: Callable[[T], U]) -> Stream[U]:
+        return Stream((function(item) for item in self._items), self.log)
+
+
+class Nodes(list[Node]):
+    """The nodes of a machine list, with the log of the rows read."""
+
+    def __init__(self, nodes: Iterator[Node], log: TraceLog) -> None:
+        super().__init__(nodes)
+        self.log = log
+
+    @property
+    def skipped(self) -> list[str]:
+        return self.log.skipped
+
+
+def _expected_formats() -> str:
+    return "; ".join(
+        f"{fmt.name}: {' or '.join(table.what for table in fmt.tables)}" for fmt in FORMATS.values()
+    )
+
+
+def detect_format(path: str | Path) -> str:
+    """The format of ``path`` from its file name and first line."""
+    sniff = Sniff.of(Path(path))
+    for fmt in FORMATS.values():
+        if any(table.matches(sniff) for table in fmt.tables):
+            return fmt.name
+    raise TraceError(
+        f"{path}: unknown trace format (expected one of {_expected_formats()}; "
+        "or name the format with --format)"
+    )
+
+
+def find_table(path: str | Path, fmt: str | None = None) -> tuple[TraceFormat, Table[Any]]:
+    """The format and table of ``path``; ``fmt`` names the format instead of detecting it."""
+    name = fmt or detect_format(path)
+    trace_format = FORMATS.get(name)
+    if trace_format is None:
+        raise TraceError(f"unknown format {name!r} (expected one of {', '.join(FORMATS)})")
+    sniff = Sniff.of(Path(path))
+    for table in trace_format.tables:
+        if table.matches(sniff):
+            return trace_format, table
+    if len(trace_format.tables) == 1:  # let the reader say what is wrong with the header
+        return trace_format, trace_format.tables[0]
+    expected = " or ".join(table.what for table in trace_format.tables)
+    raise TraceError(f"{path}: not a {name} file (expected {expected})")
+
+
+def _open(
+    path: str | Path, fmt: str | None, kind: Kind, options: TraceOptions | None
+) -> tuple[Iterator[Any], TraceLog]:
+    options = options or TraceOptions()
+    trace_format, table = find_table(path, fmt)
+    if table.kind != kind:
+        raise TraceError(
+            f"{path}: is a {trace_format.name} {table.what}, which holds {table.kind}, not {kind}"
+        )
+    log = TraceLog(options.on_bad_row)
+    return table.read(Path(path), options, log), log
+
+
+def iter_specs(
+    path: str | Path,
+    fmt: str | None = None,
+    options: TraceOptions | None = None,
+    selection: Selection | None = None,
+) -> Stream[JobSpec]:
+    """Jobs as the trace describes them, before they become pods (cheap: for statistics)."""
+    specs, log = _open(path, fmt, "jobs", options)
+    if selection is not None:
+        specs = select(specs, selection, log)
+    return Stream(specs, log)
+
+
+def iter_jobs(
+    path: str | Path,
+    fmt: str | None = None,
+    options: TraceOptions | None = None,
+    selection: Selection | None = None,
+) -> Stream[TraceJob]:
+    """PodGroups and Pods of the trace's jobs, read row by row."""
+    options = options or TraceOptions()
+    specs = iter_specs(path, fmt, options, selection)
+    return specs.map(lambda spec: build_job(spec, options, specs.log))
+
+
+def load_nodes(
+    path: str | Path, fmt: str | None = None, options: TraceOptions | None = None
+) -> Nodes:
+    """The nodes of a machine list (openb node list, PAI machine spec, Alibaba machine_meta)."""
+    nodes, log = _open(path, fmt, "nodes", options)
+    return Nodes(nodes, log)
+
+
+def iter_usage(
+    path: str | Path, fmt: str | None = None, options: TraceOptions | None = None
+) -> Stream[UsageSample]:
+    """Machine utilisation samples (Alibaba 2018 machine_usage), row by row."""
+    samples, log = _open(path, fmt, "usage", options)
+    return Stream(samples, log)

@@ -1,0 +1,163 @@
+"""Trace objects back into Kubernetes-shaped manifests — the inverse of ``berth.api.manifest``
+for the fields traces use — so a converted trace is ordinary YAML that ``berth validate`` and
+``berth simulate --workload`` read like any other workload.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from berth.api.manifest import DEFAULT_NODE_PODS
+from berth.api.objects import (
+    DEFAULT_QUEUE,
+    DURATION_ANNOTATION,
+    GROUP_NAME_ANNOTATION,
+    SUBMIT_TIME_ANNOTATION,
+    Affinity,
+    Node,
+    Pod,
+    PodGroup,
+    Queue,
+)
+from berth.api.schema import NODE_API, POD_API, PRIORITY_CLASS_API, VOLCANO_API
+from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.traces.model import TraceJob
+from berth.traces.queues import QueueRule
+
+
+def to_manifests(job: TraceJob) -> list[dict[str, Any]]:
+    """The PodGroup, then its Pods."""
+    return [_pod_group(job.group)] + [_pod(pod) for pod in job.pods]
+
+
+def seconds(value: float) -> str:
+    """A time for an annotation: exact (``repr`` round-trips a float), without a needless .0."""
+    return str(int(value)) if float(value).is_integer() else repr(float(value))
+
+
+def quantity(resource: str, amount: int) -> str:
+    """A canonical amount as a Kubernetes quantity that converts back to exactly ``amount``."""
+    if resource in (CPU, GPU):
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if resource == MEMORY:
+        return f"{amount // 1024}Gi" if amount % 1024 == 0 else f"{amount}Mi"
+    return str(amount)
+
+
+def _resources(amounts: dict[str, int]) -> dict[str, str]:
+    return {name: quantity(name, amount) for name, amount in amounts.items() if name != PODS}
+
+
+def _metadata(name: str, namespace: str, **fields: dict[str, str]) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": name}
+    if namespace != "default":
+        meta["namespace"] = namespace
+    meta.update({key: value for key, value in fields.items() if value})
+    return meta
+
+
+def _pod_group(group: PodGroup) -> dict[str, Any]:
+    spec: dict[str, Any] = {"minMember": group.min_member}
+    if group.min_resources:
+        spec["minResources"] = _resources(group.min_resources)
+    if group.queue != DEFAULT_QUEUE:
+        spec["queue"] = group.queue
+    if group.priority_class_name:
+        spec["priorityClassName"] = group.priority_class_name
+    annotations = {SUBMIT_TIME_ANNOTATION: seconds(group.submit_time)}
+    return {
+        "apiVersion": VOLCANO_API,
+        "kind": "PodGroup",
+        "metadata": _metadata(group.name, group.namespace, annotations=annotations),
+        "spec": spec,
+    }
+
+
+def _pod(pod: Pod) -> dict[str, Any]:
+    annotations = dict(pod.annotations)
+    if pod.group:
+        annotations[GROUP_NAME_ANNOTATION] = pod.group
+    annotations[SUBMIT_TIME_ANNOTATION] = seconds(pod.submit_time)
+    if pod.duration is not None:
+        annotations[DURATION_ANNOTATION] = seconds(pod.duration)
+    container = {"name": "main", "resources": {"requests": _resources(pod.requests)}}
+    spec: dict[str, Any] = {"containers": [container]}
+    if pod.priority_class_name:
+        spec["priorityClassName"] = pod.priority_class_name
+    elif pod.priority:
+        spec["priority"] = pod.priority
+    affinity = _node_affinity(pod.affinity)
+    if affinity:
+        spec["affinity"] = affinity
+    return {
+        "apiVersion": POD_API,
+        "kind": "Pod",
+        "metadata": _metadata(pod.name, pod.namespace, labels=pod.labels, annotations=annotations),
+        "spec": spec,
+    }
+
+
+def _node_affinity(affinity: Affinity) -> dict[str, Any]:
+    """Required node affinity on labels, the only affinity traces produce (GPU models)."""
+    if not affinity.node_required:
+        return {}
+    terms = [
+        {
+            "matchExpressions": [
+                {"key": r.key, "operator": r.operator, "values": list(r.values)}
+                for r in term.expressions
+            ]
+        }
+        for term in affinity.node_required
+    ]
+    required = {"nodeSelectorTerms": terms}
+    return {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": required}}
+
+
+def node_manifest(node: Node) -> dict[str, Any]:
+    """A Node with its labels, annotations and allocatable resources (what trace nodes have)."""
+    pods = node.allocatable.get(PODS, DEFAULT_NODE_PODS)
+    allocatable = {**_resources(node.allocatable), PODS: str(pods)}
+    metadata = _metadata(node.name, "default", labels=node.labels, annotations=node.annotations)
+    return {
+        "apiVersion": NODE_API,
+        "kind": "Node",
+        "metadata": metadata,
+        "status": {"allocatable": allocatable},
+    }
+
+
+def queue_manifest(queue: Queue) -> dict[str, Any]:
+    return {
+        "apiVersion": VOLCANO_API,
+        "kind": "Queue",
+        "metadata": {"name": queue.name},
+        "spec": {"weight": queue.weight},
+    }
+
+
+def priority_class_manifest(name: str, value: int) -> dict[str, Any]:
+    return {
+        "apiVersion": PRIORITY_CLASS_API,
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+
+
+def workload_manifests(jobs: Iterable[TraceJob], rule: QueueRule) -> Iterator[dict[str, Any]]:
+    """A whole workload, streamed: the rule's queues first, then each job's PodGroup and Pods,
+    then the queues and priority classes the jobs named that nothing defined (trace queues such
+    as Philly's virtual clusters, openb's QoS classes) — those are known only at the end."""
+    defined = {queue.name for queue in rule.queues()} | {DEFAULT_QUEUE}
+    yield from (queue_manifest(queue) for queue in rule.queues())
+    named_queues: set[str] = set()
+    classes: dict[str, int] = {}
+    for job in jobs:
+        named_queues.add(job.group.queue)
+        if job.group.priority_class_name:
+            classes[job.group.priority_class_name] = job.group.priority
+        yield from to_manifests(job)
+    yield from (queue_manifest(Queue(name)) for name in sorted(named_queues - defined))
+    yield from (priority_class_manifest(name, value) for name, value in sorted(classes.items()))

@@ -1,0 +1,84 @@
+"""berth compare: the same inputs under several configurations, one report."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from berth.cli import main
+from berth.compare import comparison_table, config_names
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples"
+INPUTS = [
+    "--cluster", str(EXAMPLES / "cluster.yaml"), "--workload", str(EXAMPLES / "workload.yaml")
+]
+
+
+@pytest.mark.parametrize(
+    "configs,names",
+    [
+        (["default", "a/binpack.yaml"], ["default", "binpack"]),
+        (["x/p.yaml", "y/p.yaml", "p.yml"], ["p", "p-2", "p-3"]),
+    ],
+)
+def test_config_names_are_unique_stems(configs, names):
+    assert config_names(configs) == names
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
+def test_compare_writes_one_report_with_ratios(tmp_path, capsys, jobs):
+    out = tmp_path / "cmp"
+    rc = main(["compare", *INPUTS, "--config", "default",
+               "--config", str(EXAMPLES / "binpack.yaml"), "--out", str(out), "--jobs", jobs])
+    assert rc == 0
+    for name in ("compare.html", "compare.json", "compare_queueing_cdf.png",
+                 "compare_jct_cdf.png", "compare_allocation.png"):
+        assert (out / name).is_file(), name
+    for config in ("default", "binpack"):
+        assert (out / config / "summary.json").is_file()
+        assert (out / config / "report.html").is_file()
+    table = json.loads((out / "compare.json").read_text())
+    assert table["configs"] == ["default", "binpack"]
+    rows = {row["metric"]: row for row in table["rows"]}
+    completed = rows["jobs completed"]
+    assert completed["values"] == {"default": 2.0, "binpack": 2.0}
+    assert completed["ratio_to_first"] == {"default": 1.0, "binpack": 1.0}
+    assert "nvidia.com/gpu allocation" in rows and "pods allocation" not in rows
+    assert "Comparison" in capsys.readouterr().out
+
+
+def test_compare_needs_two_configs(tmp_path, capsys):
+    rc = main(["compare", *INPUTS, "--config", "default", "--out", str(tmp_path / "c")])
+    assert rc == 1
+    assert "at least two configurations" in capsys.readouterr().err
+
+
+def test_compare_rejects_a_bad_config_before_running_anything(tmp_path, capsys):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("actions: enqueue, teleport\n")
+    out = tmp_path / "c"
+    rc = main(["compare", *INPUTS, "--config", "default", "--config", str(bad),
+               "--out", str(out)])
+    assert rc == 1
+    assert "unknown action 'teleport'" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_ratios_are_relative_to_the_first_configuration():
+    from berth.compare import RunOutcome
+
+    def outcome(name, mean):
+        import numpy as np
+
+        summary = {"jobs": {"completed": 10, "pending": 0}, "queueing_delay": {"mean": mean},
+                   "allocation": {}, "fragmentation": {}}
+        return RunOutcome(name, summary, np.zeros(0), np.zeros(0), np.zeros(0),
+                          np.zeros((0, 0)), [])
+
+    table = comparison_table([outcome("a", 100.0), outcome("b", 50.0), outcome("c", None)])
+    row = next(r for r in table["rows"] if r["metric"] == "queueing delay mean")
+    assert row["ratio_to_first"] == {"a": 1.0, "b": 0.5, "c": None}
+    assert row["unit"] == "seconds" and row["lower_is_better"] is True
