@@ -33,7 +33,7 @@ def schedulable_jobs(session: Session, best_effort_only: bool) -> list[JobInfo]:
     for job in session.jobs.values():
         if not job.pending:
             continue
-        if all(p.best_effort for p in job.pending) != best_effort_only:
+        if job.only_best_effort() != best_effort_only:
             continue
         reason = session.job_valid(job) or session.queue_problem(job)
         if reason:

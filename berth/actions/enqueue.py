@@ -11,7 +11,7 @@ abstain the idle check decides, which is the overcommit plugin's check with fact
 from __future__ import annotations
 
 from berth.api.objects import GroupPhase
-from berth.framework.plugin import Vote
+from berth.framework.plugin import Refusal, Vote
 from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
@@ -31,7 +31,7 @@ class Enqueue:
                 vote = session.job_enqueueable(job)
             if vote is None:
                 vote = self.idle_check.job_enqueueable(job)
-            if isinstance(vote, str):
+            if isinstance(vote, str | Refusal):
                 session.job_reasons[job.key] = vote
                 continue
             job.group.phase = GroupPhase.INQUEUE

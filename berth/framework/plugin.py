@@ -10,6 +10,7 @@ window and a patch of the rows that changed since a cached evaluation.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import numpy as np
@@ -21,8 +22,25 @@ if TYPE_CHECKING:
     from berth.framework.session import JobInfo, Session
 
 Rows = slice | np.ndarray
-#: A plugin's say on admitting a job: True admits, a string refuses (and says why), None abstains.
-Vote = Literal[True] | str | None
+
+
+class Refusal:
+    """A reason rendered only when someone reads it: every waiting job gets one in every cycle,
+    but it is read once, for the pods still pending at the end."""
+
+    __slots__ = ("_render",)
+
+    def __init__(self, render: Callable[[], str]) -> None:
+        self._render = render
+
+    def __str__(self) -> str:
+        return self._render()
+
+
+#: Why a job waits: plain text, or a Refusal rendered on demand.
+Reason = str | Refusal
+#: A plugin's say on admitting a job: True admits, a reason refuses, None abstains.
+Vote = Literal[True] | Reason | None
 
 
 class PluginArgumentError(ValueError):

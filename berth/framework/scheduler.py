@@ -18,6 +18,7 @@ from berth.api.objects import (
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
+from berth.framework.plugin import Reason
 from berth.framework.search import NodeSearch
 from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
@@ -35,7 +36,7 @@ class Scheduler:
         self.jobs: dict[str, JobInfo] = {}
         #: Jobs with pending pods, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
-        self.last_reasons: dict[str, str] = {}
+        self.last_reasons: dict[str, Reason] = {}
         #: Pods the last session took off their nodes (already released from ClusterState).
         self.evictions: list[Eviction] = []
         #: Resources held by bound pods, per queue (for queue shares and capability).
@@ -56,6 +57,7 @@ class Scheduler:
         else:
             job.group = group
             job.placeholder = False
+            job._min_request = None
         return job
 
     def handles(self, pod: Pod) -> bool:
@@ -153,7 +155,7 @@ class Scheduler:
         if not self.handles(pod):
             return f"schedulerName {pod.scheduler_name} is not handled by berth"
         if key in self.last_reasons:
-            return self.last_reasons[key]
+            return str(self.last_reasons[key])
         cls = self.search.compile(pod)
         if self.search.place(cls) is None:
             return self.search.explain(cls)

@@ -20,7 +20,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, Queue
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Vote
+from berth.framework.plugin import Refusal, Vote
 from berth.framework.queues import QueueTree
 
 if TYPE_CHECKING:
@@ -55,6 +55,19 @@ class JobInfo:
     held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
     #: Resources the pending pods request (what proportion counts as the job's demand).
     asking: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: The group's minResources as a vector, built on first use (reset with the group).
+    _min_request: np.ndarray | None = None
+    #: Pending pods that request something besides the pod slot (allocate's, not backfill's).
+    requesting: int = 0
+
+    def min_request(self, state: ClusterState) -> np.ndarray:
+        if self._min_request is None:
+            self._min_request = state.request_vector(self.group.min_resources).astype(np.float64)
+        return self._min_request
+
+    def only_best_effort(self) -> bool:
+        """Whether every pending pod is best-effort (backfill's share)."""
+        return self.requesting == 0
 
     @property
     def key(self) -> str:
@@ -71,11 +84,13 @@ class JobInfo:
 
     def add_pending(self, pod: Pod, request: np.ndarray) -> None:
         self.pending.append(pod)
+        self.requesting += not pod.best_effort
         self.asking = _added(self.asking, request, 1)
 
     def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
         # By identity: two pods with equal fields are still two pods.
         self.pending = [p for p in self.pending if p is not pod]
+        self.requesting -= not pod.best_effort
         self.asking = _added(self.asking, request, -1)
 
 
@@ -171,6 +186,7 @@ class Statement:
                 continue
             op.job.allocated -= 1
             op.job.asking = _added(op.job.asking, op.request, -1)
+            op.job.requesting -= not op.pod.best_effort
             op.job.bound[op.pod.key] = op.pod
             op.pod.bound_node = node
             session.bound_this_cycle.add(op.pod.key)
@@ -309,7 +325,7 @@ class Session:
             admitted = False
             for plugin in tier:
                 vote = plugin.job_enqueueable(job)
-                if isinstance(vote, str):
+                if isinstance(vote, str | Refusal):
                     return vote
                 admitted = admitted or vote is True
             if admitted:

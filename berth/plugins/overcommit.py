@@ -8,11 +8,12 @@ letting every waiting gang in at once. The enqueue action falls back to this che
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
 
-from berth.framework.plugin import Plugin, PluginArgumentError, Vote
+from berth.framework.plugin import Plugin, PluginArgumentError, Refusal, Vote
 from berth.framework.session import JobInfo, Session
 from berth.resources import format_amount
 
@@ -43,7 +44,7 @@ class Overcommit(Plugin):
             self.on_job_enqueued(job)
 
     def _need(self, job: JobInfo) -> np.ndarray:
-        need = self.session.state.request_vector(job.group.min_resources).astype(np.float64)
+        need = job.min_request(self.session.state)
         if len(need) > len(self.idle):
             self.idle = np.pad(self.idle, (0, len(need) - len(self.idle)))
         return need
@@ -53,6 +54,9 @@ class Overcommit(Plugin):
         idle = self.idle[: len(need)]
         if (need <= idle).all():
             return True
+        return Refusal(partial(self._explain, need, idle.copy()))
+
+    def _explain(self, need: np.ndarray, idle: np.ndarray) -> str:
         names = self.session.state.axis.names
         short = "; ".join(
             f"{names[col]} needs {format_amount(names[col], need[col])}, "
