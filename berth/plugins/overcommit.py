@@ -54,7 +54,8 @@ class Overcommit(Plugin):
         idle = self.idle[: len(need)]
         if (need <= idle).all():
             return True
-        return Refusal(partial(self._explain, need, idle.copy()))
+        # ``idle`` is replaced, never changed in place, on admission: no copy needed here.
+        return Refusal(partial(self._explain, need, idle))
 
     def _explain(self, need: np.ndarray, idle: np.ndarray) -> str:
         names = self.session.state.axis.names
@@ -68,4 +69,6 @@ class Overcommit(Plugin):
 
     def on_job_enqueued(self, job: JobInfo) -> None:
         need = self._need(job)
-        self.idle[: len(need)] -= need
+        idle = self.idle.copy()
+        idle[: len(need)] -= need
+        self.idle = idle

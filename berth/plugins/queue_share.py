@@ -50,6 +50,7 @@ class QueueShare(Plugin):
         self.limits = self.limit()
         #: Where a queue's real capability is below the cluster's total.
         self.limited = self.capability < self.total - EPSILON
+        self.any_limited = self.limited.any(axis=-1).tolist()  # per queue row
         for job in session.promised():
             self.on_job_enqueued(job)
 
@@ -109,8 +110,11 @@ class QueueShare(Plugin):
         is the one that says what is missing."""
         if not job.group.min_resources:
             return None
+        rows = self.lineage(job.queue)
+        if not any(self.any_limited[row] for row in rows):
+            return None  # no real limit anywhere above the job: nothing to refuse
         need = self.columns.amounts(job.group.min_resources)
-        for row in self.lineage(job.queue):
+        for row in rows:
             limited = self.limited[row] & (need > 0)
             if not limited.any():
                 continue
