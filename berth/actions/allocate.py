@@ -35,6 +35,8 @@ def schedulable_jobs(session: Session, best_effort_only: bool) -> list[JobInfo]:
             continue
         if job.only_best_effort() != best_effort_only:
             continue
+        if job.group.phase == GroupPhase.PENDING and session.framework_has_enqueue:
+            continue  # not admitted: enqueue has already said why
         reason = session.job_valid(job) or session.queue_problem(job)
         if reason:
             session.job_reasons[job.key] = reason
