@@ -161,7 +161,8 @@ def _simulate(args: argparse.Namespace) -> int:
     if show:
         console.print(
             f"[bold]berth[/bold] simulating {inputs.label}: "
-            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods"
+            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods",
+            soft_wrap=True,
         )
     if show and inputs.until:
         err = Console(stderr=True)
@@ -179,7 +180,7 @@ def _simulate(args: argparse.Namespace) -> int:
     summary, report = write_outputs(result, args.out)
     if show:
         console.print(summary_table(summary))
-        console.print(f"report: {report}")
+        console.print(f"report: {report}", soft_wrap=True)
     return 0
 
 
@@ -202,7 +203,7 @@ def _compare(args: argparse.Namespace) -> int:
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
     console.print(comparison_console_table(outcomes))
-    console.print(f"report: {report}")
+    console.print(f"report: {report}", soft_wrap=True)
     return 0
 
 

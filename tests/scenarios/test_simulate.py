@@ -173,7 +173,7 @@ def test_until_stops_early(tmp_path):
 def test_progress_output_when_not_quiet(tmp_path, capsys):
     out = tmp_path / "loud"
     assert simulate(out, quiet=False) == 0
-    stdout = capsys.readouterr().out
+    stdout = " ".join(capsys.readouterr().out.split())  # rich wraps long lines
     assert "6 nodes, 13 pods" in stdout
     assert "report:" in stdout and "report.html" in stdout
 
