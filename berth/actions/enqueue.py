@@ -11,28 +11,52 @@ abstain the idle check decides, which is the overcommit plugin's check with fact
 from __future__ import annotations
 
 from berth.api.objects import GroupPhase
-from berth.framework.plugin import Refusal, Vote
+from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
 
 class Enqueue:
+    """Refusals are remembered: between cycles in which no capacity was freed and no queue or
+    node was added or changed, a refused job can only stay refused (admissions and binds only take
+    capacity away), so only new or changed jobs are examined. A plugin whose answer depends on
+    time (sla) turns this off."""
+
     name = "enqueue"
 
     def __init__(self) -> None:
         self.idle_check = Overcommit({"overcommit-factor": 1.0})
+        self._refused: dict[str, Reason] = {}
+        self._epoch: tuple = ()
 
     def execute(self, session: Session) -> None:
         self.idle_check.on_session_open(session)
         waiting = [j for j in session.jobs.values() if j.group.phase == GroupPhase.PENDING]
-        for job in sorted(waiting, key=session.job_order_key):
+        timed = any(
+            p.admission_depends_on_time for tier in session.framework.job_enqueueables for p in tier
+        )
+        # Queues can change in place (opened, re-weighted): their state is part of the epoch.
+        epoch = (session.admission_epoch, tuple(repr(q) for q in session.queues.values()))
+        if timed or epoch != self._epoch:
+            self._refused = {}
+        remembered, candidates = {}, []
+        for job in waiting:
+            reason = None if job.touched else self._refused.get(job.key)
+            if reason is None:
+                candidates.append(job)
+            else:
+                remembered[job.key] = session.job_reasons[job.key] = reason
+        self._refused = remembered
+        self._epoch = epoch
+        for job in sorted(candidates, key=session.job_order_key):
+            job.touched = False
             vote: Vote = session.job_valid(job) or session.queue_problem(job)
             if vote is None:
                 vote = session.job_enqueueable(job)
             if vote is None:
                 vote = self.idle_check.job_enqueueable(job)
             if isinstance(vote, str | Refusal):
-                session.job_reasons[job.key] = vote
+                session.job_reasons[job.key] = self._refused[job.key] = vote
                 continue
             job.group.phase = GroupPhase.INQUEUE
             session.job_enqueued(job)

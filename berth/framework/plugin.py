@@ -57,6 +57,9 @@ class Plugin:
     checks_free_capacity: ClassVar[bool] = False
     #: Default weight of the score, overridable with the ``weight`` argument.
     default_weight: ClassVar[float] = 1.0
+    #: Whether ``job_enqueueable`` can change its answer as time passes (e.g. a waiting-time
+    #: limit); enqueue then re-examines every waiting job in every cycle.
+    admission_depends_on_time: ClassVar[bool] = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = dict(arguments or {})

@@ -27,6 +27,9 @@ class Scheduler:
     def __init__(self, config: SchedulerConfig, seed: int = 0) -> None:
         self.config = config
         self.state = ClusterState(seed=seed)
+        #: Bumped whenever a refused PodGroup might now be admitted: capacity freed, nodes or
+        #: queues added. Enqueue re-examines old refusals only when it moved.
+        self.admission_epoch = 0
         self.framework = Framework(config)
         self.search = NodeSearch(
             self.state, self.framework.filters, self.framework.scorers, config.search, seed
@@ -46,9 +49,11 @@ class Scheduler:
 
     def add_node(self, node: Node) -> None:
         self.state.add_node(node)
+        self.admission_epoch += 1
 
     def add_queue(self, queue: Queue) -> None:
         self.queues[queue.name] = queue
+        self.admission_epoch += 1
 
     def add_group(self, group: PodGroup) -> JobInfo:
         job = self.jobs.get(group.key)
@@ -56,6 +61,7 @@ class Scheduler:
             job = self.jobs[group.key] = JobInfo(group)
         else:
             job.group = group
+            job.touched = True
             job.placeholder = False
             job._min_request = None
         return job
@@ -94,6 +100,7 @@ class Scheduler:
             )
             job.placeholder = True
         job.add_pending(pod, self.state.request_vector(pod.requests))
+        job.touched = True
         self.waiting[key] = job
         return job
 
@@ -113,6 +120,7 @@ class Scheduler:
         """A bound pod left its node (finished, failed, evicted)."""
         request = self.state.request_vector(pod.requests)
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
+        self.admission_epoch += 1
         job = self.jobs.get(f"{pod.namespace}/{pod.group}")
         if job is not None:
             del job.bound[pod.key]
@@ -136,12 +144,15 @@ class Scheduler:
             has_enqueue="enqueue" in self.config.actions,
             queue_allocated=self.queue_allocated,
             all_jobs=self.jobs,
+            admission_epoch=self.admission_epoch,
         )
         for action in self.actions:
             action.execute(session)
         for key in [k for k, job in self.waiting.items() if not job.pending]:
             del self.waiting[key]
         self.last_reasons = session.job_reasons
+        if session.evictions:
+            self.admission_epoch += 1
         self.evictions = session.evictions
         self.state.trim_log()
         return session.binds

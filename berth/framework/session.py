@@ -20,7 +20,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, Queue
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Refusal, Vote
+from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 
 if TYPE_CHECKING:
@@ -59,6 +59,8 @@ class JobInfo:
     _min_request: np.ndarray | None = None
     #: Pending pods that request something besides the pod slot (allocate's, not backfill's).
     requesting: int = 0
+    #: New pods or a new PodGroup since enqueue last looked at this job.
+    touched: bool = True
 
     def min_request(self, state: ClusterState) -> np.ndarray:
         if self._min_request is None:
@@ -211,6 +213,7 @@ class Session:
         has_enqueue: bool = True,
         queue_allocated: dict[str, np.ndarray] | None = None,
         all_jobs: dict[str, JobInfo] | None = None,
+        admission_epoch: int = 0,
     ) -> None:
         self.state = state
         self.framework = framework
@@ -230,7 +233,9 @@ class Session:
         #: Keys of the pods bound by this session; they are not running yet, so never victims.
         self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
-        self.job_reasons: dict[str, str] = {}
+        self.job_reasons: dict[str, Reason] = {}
+        #: See Scheduler.admission_epoch.
+        self.admission_epoch = admission_epoch
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 

@@ -23,6 +23,7 @@ from berth.framework.session import JobInfo, Session
 
 class Sla(Plugin):
     name = "sla"
+    admission_depends_on_time = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

@@ -113,3 +113,27 @@ def test_with_enqueue_a_huge_group_waits():
     huge = PodGroup("g", min_member=2, min_resources={"cpu": 10**6})
     s = scheduler(two_nodes(), groups=[huge])
     assert run(s, [pod("g-0", group="g"), pod("g-1", group="g")]) == {}
+
+
+def test_a_refusal_is_remembered_until_capacity_is_freed():
+    s = scheduler([node("n", cpu=2000)])
+    first = pod("first", cpu=2000)
+    assert run(s, [first]) == {"first": "n"}
+    s.add_group(PodGroup("g", min_member=1, min_resources={"cpu": 2000}))
+    waiting = pod("w", cpu=2000, group="g", submit_time=1.0)
+    assert run(s, [waiting], now=1.0) == {}
+    reason = "minResources exceed the idle capacity: cpu needs 2, 0 idle"
+    assert s.pending_reason(waiting) == reason
+    assert run(s, now=2.0) == {}  # nothing changed: the refusal stands, with its reason
+    assert s.pending_reason(waiting) == reason
+    s.release(first)
+    assert run(s, now=3.0) == {"w": "n"}
+
+
+def test_a_new_pod_for_a_refused_gang_is_looked_at_again():
+    s = scheduler([node("n", cpu=4000)])
+    s.add_group(PodGroup("g", min_member=2))
+    one = pod("g0", group="g")
+    assert run(s, [one]) == {}
+    assert s.pending_reason(one) == "gang 1/2: waiting for pods"
+    assert run(s, [pod("g1", group="g", submit_time=1.0)], now=1.0) == {"g0": "n", "g1": "n"}
