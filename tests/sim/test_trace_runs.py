@@ -116,3 +116,26 @@ def test_bench_sim_reports_rates(tmp_path, capsys):
     assert report["events"] > 40
     assert set(report) >= {"events_per_second", "jobs_per_second", "seconds", "nodes"}
     assert math.isclose(report["jobs_per_second"] * report["seconds"], 40, rel_tol=0.05)
+
+
+@pytest.mark.parametrize("suffix", ["yaml", "jsonl"])
+def test_convert_then_simulate_matches_simulating_the_trace(tmp_path, suffix):
+    trace = itp(tmp_path, [f"j{i},{i * 30},{200 + 50 * (i % 4)},{(1, 2, 8, 12)[i % 4]}"
+                           for i in range(24)])
+    cluster = tmp_path / "cluster.yaml"
+    cluster.write_text(
+        "apiVersion: berth.io/v1alpha1\nkind: NodePool\nmetadata: {name: gpu}\n"
+        "spec:\n  count: 3\n  template:\n    status:\n      allocatable:\n"
+        "        {cpu: '64', memory: 512Gi, nvidia.com/gpu: '8', pods: '110'}\n"
+    )
+    workload = tmp_path / f"workload.{suffix}"
+    assert main(["trace", "convert", str(trace), "--out", str(workload)]) == 0
+    via_manifests, direct = tmp_path / "via", tmp_path / "direct"
+    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
+                 "--out", str(via_manifests), "--quiet"]) == 0
+    assert main(["simulate", "--trace", str(trace), "--cluster", str(cluster),
+                 "--out", str(direct), "--quiet"]) == 0
+    for name in ("pods.csv", "jobs.csv", "timeseries.csv"):
+        assert (via_manifests / name).read_text() == (direct / name).read_text(), name
+    summary = json.loads((direct / "summary.json").read_text())
+    assert summary["jobs"]["completed"] == 24
