@@ -23,6 +23,8 @@ POD_COLUMNS = (
     "start_time",
     "end_time",
     "phase",
+    "priority",
+    "reason",
 )
 JOB_COLUMNS = (
     "namespace",
@@ -57,8 +59,15 @@ def write_rows(
         writer.writerows(rows)
 
 
-def write_pods_csv(path: str | PathLike[str], pods: list[Pod], group_queue: dict[str, str]) -> None:
-    """One row per pod, in the caller's order (the simulator sorts them)."""
+def write_pods_csv(
+    path: str | PathLike[str],
+    pods: list[Pod],
+    group_queue: dict[str, str],
+    reasons: dict[str, str] | None = None,
+) -> None:
+    """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
+    pod key, why a pod is still pending or why it was evicted."""
+    reasons = reasons or {}
     write_rows(
         path,
         POD_COLUMNS,
@@ -74,6 +83,8 @@ def write_pods_csv(path: str | PathLike[str], pods: list[Pod], group_queue: dict
                 format_decimal(pod.start_time),
                 format_decimal(pod.end_time),
                 str(pod.phase),
+                str(pod.priority),
+                reasons.get(pod.key, ""),
             )
             for pod in pods
         ),

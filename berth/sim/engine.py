@@ -91,7 +91,8 @@ class SimResult:
     events: int
     wall_seconds: float
     seed: int
-    reasons: dict[str, str] = field(default_factory=dict)  # pod key → why it is still pending
+    #: pod key → why it is still pending, or why it was evicted
+    reasons: dict[str, str] = field(default_factory=dict)
 
 
 class Simulation:
@@ -124,6 +125,7 @@ class Simulation:
         self._last_session = -float("inf")
         self.now = 0.0
         self.events = 0
+        self.eviction_reasons: dict[str, str] = {}
         self.pending = 0  # pods submitted to the scheduler and not yet bound
         self.running = 0  # pods started and not yet finished
         state = self.scheduler.state
@@ -191,6 +193,7 @@ class Simulation:
             for pod in self.pods
             if pod.phase == PodPhase.PENDING
         }
+        reasons.update(self.eviction_reasons)
         return SimResult(
             pods=self.pods,
             groups=list(self.groups.values()),
@@ -235,6 +238,7 @@ class Simulation:
         binds = self.scheduler.run_session(self.now)
         for eviction in self.scheduler.evictions:
             self._evicted(eviction.pod)
+            self.eviction_reasons[eviction.pod.key] = eviction.reason
         for bind in binds:
             pod = bind.pod
             pod.phase = PodPhase.BOUND
@@ -294,5 +298,6 @@ class Simulation:
             state.total_requested(),
             state.total_usage(),
             state.total_allocatable(),
+            queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
         )

@@ -129,7 +129,7 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
     )
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}
-    write_pods_csv(out / "pods.csv", result.pods, group_queue)
+    write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
     tasks: dict[str, int] = {}
     for pod in result.pods:
         key = f"{pod.namespace}/{pod.group}"

@@ -21,7 +21,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 OUTPUTS = ("summary.json", "pods.csv", "jobs.csv", "timeseries.csv", "report.html")
 PNGS = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
-POD_HEADER = "namespace,name,job,queue,node,submit_time,bind_time,start_time,end_time,phase"
+POD_HEADER = (
+    "namespace,name,job,queue,node,submit_time,bind_time,start_time,end_time,phase,priority,reason"
+)
 JOB_HEADER = "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase"
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -104,6 +106,8 @@ def test_placements(default_run):
         assert float(row["end_time"]) - float(row["start_time"]) == pytest.approx(120 + 30 * i)
     huge = pods["huge"]
     assert huge["phase"] == "Pending"
+    assert huge["reason"].startswith("0/6 nodes available: ")
+    assert all(pods[f"batch-{i}"]["reason"] == "" for i in range(6))
     assert huge["node"] == huge["bind_time"] == huge["start_time"] == huge["end_time"] == ""
     jobs = rows(default_run / "jobs.csv")
     assert jobs["train"]["min_member"] == "2" and jobs["train"]["tasks"] == "2"
