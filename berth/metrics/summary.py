@@ -130,6 +130,12 @@ def summarize(
     # Fragmentation: the share of idle capacity stranded on partly allocated nodes.
     idle = np.maximum(series.capacity - series.allocated, 0.0)
     fragmentation = time_weighted_fractions(series.times, series.stranded, idle, end_time)
+    fairness = time_weighted_fractions(
+        series.times,
+        series.fairness()[:, None],
+        np.ones((len(series), 1)),
+        end_time,
+    )
     measured = [i for i, value in enumerate(allocation) if not np.isnan(value)]
     summary = {
         "seed": seed,
@@ -144,6 +150,7 @@ def summarize(
         "makespan": _makespan(groups),
         "allocation": {series.resources[i]: float(allocation[i]) for i in measured},
         "utilization": {series.resources[i]: float(utilization[i]) for i in measured},
+        "fairness": None if not series.queues or np.isnan(fairness[0]) else float(fairness[0]),
         "fragmentation": {
             series.resources[i]: float(fragmentation[i])
             for i in measured

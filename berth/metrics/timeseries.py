@@ -13,7 +13,7 @@ from os import PathLike
 import numpy as np
 
 from berth.metrics.tables import format_decimal, write_rows
-from berth.resources import GPU
+from berth.resources import GPU, PODS
 
 _INITIAL_CAPACITY = 256
 
@@ -35,8 +35,15 @@ def _readonly(array: np.ndarray) -> np.ndarray:
 class TimeSeries:
     """Samples of cluster state at fixed simulated intervals."""
 
-    def __init__(self, resources: list[str], queues: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        resources: list[str],
+        queues: list[str] | None = None,
+        queue_weights: dict[str, float] | None = None,
+    ) -> None:
         self.resources: list[str] = list(resources)
+        #: Queue weights for the fairness index (a queue not listed weighs 1).
+        self.queue_weights = dict(queue_weights or {})
         columns = [column_name(r) for r in self.resources]
         if len(set(columns)) != len(columns):
             raise ValueError(f"resources {self.resources} collide as CSV columns {columns}")
@@ -176,9 +183,36 @@ class TimeSeries:
             return np.zeros((self._size, len(self.resources)), dtype=np.float64)
         return _readonly(self._queue_allocated[: self._size, column])
 
+    def queue_shares(self) -> np.ndarray:
+        """Each queue's dominant share per sample, shape (T, Q) in ``queues`` order: the largest
+        fraction of cluster capacity it holds in any resource (the pod count left out)."""
+        capacity = self._capacity[: self._size]
+        held = self._queue_allocated[: self._size]
+        counted = np.array([r != PODS for r in self.resources], dtype=bool)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            fractions = np.where(capacity[:, None, :] > 0, held / capacity[:, None, :], 0.0)
+        if not counted.any() or not fractions.shape[1]:
+            return np.zeros((self._size, fractions.shape[1]))
+        return fractions[:, :, counted].max(axis=2)
+
+    def fairness(self) -> np.ndarray:
+        """Jain's index per sample over the queues holding resources, of their dominant shares
+        divided by their weights: 1 when every active queue has its weighted share, 1/n when
+        one of n queues has everything. 1 when fewer than two queues hold anything."""
+        shares = self.queue_shares()
+        weights = np.array([self.queue_weights.get(q, 1.0) for q in self.queues], dtype=float)
+        x = shares / np.maximum(weights, 1e-12) if len(weights) else shares
+        active = shares > 0
+        n = active.sum(axis=1)
+        total = np.where(active, x, 0.0).sum(axis=1)
+        squares = np.where(active, x * x, 0.0).sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            index = np.where(n >= 2, total * total / (n * squares), 1.0)
+        return np.nan_to_num(index, nan=1.0)
+
     def write_csv(self, path: str | PathLike[str]) -> None:
-        """Write ``time,pending,running`` then ``alloc_/used_/capacity_/stranded_`` per
-        resource."""
+        """Write ``time,pending,running``, ``alloc_/used_/capacity_/stranded_`` per resource,
+        and, when queues are known, ``share_<queue>`` (dominant share) and ``fairness``."""
         header = ["time", "pending", "running"]
         for resource in self.resources:
             name = column_name(resource)
@@ -188,6 +222,11 @@ class TimeSeries:
         capacity = np.rint(self._capacity[:size]).astype(np.int64)
         stranded = np.rint(self._stranded[:size]).astype(np.int64)
         used = self._used[:size]
+        queues = self.queues
+        if queues:
+            header += [f"share_{column_name(q)}" for q in queues] + ["fairness"]
+            shares = np.round(self.queue_shares(), 4)
+            fairness = np.round(self.fairness(), 4)
 
         def rows() -> Iterator[list[str]]:
             for i in range(size):
@@ -199,6 +238,9 @@ class TimeSeries:
                         str(capacity[i, r]),
                         str(stranded[i, r]),
                     ]
+                if queues:
+                    row += [format_decimal(v) for v in shares[i]]
+                    row.append(format_decimal(fairness[i]))
                 yield row
 
         write_rows(path, header, rows())

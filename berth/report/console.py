@@ -67,6 +67,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("pod queueing delay", format_stats(summary["pod_queueing_delay"]))
     table.add_row("job completion time", format_stats(summary["jct"]))
     table.add_row("makespan", format_duration(summary["makespan"]))
+    if summary.get("fairness") is not None:
+        table.add_row("queue fairness", f"Jain's index {summary['fairness']:.2f} (1 = fair)")
     table.add_section()
     for resource, allocated in summary["allocation"].items():
         used = summary["utilization"].get(resource)

@@ -130,7 +130,8 @@ class Simulation:
         self.running = 0  # pods started and not yet finished
         state = self.scheduler.state
         queue_names = sorted(self.scheduler.queues)
-        self.series = TimeSeries(list(state.axis.names), queue_names)
+        weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}
+        self.series = TimeSeries(list(state.axis.names), queue_names, weights)
         for group in manifests.groups:
             self._push(group.submit_time, Ev.GROUP, group)
         for pod in self.pods:

@@ -130,3 +130,33 @@ def test_write_csv_is_byte_identical_for_identical_input(tmp_path: Path) -> None
     build().write_csv(first)
     build().write_csv(second)
     assert first.read_bytes() == second.read_bytes()
+
+
+FAIRNESS_CASES = {
+    # queue weights, per-queue cpu held (capacity 8000), expected shares, expected Jain index
+    "equal shares": ({"a": 1, "b": 1}, {"a": 2000, "b": 2000}, [0.25, 0.25], 1.0),
+    "one holds all": ({"a": 1, "b": 1}, {"a": 8000, "b": 0}, [1.0, 0.0], 1.0),
+    "two of two unequal": ({"a": 1, "b": 1}, {"a": 6000, "b": 2000}, [0.75, 0.25], 0.8),
+    "weighted shares met": ({"a": 3, "b": 1}, {"a": 6000, "b": 2000}, [0.75, 0.25], 1.0),
+}
+
+
+@pytest.mark.parametrize("weights,held,shares,jain", FAIRNESS_CASES.values(),
+                         ids=FAIRNESS_CASES.keys())
+def test_queue_shares_and_jain_fairness(weights, held, shares, jain) -> None:
+    series = TimeSeries(["cpu", "pods"], list(weights), weights)
+    series.sample(0, 0, 0, _vec(8000, 2), _vec(0, 0), _vec(8000, 110),
+                  queue_allocated={q: _vec(v, 1) for q, v in held.items()})
+    assert series.queue_shares()[0].tolist() == pytest.approx(shares)
+    assert series.fairness()[0] == pytest.approx(jain)
+
+
+def test_queue_columns_in_csv(tmp_path: Path) -> None:
+    series = TimeSeries(["cpu"], ["a", "b"])
+    series.sample(0, 0, 0, _vec(8000), _vec(0), _vec(8000),
+                  queue_allocated={"a": _vec(6000), "b": _vec(2000)})
+    path = tmp_path / "t.csv"
+    series.write_csv(path)
+    header, row = path.read_text().splitlines()
+    assert header.endswith(",share_a,share_b,fairness")
+    assert row.endswith(",0.75,0.25,0.8")
