@@ -51,8 +51,13 @@ def node(
     all_labels = dict(labels or {})
     if zone is not None:
         all_labels[ZONE] = zone
-    return Node(name, labels=all_labels, allocatable=allocatable, taints=tuple(taints),
-                unschedulable=unschedulable)
+    return Node(
+        name,
+        labels=all_labels,
+        allocatable=allocatable,
+        taints=tuple(taints),
+        unschedulable=unschedulable,
+    )
 
 
 def pod(

@@ -9,8 +9,9 @@ from berth.api.objects import QUEUE_NAME_ANNOTATION, PodGroup, Queue
 from tests.builders import config, node, pod, run, scheduler
 
 WITH_ENQUEUE = None  # the default configuration
-WITHOUT_ENQUEUE = config(["priority", "gang", "resource-fit", "least-allocated"],
-                         actions="allocate, backfill")
+WITHOUT_ENQUEUE = config(
+    ["priority", "gang", "resource-fit", "least-allocated"], actions="allocate, backfill"
+)
 
 
 def test_queues_take_turns():
@@ -21,27 +22,38 @@ def test_queues_take_turns():
 
 
 def test_queue_turns_follow_job_order_inside_each_queue():
-    groups = [PodGroup("qa-lo", queue="qa", priority=0), PodGroup("qa-hi", queue="qa", priority=9),
-              PodGroup("qb-only", queue="qb")]
+    groups = [
+        PodGroup("qa-lo", queue="qa", priority=0),
+        PodGroup("qa-hi", queue="qa", priority=9),
+        PodGroup("qb-only", queue="qb"),
+    ]
     s = scheduler([node("n", cpu=2000)], queues=[Queue("qa"), Queue("qb")], groups=groups)
     binds = run(s, [pod(f"{g.name}-p", cpu=1000, group=g.name) for g in groups])
     assert sorted(binds) == ["qa-hi-p", "qb-only-p"]
 
 
 QUEUE_CASES = {
-    "closed queue, with enqueue": (Queue("q", state="Closed"), "q", WITH_ENQUEUE,
-                                   "queue q is closed"),
-    "closed queue, without enqueue": (Queue("q", state="Closed"), "q", WITHOUT_ENQUEUE,
-                                      "queue q is closed"),
+    "closed queue, with enqueue": (
+        Queue("q", state="Closed"),
+        "q",
+        WITH_ENQUEUE,
+        "queue q is closed",
+    ),
+    "closed queue, without enqueue": (
+        Queue("q", state="Closed"),
+        "q",
+        WITHOUT_ENQUEUE,
+        "queue q is closed",
+    ),
     "missing queue, with enqueue": (Queue("q"), "nope", WITH_ENQUEUE, "queue nope not found"),
-    "missing queue, without enqueue": (Queue("q"), "nope", WITHOUT_ENQUEUE,
-                                       "queue nope not found"),
+    "missing queue, without enqueue": (Queue("q"), "nope", WITHOUT_ENQUEUE, "queue nope not found"),
     "open queue": (Queue("q"), "q", WITH_ENQUEUE, None),
 }
 
 
-@pytest.mark.parametrize("queue,queue_name,cfg,reason", QUEUE_CASES.values(),
-                         ids=QUEUE_CASES.keys())
+@pytest.mark.parametrize(
+    "queue,queue_name,cfg,reason", QUEUE_CASES.values(), ids=QUEUE_CASES.keys()
+)
 def test_queue_problems(queue, queue_name, cfg, reason):
     s = scheduler([node("n")], cfg, queues=[queue], groups=[PodGroup("g", queue=queue_name)])
     p = pod("p", group="g")
@@ -79,15 +91,17 @@ def test_implicit_group_uses_the_queue_annotation():
 
 
 def test_two_jobs_share_one_node():
-    s = scheduler([node("n", cpu=4000)],
-                  groups=[PodGroup("a", min_member=2), PodGroup("b", min_member=2)])
+    s = scheduler(
+        [node("n", cpu=4000)], groups=[PodGroup("a", min_member=2), PodGroup("b", min_member=2)]
+    )
     pods = [pod(f"{g}-{i}", cpu=1000, group=g) for g in "ab" for i in range(2)]
     assert run(s, pods) == {p.name: "n" for p in pods}
 
 
 def test_a_job_spreads_over_nodes_when_one_is_not_enough():
-    s = scheduler([node("n0", cpu=2000), node("n1", cpu=2000)],
-                  groups=[PodGroup("g", min_member=4)])
+    s = scheduler(
+        [node("n0", cpu=2000), node("n1", cpu=2000)], groups=[PodGroup("g", min_member=4)]
+    )
     binds = run(s, [pod(f"g-{i}", cpu=1000, group="g") for i in range(4)])
     assert sorted(binds.values()) == ["n0", "n0", "n1", "n1"]
 
@@ -102,11 +116,13 @@ PRIORITY_CASES = {
 @pytest.mark.parametrize("hi_shape,expected", PRIORITY_CASES.values(), ids=PRIORITY_CASES.keys())
 def test_job_that_cannot_fit_does_not_block_lower_priority(hi_shape, expected):
     cpu, count = hi_shape
-    s = scheduler([node("n0", cpu=4000), node("n1", cpu=2000)],
-                  groups=[PodGroup("hi", min_member=count, priority=100),
-                          PodGroup("lo", min_member=1)])
+    s = scheduler(
+        [node("n0", cpu=4000), node("n1", cpu=2000)],
+        groups=[PodGroup("hi", min_member=count, priority=100), PodGroup("lo", min_member=1)],
+    )
     pods = [pod(f"hi-{i}", cpu=cpu, group="hi") for i in range(count)] + [
-        pod("lo-0", cpu=1000, group="lo")]
+        pod("lo-0", cpu=1000, group="lo")
+    ]
     assert set(run(s, pods)) == expected
 
 
@@ -135,23 +151,28 @@ CAPABILITY_CASES = {
 }
 
 
-@pytest.mark.parametrize("capability,cpus,expected", CAPABILITY_CASES.values(),
-                         ids=CAPABILITY_CASES.keys())
+@pytest.mark.parametrize(
+    "capability,cpus,expected", CAPABILITY_CASES.values(), ids=CAPABILITY_CASES.keys()
+)
 def test_queue_capability_is_never_exceeded(capability, cpus, expected):
     s = scheduler([node("n0", cpu=8000), node("n1", cpu=8000)])
     s.add_queue(Queue("q", capability=capability))
-    pods = [pod(f"p{i}", cpu=c, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "q"})
-            for i, c in enumerate(cpus)]
+    pods = [
+        pod(f"p{i}", cpu=c, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "q"})
+        for i, c in enumerate(cpus)
+    ]
     assert sorted(run(s, pods)) == expected
-    for p in pods[len(expected):]:
+    for p in pods[len(expected) :]:
         assert s.pending_reason(p) == "queue q at capability (cpu)"
 
 
 def test_queue_capability_frees_up_when_pods_leave():
     s = scheduler([node("n0", cpu=8000)])
     s.add_queue(Queue("q", capability={"cpu": 1000}))
-    first, second = (pod(f"p{i}", cpu=1000, submit_time=i,
-                         annotations={QUEUE_NAME_ANNOTATION: "q"}) for i in range(2))
+    first, second = (
+        pod(f"p{i}", cpu=1000, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "q"})
+        for i in range(2)
+    )
     assert run(s, [first, second]) == {"p0": "n0"}
     s.release(first)
     assert run(s, now=1.0) == {"p1": "n0"}
@@ -169,9 +190,15 @@ def test_a_gang_over_capability_binds_nothing():
 def test_a_queue_whose_job_cannot_fit_does_not_block_the_others(cfg):
     # "big" goes first (equal shares, then by name) but its gang needs more than the node;
     # with proportion its demand still counts, so "small" deserves half the node: both pods.
-    s = scheduler([node("n", cpu=4000)], cfg, queues=[Queue("big"), Queue("small")],
-                  groups=[PodGroup("gang", min_member=5, queue="big")])
+    s = scheduler(
+        [node("n", cpu=4000)],
+        cfg,
+        queues=[Queue("big"), Queue("small")],
+        groups=[PodGroup("gang", min_member=5, queue="big")],
+    )
     gang = [pod(f"gang-{i}", cpu=1000, group="gang") for i in range(5)]
-    small = [pod(f"s{i}", cpu=1000, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "small"})
-             for i in range(2)]
+    small = [
+        pod(f"s{i}", cpu=1000, submit_time=i, annotations={QUEUE_NAME_ANNOTATION: "small"})
+        for i in range(2)
+    ]
     assert run(s, gang + small) == {"s0": "n", "s1": "n"}

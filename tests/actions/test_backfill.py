@@ -9,20 +9,28 @@ from berth.api.objects import PodGroup, Queue, Taint, Toleration
 from tests.builders import best_effort, config, node, pod, run, scheduler
 
 CASES = {
-    "placed on a full node": (
-        [node("n", cpu=1000)], [(pod("x", cpu=1000), "n")], {}, "n"),
+    "placed on a full node": ([node("n", cpu=1000)], [(pod("x", cpu=1000), "n")], {}, "n"),
     "nodeSelector honoured": (
-        [node("a"), node("b", labels={"pool": "be"})], [], {"node_selector": {"pool": "be"}}, "b"),
-    "taints honoured": (
-        [node("a", taints=[Taint("k", "v")]), node("b")], [], {}, "b"),
+        [node("a"), node("b", labels={"pool": "be"})],
+        [],
+        {"node_selector": {"pool": "be"}},
+        "b",
+    ),
+    "taints honoured": ([node("a", taints=[Taint("k", "v")]), node("b")], [], {}, "b"),
     "tolerated taint": (
-        [node("a", taints=[Taint("k", "v")])], [], {"tolerations": (Toleration("k", "Exists"),)},
-        "a"),
+        [node("a", taints=[Taint("k", "v")])],
+        [],
+        {"tolerations": (Toleration("k", "Exists"),)},
+        "a",
+    ),
     "pods limit honoured": (
-        [node("a", pods=1), node("b", pods=5)], [(pod("x", cpu=10), "a")], {}, "b"),
+        [node("a", pods=1), node("b", pods=5)],
+        [(pod("x", cpu=10), "a")],
+        {},
+        "b",
+    ),
     "no room in pods anywhere": ([node("a", pods=1)], [(pod("x", cpu=10), "a")], {}, None),
-    "unschedulable node skipped": (
-        [node("a", unschedulable=True), node("b")], [], {}, "b"),
+    "unschedulable node skipped": ([node("a", unschedulable=True), node("b")], [], {}, "b"),
     "spec.nodeName": ([node("a"), node("b")], [], {"node_name": "a"}, "a"),
 }
 
@@ -48,13 +56,15 @@ def test_without_backfill_best_effort_pods_wait():
 
 
 def test_closed_queue_blocks_backfill():
-    s = scheduler([node("n")], queues=[Queue("q", state="Closed")],
-                  groups=[PodGroup("g", queue="q")])
+    s = scheduler(
+        [node("n")], queues=[Queue("q", state="Closed")], groups=[PodGroup("g", queue="q")]
+    )
     assert run(s, [best_effort("be", group="g")]) == {}
 
 
 def test_best_effort_members_of_a_running_job():
     s = scheduler([node("n")], groups=[PodGroup("g", min_member=1)])
-    binds = run(s, [pod("w", group="g"), best_effort("side0", group="g"),
-                    best_effort("side1", group="g")])
+    binds = run(
+        s, [pod("w", group="g"), best_effort("side0", group="g"), best_effort("side1", group="g")]
+    )
     assert binds == {"w": "n", "side0": "n", "side1": "n"}

@@ -22,32 +22,60 @@ CASES = {
     "fits the summed idle capacity": (two_nodes(), [], {"cpu": 6000}, None),
     "exactly the idle capacity": (two_nodes(), [], {"cpu": 8000, "memory": 16384}, None),
     "no minResources": (two_nodes(), [], {}, None),
-    "cpu short": (two_nodes(), [], {"cpu": 9000},
-                  "minResources exceed the idle capacity: cpu needs 9, 8 idle"),
-    "memory short, in Gi": (two_nodes(), [], {"memory": 20480},
-                            "minResources exceed the idle capacity: memory needs 20Gi, 16Gi idle"),
-    "gpu nobody has": (two_nodes(), [], {"nvidia.com/gpu": 1000},
-                       "minResources exceed the idle capacity: nvidia.com/gpu needs 1, 0 idle"),
+    "cpu short": (
+        two_nodes(),
+        [],
+        {"cpu": 9000},
+        "minResources exceed the idle capacity: cpu needs 9, 8 idle",
+    ),
+    "memory short, in Gi": (
+        two_nodes(),
+        [],
+        {"memory": 20480},
+        "minResources exceed the idle capacity: memory needs 20Gi, 16Gi idle",
+    ),
+    "gpu nobody has": (
+        two_nodes(),
+        [],
+        {"nvidia.com/gpu": 1000},
+        "minResources exceed the idle capacity: nvidia.com/gpu needs 1, 0 idle",
+    ),
     "extended resource nobody has": (
-        two_nodes(), [], {"example.com/fpga": 1},
-        "minResources exceed the idle capacity: example.com/fpga needs 1, 0 idle"),
+        two_nodes(),
+        [],
+        {"example.com/fpga": 1},
+        "minResources exceed the idle capacity: example.com/fpga needs 1, 0 idle",
+    ),
     "bound pods are not idle": (
-        two_nodes(), [(pod("x", cpu=3000, mem=1024), "n0")], {"cpu": 6000},
-        "minResources exceed the idle capacity: cpu needs 6, 5 idle"),
+        two_nodes(),
+        [(pod("x", cpu=3000, mem=1024), "n0")],
+        {"cpu": 6000},
+        "minResources exceed the idle capacity: cpu needs 6, 5 idle",
+    ),
     "every short resource listed": (
-        two_nodes(), [], {"cpu": 8500, "memory": 1024, "nvidia.com/gpu": 500},
+        two_nodes(),
+        [],
+        {"cpu": 8500, "memory": 1024, "nvidia.com/gpu": 500},
         "minResources exceed the idle capacity: cpu needs 8.5, 8 idle; "
-        "nvidia.com/gpu needs 0.5, 0 idle"),
+        "nvidia.com/gpu needs 0.5, 0 idle",
+    ),
     "unschedulable nodes are not idle": (
-        [node("n0"), node("n1", unschedulable=True)], [], {"cpu": 5000},
-        "minResources exceed the idle capacity: cpu needs 5, 4 idle"),
+        [node("n0"), node("n1", unschedulable=True)],
+        [],
+        {"cpu": 5000},
+        "minResources exceed the idle capacity: cpu needs 5, 4 idle",
+    ),
 }
 
 
 @pytest.mark.parametrize("nodes,bound,min_resources,reason", CASES.values(), ids=CASES.keys())
 def test_admission(nodes, bound, min_resources, reason):
-    s = scheduler(nodes, ENQUEUE_ONLY, bound=bound,
-                  groups=[PodGroup("g", min_member=1, min_resources=min_resources)])
+    s = scheduler(
+        nodes,
+        ENQUEUE_ONLY,
+        bound=bound,
+        groups=[PodGroup("g", min_member=1, min_resources=min_resources)],
+    )
     p = pod("g-0", cpu=100, group="g")
     assert run(s, [p]) == {}
     if reason is None:
@@ -58,8 +86,10 @@ def test_admission(nodes, bound, min_resources, reason):
 
 
 def big_groups(**extra):
-    return [PodGroup("a", min_member=2, min_resources={"cpu": 6000}, submit_time=0.0, **extra),
-            PodGroup("b", min_member=2, min_resources={"cpu": 6000}, submit_time=1.0)]
+    return [
+        PodGroup("a", min_member=2, min_resources={"cpu": 6000}, submit_time=0.0, **extra),
+        PodGroup("b", min_member=2, min_resources={"cpu": 6000}, submit_time=1.0),
+    ]
 
 
 def test_two_big_groups_are_not_admitted_on_the_same_capacity():
@@ -76,9 +106,10 @@ def test_two_big_groups_are_not_admitted_on_the_same_capacity():
 
 
 def test_higher_priority_group_is_admitted_first():
-    groups = [PodGroup("a", min_member=2, min_resources={"cpu": 6000}, submit_time=0.0),
-              PodGroup("b", min_member=2, min_resources={"cpu": 6000}, submit_time=1.0,
-                       priority=10)]
+    groups = [
+        PodGroup("a", min_member=2, min_resources={"cpu": 6000}, submit_time=0.0),
+        PodGroup("b", min_member=2, min_resources={"cpu": 6000}, submit_time=1.0, priority=10),
+    ]
     s = scheduler(two_nodes(), ENQUEUE_ONLY, groups=groups)
     run(s, [pod(f"{g}-{i}", cpu=3000, group=g) for g in "ab" for i in range(2)])
     assert (phase(s, "a"), phase(s, "b")) == (GroupPhase.PENDING, GroupPhase.INQUEUE)
@@ -100,8 +131,9 @@ def test_invalid_group_is_not_admitted():
 
 
 def test_without_enqueue_jobs_are_still_scheduled():
-    cfg = config(["priority", "gang", "resource-fit", "least-allocated"],
-                 actions="allocate, backfill")
+    cfg = config(
+        ["priority", "gang", "resource-fit", "least-allocated"], actions="allocate, backfill"
+    )
     huge = PodGroup("g", min_member=2, min_resources={"cpu": 10**6})
     s = scheduler(two_nodes(), cfg, groups=[huge])
     binds = run(s, [pod("g-0", group="g"), pod("g-1", group="g")])

@@ -65,46 +65,61 @@ def test_full_queue_spec(tmp_path: Path) -> None:
 
 
 SPEC_CASES = {
-    "parent root without a root queue": (
-        [queue("a", parent="root")], []),
-    "parent root when root is defined": (
-        [queue("a", parent="root"), queue("root")], []),
+    "parent root without a root queue": ([queue("a", parent="root")], []),
+    "parent root when root is defined": ([queue("a", parent="root"), queue("root")], []),
     "missing parent": (
         [queue("a", parent="ghost")],
-        ['Queue/a: spec.parent: no Queue named "ghost" (expected a queue defined in the loaded '
-         "files, or root)"]),
-    "self parent": (
-        [queue("a", parent="a")],
-        ["Queue/a: spec.parent: queues form a cycle: a → a"]),
+        [
+            'Queue/a: spec.parent: no Queue named "ghost" (expected a queue defined in the loaded '
+            "files, or root)"
+        ],
+    ),
+    "self parent": ([queue("a", parent="a")], ["Queue/a: spec.parent: queues form a cycle: a → a"]),
     "two-queue cycle": (
         [queue("a", parent="b"), queue("b", parent="a")],
-        ["Queue/a: spec.parent: queues form a cycle: a → b → a",
-         "Queue/b: spec.parent: queues form a cycle: b → a → b"]),
+        [
+            "Queue/a: spec.parent: queues form a cycle: a → b → a",
+            "Queue/b: spec.parent: queues form a cycle: b → a → b",
+        ],
+    ),
     "a child hanging under a cycle is not itself a cycle": (
         [queue("leaf", parent="a"), queue("a", parent="b"), queue("b", parent="a")],
-        ["Queue/a: spec.parent: queues form a cycle: a → b → a",
-         "Queue/b: spec.parent: queues form a cycle: b → a → b"]),
-    "deep tree": (
-        [queue("a"), queue("b", parent="a"), queue("c", parent="b")], []),
+        [
+            "Queue/a: spec.parent: queues form a cycle: a → b → a",
+            "Queue/b: spec.parent: queues form a cycle: b → a → b",
+        ],
+    ),
+    "deep tree": ([queue("a"), queue("b", parent="a"), queue("c", parent="b")], []),
     "parent not a name": (
         [queue("a", parent="Not_A_Name")],
-        ['Queue/a: spec.parent: "Not_A_Name" is not a valid name (expected lowercase letters, '
-         "digits, '-' and '.', starting and ending with a letter or digit)"]),
+        [
+            'Queue/a: spec.parent: "Not_A_Name" is not a valid name (expected lowercase letters, '
+            "digits, '-' and '.', starting and ending with a letter or digit)"
+        ],
+    ),
     "reclaimable not a boolean": (
         [queue("a", reclaimable="yes")],
-        ['Queue/a: spec.reclaimable: "yes" is not a boolean (expected true or false)']),
+        ['Queue/a: spec.reclaimable: "yes" is not a boolean (expected true or false)'],
+    ),
     "guarantee not under resource": (
         [queue("a", guarantee={"cpu": 2})],
-        ["Queue/a: spec.guarantee.cpu: unknown field, ignored"]),
+        ["Queue/a: spec.guarantee.cpu: unknown field, ignored"],
+    ),
     "deserved quantity": (
         [queue("a", deserved={"cpu": "lots"})],
-        ['Queue/a: spec.deserved.cpu: "lots" is not a quantity (expected e.g. 500m, 2, 4Gi)']),
+        ['Queue/a: spec.deserved.cpu: "lots" is not a quantity (expected e.g. 500m, 2, 4Gi)'],
+    ),
     "guarantee above capability": (
         [queue("a", capability={"cpu": 2}, guarantee={"resource": {"cpu": 4}})],
-        ["Queue/a: spec.guarantee.resource.cpu: 4 exceeds spec.capability.cpu (2); only the "
-         "capability can be used"]),
+        [
+            "Queue/a: spec.guarantee.resource.cpu: 4 exceeds spec.capability.cpu (2); only the "
+            "capability can be used"
+        ],
+    ),
     "queue priority is not modelled": (
-        [queue("a", priority=10)], ["Queue/a: spec.priority: not supported by berth, ignored"]),
+        [queue("a", priority=10)],
+        ["Queue/a: spec.priority: not supported by berth, ignored"],
+    ),
 }
 
 
@@ -117,7 +132,8 @@ def test_queue_checks(docs: list[dict], expected: list[str]) -> None:
 
 def test_parent_checks_run_across_files(tmp_path: Path) -> None:
     (tmp_path / "a.yaml").write_text(
-        f"apiVersion: {API}\nkind: Queue\nmetadata: {{name: child}}\nspec: {{parent: org}}\n")
+        f"apiVersion: {API}\nkind: Queue\nmetadata: {{name: child}}\nspec: {{parent: org}}\n"
+    )
     (tmp_path / "b.yaml").write_text(f"apiVersion: {API}\nkind: Queue\nmetadata: {{name: org}}\n")
     assert load_files([tmp_path / "a.yaml"]).errors != []
     assert load_files([tmp_path / "a.yaml", tmp_path / "b.yaml"]).problems == []
@@ -125,13 +141,20 @@ def test_parent_checks_run_across_files(tmp_path: Path) -> None:
 
 def pod(annotations: dict | None = None, labels: dict | None = None) -> dict:
     meta: dict = {"name": "p", "annotations": annotations or {}, "labels": labels or {}}
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": meta,
-            "spec": {"containers": [{"name": "c"}]}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": meta,
+        "spec": {"containers": [{"name": "c"}]},
+    }
 
 
 def group(annotations: dict | None = None) -> dict:
-    return {"apiVersion": API, "kind": "PodGroup",
-            "metadata": {"name": "g", "annotations": annotations or {}}}
+    return {
+        "apiVersion": API,
+        "kind": "PodGroup",
+        "metadata": {"name": "g", "annotations": annotations or {}},
+    }
 
 
 PREEMPTABLE_CASES = {
@@ -141,18 +164,26 @@ PREEMPTABLE_CASES = {
     "annotation true": (pod({"volcano.sh/preemptable": "true"}), True, []),
     "label false": (pod(labels={"volcano.sh/preemptable": "false"}), False, []),
     "annotation wins over label": (
-        pod({"volcano.sh/preemptable": "true"}, {"volcano.sh/preemptable": "false"}), True, []),
+        pod({"volcano.sh/preemptable": "true"}, {"volcano.sh/preemptable": "false"}),
+        True,
+        [],
+    ),
     "not a boolean": (
-        pod({"volcano.sh/preemptable": "never"}), True,
-        ['Pod/p: metadata.annotations.volcano.sh/preemptable: "never" is not a boolean '
-         '(expected "true" or "false")']),
+        pod({"volcano.sh/preemptable": "never"}),
+        True,
+        [
+            'Pod/p: metadata.annotations.volcano.sh/preemptable: "never" is not a boolean '
+            '(expected "true" or "false")'
+        ],
+    ),
     "group annotation false": (group({"volcano.sh/preemptable": "false"}), False, []),
     "group default": (group(), True, []),
 }
 
 
-@pytest.mark.parametrize("doc,preemptable,problems", PREEMPTABLE_CASES.values(),
-                         ids=PREEMPTABLE_CASES.keys())
+@pytest.mark.parametrize(
+    "doc,preemptable,problems", PREEMPTABLE_CASES.values(), ids=PREEMPTABLE_CASES.keys()
+)
 def test_preemptable(doc: dict, preemptable: bool, problems: list[str]) -> None:
     m = parse_documents([doc], "t.yaml")
     (obj,) = m.pods or m.groups
@@ -163,10 +194,17 @@ def test_preemptable(doc: dict, preemptable: bool, problems: list[str]) -> None:
 SLA_CASES = {
     "hours": ("1h", []),
     "compound": ("1h30m", []),
-    "negative": ("-5m", ['PodGroup/g: metadata.annotations.sla-waiting-time: must not be '
-                         "negative (got -5m)"]),
-    "not a duration": ("an hour", ['PodGroup/g: metadata.annotations.sla-waiting-time: '
-                                   '"an hour" is not a duration (expected e.g. 30m, 1h, 1h30m)']),
+    "negative": (
+        "-5m",
+        ["PodGroup/g: metadata.annotations.sla-waiting-time: must not be negative (got -5m)"],
+    ),
+    "not a duration": (
+        "an hour",
+        [
+            "PodGroup/g: metadata.annotations.sla-waiting-time: "
+            '"an hour" is not a duration (expected e.g. 30m, 1h, 1h30m)'
+        ],
+    ),
 }
 
 
@@ -178,8 +216,16 @@ def test_sla_annotation_is_checked_and_kept(text: str, problems: list[str]) -> N
 
 
 DURATIONS = {
-    "0": 0.0, "90s": 90.0, "1h": 3600.0, "1h30m": 5400.0, "1.5h": 5400.0, "500ms": 0.5,
-    "2m0.5s": 120.5, "+10s": 10.0, "-1m": -60.0, "1us": 1e-6,
+    "0": 0.0,
+    "90s": 90.0,
+    "1h": 3600.0,
+    "1h30m": 5400.0,
+    "1.5h": 5400.0,
+    "500ms": 0.5,
+    "2m0.5s": 120.5,
+    "+10s": 10.0,
+    "-1m": -60.0,
+    "1us": 1e-6,
 }
 
 

@@ -13,7 +13,10 @@ from berth.compare import comparison_table, config_names
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 INPUTS = [
-    "--cluster", str(EXAMPLES / "cluster.yaml"), "--workload", str(EXAMPLES / "workload.yaml")
+    "--cluster",
+    str(EXAMPLES / "cluster.yaml"),
+    "--workload",
+    str(EXAMPLES / "workload.yaml"),
 ]
 
 
@@ -31,11 +34,28 @@ def test_config_names_are_unique_stems(configs, names):
 @pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
 def test_compare_writes_one_report_with_ratios(tmp_path, capsys, jobs):
     out = tmp_path / "cmp"
-    rc = main(["compare", *INPUTS, "--config", "default",
-               "--config", str(EXAMPLES / "binpack.yaml"), "--out", str(out), "--jobs", jobs])
+    rc = main(
+        [
+            "compare",
+            *INPUTS,
+            "--config",
+            "default",
+            "--config",
+            str(EXAMPLES / "binpack.yaml"),
+            "--out",
+            str(out),
+            "--jobs",
+            jobs,
+        ]
+    )
     assert rc == 0
-    for name in ("compare.html", "compare.json", "compare_queueing_cdf.png",
-                 "compare_jct_cdf.png", "compare_allocation.png"):
+    for name in (
+        "compare.html",
+        "compare.json",
+        "compare_queueing_cdf.png",
+        "compare_jct_cdf.png",
+        "compare_allocation.png",
+    ):
         assert (out / name).is_file(), name
     for config in ("default", "binpack"):
         assert (out / config / "summary.json").is_file()
@@ -60,8 +80,7 @@ def test_compare_rejects_a_bad_config_before_running_anything(tmp_path, capsys):
     bad = tmp_path / "bad.yaml"
     bad.write_text("actions: enqueue, teleport\n")
     out = tmp_path / "c"
-    rc = main(["compare", *INPUTS, "--config", "default", "--config", str(bad),
-               "--out", str(out)])
+    rc = main(["compare", *INPUTS, "--config", "default", "--config", str(bad), "--out", str(out)])
     assert rc == 1
     assert "unknown action 'teleport'" in capsys.readouterr().err
     assert not out.exists()
@@ -73,10 +92,15 @@ def test_ratios_are_relative_to_the_first_configuration():
     def outcome(name, mean):
         import numpy as np
 
-        summary = {"jobs": {"completed": 10, "pending": 0}, "queueing_delay": {"mean": mean},
-                   "allocation": {}, "fragmentation": {}}
-        return RunOutcome(name, summary, np.zeros(0), np.zeros(0), np.zeros(0),
-                          np.zeros((0, 0)), [])
+        summary = {
+            "jobs": {"completed": 10, "pending": 0},
+            "queueing_delay": {"mean": mean},
+            "allocation": {},
+            "fragmentation": {},
+        }
+        return RunOutcome(
+            name, summary, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), []
+        )
 
     table = comparison_table([outcome("a", 100.0), outcome("b", 50.0), outcome("c", None)])
     row = next(r for r in table["rows"] if r["metric"] == "queueing delay mean")

@@ -33,10 +33,22 @@ def formula(n: int) -> int:
     return min(n, max(100, int(n * max(50 - n / 125, 5) / 100)))
 
 
-@pytest.mark.parametrize("n,expected", [
-    (1, 1), (50, 50), (100, 100), (200, 100), (250, 120), (1000, 420), (2500, 750),
-    (5000, 500), (6250, 312), (10000, 500), (100000, 5000),
-])
+@pytest.mark.parametrize(
+    "n,expected",
+    [
+        (1, 1),
+        (50, 50),
+        (100, 100),
+        (200, 100),
+        (250, 120),
+        (1000, 420),
+        (2500, 750),
+        (5000, 500),
+        (6250, 312),
+        (10000, 500),
+        (100000, 5000),
+    ],
+)
 def test_sample_target_table(n, expected):
     assert sample_target(n, SearchConfig()) == expected
     assert formula(n) == expected
@@ -47,13 +59,16 @@ def test_sample_target_matches_the_formula(n):
     assert sample_target(n, SearchConfig()) == formula(n)
 
 
-@pytest.mark.parametrize("n,percentage,min_feasible,expected", [
-    (1000, 10.0, 100, 100),
-    (1000, 30.0, 100, 300),
-    (1000, 100.0, 100, 1000),
-    (50, 0.0, 10, 24),
-    (5000, 0.0, 10, 500),
-])
+@pytest.mark.parametrize(
+    "n,percentage,min_feasible,expected",
+    [
+        (1000, 10.0, 100, 100),
+        (1000, 30.0, 100, 300),
+        (1000, 100.0, 100, 1000),
+        (50, 0.0, 10, 24),
+        (5000, 0.0, 10, 500),
+    ],
+)
 def test_sample_target_overrides(n, percentage, min_feasible, expected):
     config = SearchConfig(percentage=percentage, min_feasible=min_feasible)
     assert sample_target(n, config) == expected
@@ -66,13 +81,15 @@ def mixed_cluster(count: int = 150):
     """Every 3rd node is in pool x, every 5th tainted, every 7th nearly full of cpu."""
     nodes = []
     for i in range(count):
-        nodes.append(node(
-            f"n{i:03d}",
-            zone=f"z{i % 4}",
-            labels={"pool": "x"} if i % 3 == 0 else None,
-            taints=[Taint("dedicated", "yes")] if i % 5 == 0 else (),
-            cpu=500 if i % 7 == 0 else 4000,
-        ))
+        nodes.append(
+            node(
+                f"n{i:03d}",
+                zone=f"z{i % 4}",
+                labels={"pool": "x"} if i % 3 == 0 else None,
+                taints=[Taint("dedicated", "yes")] if i % 5 == 0 else (),
+                cpu=500 if i % 7 == 0 else 4000,
+            )
+        )
     return nodes
 
 
@@ -90,12 +107,17 @@ def sampled(min_feasible: int | None = None) -> Scheduler:
 PROBES = {
     "plain": {},
     "pool selector": {"node_selector": {"pool": "x"}},
-    "required affinity": {"affinity": Affinity(node_required=(
-        NodeSelectorTerm((req(ZONE, "In", "z1", "z2"),)),))},
-    "hostname anti-affinity": {"labels": {"app": "w"},
-                               "affinity": Affinity(anti_required=(term(sel(app="w")),))},
-    "zone spread": {"labels": {"app": "s"}, "spread": (
-        SpreadConstraint(1, ZONE, "DoNotSchedule", sel(app="s")),)},
+    "required affinity": {
+        "affinity": Affinity(node_required=(NodeSelectorTerm((req(ZONE, "In", "z1", "z2"),)),))
+    },
+    "hostname anti-affinity": {
+        "labels": {"app": "w"},
+        "affinity": Affinity(anti_required=(term(sel(app="w")),)),
+    },
+    "zone spread": {
+        "labels": {"app": "s"},
+        "spread": (SpreadConstraint(1, ZONE, "DoNotSchedule", sel(app="s")),),
+    },
 }
 
 
@@ -143,28 +165,45 @@ def test_full_and_sampled_agree_on_infeasibility():
 
 
 def zoned(count: int = 12):
-    return [node(f"n{i:02d}", zone=f"z{i % 3}", labels={"pool": "x"} if i % 2 else None,
-                 taints=[Taint("soft", "", "PreferNoSchedule")] if i % 4 == 0 else ())
-            for i in range(count)]
+    return [
+        node(
+            f"n{i:02d}",
+            zone=f"z{i % 3}",
+            labels={"pool": "x"} if i % 2 else None,
+            taints=[Taint("soft", "", "PreferNoSchedule")] if i % 4 == 0 else (),
+        )
+        for i in range(count)
+    ]
 
 
 CACHE_PROBES = {
     # node-local classes: cached and patched row by row
     "plain": pod("c-plain", cpu=1500, mem=2048),
     "selector": pod("c-sel", cpu=1500, node_selector={"pool": "x"}),
-    "preferred node": pod("c-pref", affinity=Affinity(node_preferred=(
-        PreferredNodeTerm(5, NodeSelectorTerm((req("pool", "Exists"),))),))),
-    "hostname anti-affinity": pod("c-anti", labels={"app": "w"},
-                                  affinity=Affinity(anti_required=(term(sel(app="w")),))),
-    "hostname affinity": pod("c-aff", labels={"app": "c"},
-                             affinity=Affinity(pod_required=(term(sel(app="w")),))),
+    "preferred node": pod(
+        "c-pref",
+        affinity=Affinity(
+            node_preferred=(PreferredNodeTerm(5, NodeSelectorTerm((req("pool", "Exists"),))),)
+        ),
+    ),
+    "hostname anti-affinity": pod(
+        "c-anti", labels={"app": "w"}, affinity=Affinity(anti_required=(term(sel(app="w")),))
+    ),
+    "hostname affinity": pod(
+        "c-aff", labels={"app": "c"}, affinity=Affinity(pod_required=(term(sel(app="w")),))
+    ),
     # non-local classes: rebuilt when anything changed
-    "zone anti-affinity": pod("c-zanti", labels={"app": "c"},
-                              affinity=Affinity(anti_required=(term(sel(app="w"), ZONE),))),
-    "zone spread": pod("c-spread", labels={"app": "w"}, spread=(
-        SpreadConstraint(1, ZONE, "DoNotSchedule", sel(app="w")),)),
-    "preferred pod affinity": pod("c-ppref", affinity=Affinity(
-        pod_preferred=(weighted(3, sel(app="w"), ZONE),))),
+    "zone anti-affinity": pod(
+        "c-zanti", labels={"app": "c"}, affinity=Affinity(anti_required=(term(sel(app="w"), ZONE),))
+    ),
+    "zone spread": pod(
+        "c-spread",
+        labels={"app": "w"},
+        spread=(SpreadConstraint(1, ZONE, "DoNotSchedule", sel(app="w")),),
+    ),
+    "preferred pod affinity": pod(
+        "c-ppref", affinity=Affinity(pod_preferred=(weighted(3, sel(app="w"), ZONE),))
+    ),
 }
 
 
@@ -182,8 +221,10 @@ def assert_cache_matches_fresh(s: Scheduler, probe):
 
 
 def workload(count: int, start: int = 0):
-    return [pod(f"w{i}", cpu=300, mem=300, labels={"app": "w"}, submit_time=i)
-            for i in range(start, start + count)]
+    return [
+        pod(f"w{i}", cpu=300, mem=300, labels={"app": "w"}, submit_time=i)
+        for i in range(start, start + count)
+    ]
 
 
 @pytest.mark.parametrize("probe", CACHE_PROBES.values(), ids=CACHE_PROBES.keys())
@@ -210,8 +251,9 @@ def test_cached_evaluation_equals_fresh_after_release(probe):
 
 
 def test_cached_evaluation_equals_fresh_for_hostname_self_affinity():
-    probe = pod("c-self", labels={"app": "w"},
-                affinity=Affinity(pod_required=(term(sel(app="w"), HOST),)))
+    probe = pod(
+        "c-self", labels={"app": "w"}, affinity=Affinity(pod_required=(term(sel(app="w"), HOST),))
+    )
     s = scheduler(zoned())
     s.search.evaluate(s.search.compile(probe))
     run(s, workload(1))
@@ -231,8 +273,9 @@ def test_cache_stays_equal_to_fresh_under_random_binds_and_releases(ops):
     live = []
     for i, (bind, row, shape) in enumerate(ops):
         if bind or not live:
-            p = pod(f"r{i}", cpu=(200, 900, 1700)[shape], mem=300 * (shape + 1),
-                    labels={"app": "w"})
+            p = pod(
+                f"r{i}", cpu=(200, 900, 1700)[shape], mem=300 * (shape + 1), labels={"app": "w"}
+            )
             s.place_bound(p, f"n{row:02d}")
             live.append(p)
         else:

@@ -221,9 +221,23 @@ def test_fragmentation_is_the_time_weighted_share_of_idle_capacity_stranded() ->
     series = TimeSeries(["nvidia.com/gpu"])
     # 8 GPUs: first half 4 allocated, all 4 idle ones stranded; second half 2 allocated,
     # 3 of the 6 idle stranded. Mean of 1.0 and 0.5 over equal halves.
-    series.sample(0, 0, 0, np.array([4000.0]), np.array([0.0]), np.array([8000.0]),
-                  stranded=np.array([4000.0]))
-    series.sample(50, 0, 0, np.array([2000.0]), np.array([0.0]), np.array([8000.0]),
-                  stranded=np.array([3000.0]))
+    series.sample(
+        0,
+        0,
+        0,
+        np.array([4000.0]),
+        np.array([0.0]),
+        np.array([8000.0]),
+        stranded=np.array([4000.0]),
+    )
+    series.sample(
+        50,
+        0,
+        0,
+        np.array([2000.0]),
+        np.array([0.0]),
+        np.array([8000.0]),
+        stranded=np.array([3000.0]),
+    )
     summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=100.0)
     assert summary["fragmentation"] == {"nvidia.com/gpu": 0.75}

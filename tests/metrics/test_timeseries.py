@@ -102,8 +102,15 @@ def test_colliding_column_names_are_rejected() -> None:
 def test_write_csv_exact(tmp_path: Path) -> None:
     series = TimeSeries(["cpu", "nvidia.com/gpu"])
     series.sample(0, 4, 0, _vec(0, 0), _vec(0, 0), _vec(8000, 2000))
-    series.sample(60.5, 1, 3, _vec(3000, 1000), _vec(1234.5678, 999.9999), _vec(8000, 2000),
-                  stranded=_vec(5000, 1000))
+    series.sample(
+        60.5,
+        1,
+        3,
+        _vec(3000, 1000),
+        _vec(1234.5678, 999.9999),
+        _vec(8000, 2000),
+        stranded=_vec(5000, 1000),
+    )
     series.sample(120.1234, 0, 4, _vec(3000.4, 2000), _vec(-0.0001, 2000), _vec(8000, 2000))
     path = tmp_path / "timeseries.csv"
     series.write_csv(path)
@@ -141,20 +148,29 @@ FAIRNESS_CASES = {
 }
 
 
-@pytest.mark.parametrize("weights,held,shares,jain", FAIRNESS_CASES.values(),
-                         ids=FAIRNESS_CASES.keys())
+@pytest.mark.parametrize(
+    "weights,held,shares,jain", FAIRNESS_CASES.values(), ids=FAIRNESS_CASES.keys()
+)
 def test_queue_shares_and_jain_fairness(weights, held, shares, jain) -> None:
     series = TimeSeries(["cpu", "pods"], list(weights), weights)
-    series.sample(0, 0, 0, _vec(8000, 2), _vec(0, 0), _vec(8000, 110),
-                  queue_allocated={q: _vec(v, 1) for q, v in held.items()})
+    series.sample(
+        0,
+        0,
+        0,
+        _vec(8000, 2),
+        _vec(0, 0),
+        _vec(8000, 110),
+        queue_allocated={q: _vec(v, 1) for q, v in held.items()},
+    )
     assert series.queue_shares()[0].tolist() == pytest.approx(shares)
     assert series.fairness()[0] == pytest.approx(jain)
 
 
 def test_queue_columns_in_csv(tmp_path: Path) -> None:
     series = TimeSeries(["cpu"], ["a", "b"])
-    series.sample(0, 0, 0, _vec(8000), _vec(0), _vec(8000),
-                  queue_allocated={"a": _vec(6000), "b": _vec(2000)})
+    series.sample(
+        0, 0, 0, _vec(8000), _vec(0), _vec(8000), queue_allocated={"a": _vec(6000), "b": _vec(2000)}
+    )
     path = tmp_path / "t.csv"
     series.write_csv(path)
     header, row = path.read_text().splitlines()

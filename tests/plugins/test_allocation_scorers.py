@@ -27,12 +27,17 @@ CASES = {
     "balanced-allocation": (["balanced-allocation"], "even"),
     "least + balanced (default pair)": (["least-allocated", "balanced-allocation"], "empty"),
     "most-allocated weighted over least": (
-        [{"name": "most-allocated", "arguments": {"weight": 5}}, "least-allocated"], "full"),
+        [{"name": "most-allocated", "arguments": {"weight": 5}}, "least-allocated"],
+        "full",
+    ),
     "least-allocated on memory only": (
-        [{"name": "least-allocated", "arguments": {"resources": {"memory": 1}}}], "empty"),
+        [{"name": "least-allocated", "arguments": {"resources": {"memory": 1}}}],
+        "empty",
+    ),
     "most-allocated on cpu only (list form)": (
         [{"name": "most-allocated", "arguments": {"resources": [{"name": "cpu", "weight": 1}]}}],
-        "full"),
+        "full",
+    ),
 }
 
 
@@ -76,8 +81,16 @@ def test_a_resource_a_node_lacks_does_not_count_for_that_node():
     (Counting c's missing GPUs as 0 used would make c look emptier at .417.)"""
     nodes = [node("c"), node("g", gpu=8000)]
     bound = [(pod("x", cpu=2000, mem=3072), "c"), (pod("y", cpu=1, mem=1, gpu=8000), "g")]
-    cfg = config(["resource-fit", {"name": "least-allocated", "arguments": {
-        "resources": {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}}}], actions="allocate")
+    cfg = config(
+        [
+            "resource-fit",
+            {
+                "name": "least-allocated",
+                "arguments": {"resources": {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}},
+            },
+        ],
+        actions="allocate",
+    )
     assert place_one(nodes, pod("p"), bound, cfg)[0] == "g"
 
 

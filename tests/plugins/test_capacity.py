@@ -14,8 +14,7 @@ CLUSTER = [node("n0", cpu=4000, mem=65536), node("n1", cpu=4000, mem=65536)]
 
 
 def cpus(queue: str, count: int, cpu: int = 1000) -> list:
-    return [queued(pod(f"{queue}{i}", cpu=cpu, mem=0, submit_time=i), queue)
-            for i in range(count)]
+    return [queued(pod(f"{queue}{i}", cpu=cpu, mem=0, submit_time=i), queue) for i in range(count)]
 
 
 def names(prefix: str, count: int) -> set[str]:
@@ -24,39 +23,68 @@ def names(prefix: str, count: int) -> set[str]:
 
 CASES = {
     "borrows idle capacity past deserved": Case(
-        CLUSTER, pods=cpus("a", 6), queues=[Queue("a", deserved={"cpu": 2000})],
-        binds=names("a", 6)),
+        CLUSTER, pods=cpus("a", 6), queues=[Queue("a", deserved={"cpu": 2000})], binds=names("a", 6)
+    ),
     "never past capability": Case(
-        CLUSTER, pods=cpus("a", 6),
+        CLUSTER,
+        pods=cpus("a", 6),
         queues=[Queue("a", deserved={"cpu": 2000}, capability={"cpu": 3000})],
-        binds=names("a", 3), reasons={"a5": "queue a at capability (cpu)"}),
+        binds=names("a", 3),
+        reasons={"a5": "queue a at capability (cpu)"},
+    ),
     "another queue's guarantee is out of reach": Case(
-        CLUSTER, pods=cpus("a", 8),
+        CLUSTER,
+        pods=cpus("a", 8),
         queues=[Queue("a", deserved={"cpu": 8000}), Queue("g", guarantee={"cpu": 3000})],
-        binds=names("a", 5), reasons={"a7": "queue a at capability (cpu)"}),
+        binds=names("a", 5),
+        reasons={"a7": "queue a at capability (cpu)"},
+    ),
     "the child inherits its parent's capability": Case(
-        CLUSTER, pods=cpus("a", 6),
+        CLUSTER,
+        pods=cpus("a", 6),
         queues=[Queue("org", capability={"cpu": 4000}), Queue("a", parent="org")],
-        binds=names("a", 4), reasons={"a5": "queue a at capability (cpu)"}),
+        binds=names("a", 4),
+        reasons={"a5": "queue a at capability (cpu)"},
+    ),
     "siblings share their parent's capability": Case(
-        CLUSTER, pods=cpus("a", 3) + cpus("b", 3),
-        queues=[Queue("org", capability={"cpu": 4000}),
-                Queue("a", parent="org", deserved={"cpu": 2000}),
-                Queue("b", parent="org", deserved={"cpu": 2000})],
-        binds={"a0", "a1", "b0", "b1"}, reasons={"a2": "queue org at capability (cpu)"}),
+        CLUSTER,
+        pods=cpus("a", 3) + cpus("b", 3),
+        queues=[
+            Queue("org", capability={"cpu": 4000}),
+            Queue("a", parent="org", deserved={"cpu": 2000}),
+            Queue("b", parent="org", deserved={"cpu": 2000}),
+        ],
+        binds={"a0", "a1", "b0", "b1"},
+        reasons={"a2": "queue org at capability (cpu)"},
+    ),
     "a child's own capability is tighter than its parent's": Case(
-        CLUSTER, pods=cpus("a", 4),
-        queues=[Queue("org", capability={"cpu": 4000}),
-                Queue("a", parent="org", capability={"cpu": 1000})],
-        binds={"a0"}, reasons={"a3": "queue a at capability (cpu)"}),
+        CLUSTER,
+        pods=cpus("a", 4),
+        queues=[
+            Queue("org", capability={"cpu": 4000}),
+            Queue("a", parent="org", capability={"cpu": 1000}),
+        ],
+        binds={"a0"},
+        reasons={"a3": "queue a at capability (cpu)"},
+    ),
     "jobs in a parent queue wait": Case(
-        CLUSTER, pods=cpus("org", 1), queues=[Queue("org"), Queue("a", parent="org")],
-        binds=set(), reasons={"org0": "queue org is not a leaf queue"}),
+        CLUSTER,
+        pods=cpus("org", 1),
+        queues=[Queue("org"), Queue("a", parent="org")],
+        binds=set(),
+        reasons={"org0": "queue org is not a leaf queue"},
+    ),
     "a sibling's guarantee is reserved inside the parent": Case(
-        CLUSTER, pods=cpus("a", 4),
-        queues=[Queue("org", capability={"cpu": 4000}), Queue("a", parent="org"),
-                Queue("b", parent="org", guarantee={"cpu": 1000})],
-        binds=names("a", 3), reasons={"a3": "queue a at capability (cpu)"}),
+        CLUSTER,
+        pods=cpus("a", 4),
+        queues=[
+            Queue("org", capability={"cpu": 4000}),
+            Queue("a", parent="org"),
+            Queue("b", parent="org", guarantee={"cpu": 1000}),
+        ],
+        binds=names("a", 3),
+        reasons={"a3": "queue a at capability (cpu)"},
+    ),
 }
 
 
@@ -69,14 +97,24 @@ def test_queue_order_compares_the_ancestors_where_paths_part():
     # org1 holds half its deserved, org2 nothing: every child of org2 goes before org1's,
     # whatever the children's own shares.
     queues = [
-        Queue("org1", deserved={"cpu": 4000}), Queue("org2", deserved={"cpu": 4000}),
+        Queue("org1", deserved={"cpu": 4000}),
+        Queue("org2", deserved={"cpu": 4000}),
         Queue("a", parent="org1", deserved={"cpu": 4000}),
         Queue("b", parent="org2", deserved={"cpu": 100}),
-        Queue("c", parent="org2", deserved={"cpu": 100})]
+        Queue("c", parent="org2", deserved={"cpu": 100}),
+    ]
     bound = [(queued(pod("a-old", cpu=2000, mem=0), "a"), "n0")]
     s = scheduler(CLUSTER, CFG, queues=queues, bound=bound)
-    session = Session(s.state, s.framework, s.search, s.waiting, s.queues, 0.0,
-                      queue_allocated=s.queue_allocated, all_jobs=s.jobs)
+    session = Session(
+        s.state,
+        s.framework,
+        s.search,
+        s.waiting,
+        s.queues,
+        0.0,
+        queue_allocated=s.queue_allocated,
+        all_jobs=s.jobs,
+    )
     keys = {q: session.queue_order_key(q, 0) for q in ("a", "b", "c")}
     assert sorted(keys, key=keys.__getitem__) == ["b", "c", "a"]
     assert keys["a"] == (((0.5, "org1"), (0.5, "a")), 0, "a")
@@ -85,19 +123,34 @@ def test_queue_order_compares_the_ancestors_where_paths_part():
 ENQUEUE_CASES = {
     "fits what the sibling leaves": ({"cpu": 2000}, GroupPhase.INQUEUE, None),
     "past what the sibling leaves under the parent": (
-        {"cpu": 3000}, GroupPhase.PENDING,
-        "minResources exceed the capability of queue org: cpu needs 3, 2 left"),
+        {"cpu": 3000},
+        GroupPhase.PENDING,
+        "minResources exceed the capability of queue org: cpu needs 3, 2 left",
+    ),
 }
 
 
-@pytest.mark.parametrize("min_resources,phase,reason", ENQUEUE_CASES.values(),
-                         ids=ENQUEUE_CASES.keys())
+@pytest.mark.parametrize(
+    "min_resources,phase,reason", ENQUEUE_CASES.values(), ids=ENQUEUE_CASES.keys()
+)
 def test_enqueue_checks_every_ancestor(min_resources, phase, reason):
     cfg = config(["priority", "gang", "capacity", "resource-fit"], actions="enqueue")
-    queues = [Queue("org", capability={"cpu": 4000}), Queue("a", parent="org"),
-              Queue("b", parent="org")]
+    queues = [
+        Queue("org", capability={"cpu": 4000}),
+        Queue("a", parent="org"),
+        Queue("b", parent="org"),
+    ]
     sibling = [(queued(pod("b-old", cpu=2000, mem=0), "b"), "n0")]
     group = PodGroup("g", min_resources=min_resources, queue="a")
-    check(Case(CLUSTER, pods=[pod("g-0", cpu=100, mem=0, group="g")], groups=[group],
-               bound=sibling, queues=queues, phases={"g": phase},
-               reasons={"g-0": reason} if reason else {}), cfg)
+    check(
+        Case(
+            CLUSTER,
+            pods=[pod("g-0", cpu=100, mem=0, group="g")],
+            groups=[group],
+            bound=sibling,
+            queues=queues,
+            phases={"g": phase},
+            reasons={"g-0": reason} if reason else {},
+        ),
+        cfg,
+    )

@@ -16,10 +16,15 @@ def drf(**options) -> dict:
     return {"name": "drf", **options}
 
 
-def job(name: str, *pods, priority: int = 0, namespace: str = "default", submit: float = 0.0,
-        min_member: int = 1) -> tuple[PodGroup, list]:
-    group = PodGroup(name, namespace, min_member=min_member, priority=priority,
-                     submit_time=submit)
+def job(
+    name: str,
+    *pods,
+    priority: int = 0,
+    namespace: str = "default",
+    submit: float = 0.0,
+    min_member: int = 1,
+) -> tuple[PodGroup, list]:
+    group = PodGroup(name, namespace, min_member=min_member, priority=priority, submit_time=submit)
     for p in pods:
         p.group, p.namespace = name, namespace
     return group, list(pods)
@@ -46,13 +51,17 @@ def test_job_order_by_dominant_share(held, winner):
     yg, yb = running("y", pod("y-old", cpu=yc, mem=ym), submit=1.0)
     free = 4000 - xc - yc
     pods = [pod(f"{g}-new", cpu=free, mem=1, group=g, submit_time=2.0) for g in "xy"]
-    check(Case(CLUSTER, pods=pods, bound=xb + yb, groups=[xg, yg], binds={winner: "n"}),
-          config([drf(), "resource-fit"]))
+    check(
+        Case(CLUSTER, pods=pods, bound=xb + yb, groups=[xg, yg], binds={winner: "n"}),
+        config([drf(), "resource-fit"]),
+    )
 
 
-@pytest.mark.parametrize("options,winner", [({}, "a-new-0"), ({"enableNamespaceOrder": True},
-                                                                   "b-new-0")],
-                         ids=["arrival decides", "the poorer namespace first"])
+@pytest.mark.parametrize(
+    "options,winner",
+    [({}, "a-new-0"), ({"enableNamespaceOrder": True}, "b-new-0")],
+    ids=["arrival decides", "the poorer namespace first"],
+)
 def test_namespace_order(options, winner):
     # Both new jobs hold nothing; namespace a holds three quarters of the CPUs, b an eighth
     # of the memory.
@@ -60,9 +69,16 @@ def test_namespace_order(options, winner):
     poor, poor_pods = running("poor", pod("poor-old", cpu=0, mem=1024), namespace="b")
     new_a, a_pods = job("a-new", pod("a-new-0", cpu=1000, mem=0), namespace="a")
     new_b, b_pods = job("b-new", pod("b-new-0", cpu=1000, mem=0), namespace="b", submit=1.0)
-    check(Case(CLUSTER, pods=a_pods + b_pods, bound=rich_pods + poor_pods,
-               groups=[rich, poor, new_a, new_b], binds={winner: "n"}),
-          config([drf(**options), "resource-fit"]))
+    check(
+        Case(
+            CLUSTER,
+            pods=a_pods + b_pods,
+            bound=rich_pods + poor_pods,
+            groups=[rich, poor, new_a, new_b],
+            binds={winner: "n"},
+        ),
+        config([drf(**options), "resource-fit"]),
+    )
 
 
 PREEMPT = "enqueue, allocate, preempt"
@@ -75,8 +91,7 @@ PREEMPT_CASES = {
 }
 
 
-@pytest.mark.parametrize("victims,cpu,evicted", PREEMPT_CASES.values(),
-                         ids=PREEMPT_CASES.keys())
+@pytest.mark.parametrize("victims,cpu,evicted", PREEMPT_CASES.values(), ids=PREEMPT_CASES.keys())
 @pytest.mark.parametrize("with_drf", [True, False], ids=["drf", "no drf"])
 def test_preemption_never_reverses_the_order(victims, cpu, evicted, with_drf):
     lo, lo_pods = running("lo", *[pod(f"lo-{i}", cpu=c, mem=0) for i, c in enumerate(victims)])
@@ -84,18 +99,32 @@ def test_preemption_never_reverses_the_order(victims, cpu, evicted, with_drf):
     if not with_drf and not evicted:  # the whole low-priority job may go
         evicted = {p.name for p, _ in lo_pods}
     plugins = [drf(), "resource-fit"] if with_drf else ["resource-fit"]
-    check(Case(CLUSTER, pods=hi_pods, bound=lo_pods, groups=[lo, hi],
-               binds={"hi-0": "n"} if evicted else {},
-               evictions=dict.fromkeys(evicted, "preempted by default/hi")),
-          config(plugins, actions=PREEMPT))
+    check(
+        Case(
+            CLUSTER,
+            pods=hi_pods,
+            bound=lo_pods,
+            groups=[lo, hi],
+            binds={"hi-0": "n"} if evicted else {},
+            evictions=dict.fromkeys(evicted, "preempted by default/hi"),
+        ),
+        config(plugins, actions=PREEMPT),
+    )
 
 
 def tree_case(winner: str) -> Case:
     # org1 holds 2 of 4 CPUs through a; org2 holds 1 through c, none through b.
-    queues = [Queue("org1"), Queue("org2"), Queue("a", parent="org1"),
-              Queue("b", parent="org2"), Queue("c", parent="org2")]
-    bound = [(queued(pod("a-old", cpu=2000, mem=0), "a"), "n"),
-             (queued(pod("c-old", cpu=1000, mem=0), "c"), "n")]
+    queues = [
+        Queue("org1"),
+        Queue("org2"),
+        Queue("a", parent="org1"),
+        Queue("b", parent="org2"),
+        Queue("c", parent="org2"),
+    ]
+    bound = [
+        (queued(pod("a-old", cpu=2000, mem=0), "a"), "n"),
+        (queued(pod("c-old", cpu=1000, mem=0), "c"), "n"),
+    ]
     pods = [queued(pod(f"{q}-new", cpu=1000, mem=0), q) for q in "acb"]
     return Case(CLUSTER, pods=pods, bound=bound, queues=queues, binds={winner: "n"})
 
@@ -111,10 +140,18 @@ def test_without_hierarchy_queues_take_turns():
 
 def test_hierarchy_weighs_subtrees():
     # org1 holds twice what org2 holds but weighs three times as much: org1 goes first.
-    queues = [Queue("org1", weight=3), Queue("org2"), Queue("a", parent="org1"),
-              Queue("b", parent="org2")]
-    bound = [(queued(pod("a-old", cpu=2000, mem=0), "a"), "n"),
-             (queued(pod("b-old", cpu=1000, mem=0), "b"), "n")]
+    queues = [
+        Queue("org1", weight=3),
+        Queue("org2"),
+        Queue("a", parent="org1"),
+        Queue("b", parent="org2"),
+    ]
+    bound = [
+        (queued(pod("a-old", cpu=2000, mem=0), "a"), "n"),
+        (queued(pod("b-old", cpu=1000, mem=0), "b"), "n"),
+    ]
     pods = [queued(pod(f"{q}-new", cpu=1000, mem=0), q) for q in "ba"]
-    check(Case(CLUSTER, pods=pods, bound=bound, queues=queues, binds={"a-new": "n"}),
-          config([drf(enableHierarchy=True), "resource-fit"]))
+    check(
+        Case(CLUSTER, pods=pods, bound=bound, queues=queues, binds={"a-new": "n"}),
+        config([drf(enableHierarchy=True), "resource-fit"]),
+    )

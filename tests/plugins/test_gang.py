@@ -39,20 +39,23 @@ def zoned_nodes(count=2, cpu=4000):
 
 def gang_pods(name, count, cpu=3000, **fields):
     spread = (SpreadConstraint(1, ZONE, "ScheduleAnyway", sel(job=name)),)
-    return [pod(f"{name}-{i}", cpu=cpu, group=name, labels={"job": name}, spread=spread,
-                **fields) for i in range(count)]
+    return [
+        pod(f"{name}-{i}", cpu=cpu, group=name, labels={"job": name}, spread=spread, **fields)
+        for i in range(count)
+    ]
 
 
 def test_gang_short_of_room_binds_nothing_and_leaves_state_untouched():
-    s = scheduler(zoned_nodes(), groups=[PodGroup("g", min_member=3)],
-                  bound=[(pod("x", cpu=500, labels={"job": "g"}), "n0")])
+    s = scheduler(
+        zoned_nodes(),
+        groups=[PodGroup("g", min_member=3)],
+        bound=[(pod("x", cpu=500, labels={"job": "g"}), "n0")],
+    )
     before = snapshot(s)
     pods = gang_pods("g", 3)
     assert run(s, pods) == {}
     assert_same_state(before, s)
-    assert s.pending_reason(pods[0]) == (
-        "gang 0/3: not enough nodes for the whole group at once"
-    )
+    assert s.pending_reason(pods[0]) == ("gang 0/3: not enough nodes for the whole group at once")
     # The rolled-back statement did not leak: a later session still sees the same room.
     s.add_node(node("n2", cpu=4000, zone="z0"))
     assert len(run(s, now=1.0)) == 3
@@ -94,15 +97,22 @@ def test_running_members_count_towards_min_member():
 
 
 def test_failed_gang_frees_room_for_a_later_job():
-    s = scheduler(zoned_nodes(2), groups=[PodGroup("big", min_member=3, priority=10),
-                                          PodGroup("small", min_member=2)])
+    s = scheduler(
+        zoned_nodes(2),
+        groups=[PodGroup("big", min_member=3, priority=10), PodGroup("small", min_member=2)],
+    )
     binds = run(s, gang_pods("big", 3) + gang_pods("small", 2))
     assert sorted(binds) == ["small-0", "small-1"]
 
 
 def test_jobs_below_min_member_go_before_running_ones():
-    s = scheduler(zoned_nodes(2), groups=[PodGroup("old", min_member=1, submit_time=0.0),
-                                          PodGroup("new", min_member=1, submit_time=9.0)])
+    s = scheduler(
+        zoned_nodes(2),
+        groups=[
+            PodGroup("old", min_member=1, submit_time=0.0),
+            PodGroup("new", min_member=1, submit_time=9.0),
+        ],
+    )
     old = gang_pods("old", 2)
     s.place_bound(old[0], "n0")
     binds = run(s, old[1:] + gang_pods("new", 1))

@@ -31,39 +31,57 @@ def fields(*requirements) -> NodeSelectorTerm:
 
 FEASIBLE_CASES = {
     "nodeSelector": ({"node_selector": {"disk": "ssd"}}, {"a"}),
-    "nodeSelector two labels ANDed": (
-        {"node_selector": {"disk": "hdd", "cores": "32"}}, {"b"}),
+    "nodeSelector two labels ANDed": ({"node_selector": {"disk": "hdd", "cores": "32"}}, {"b"}),
     "nodeSelector no match": ({"node_selector": {"disk": "nvme"}}, set()),
     "In": ({"affinity": required(exprs(req("disk", "In", "ssd", "hdd")))}, {"a", "b"}),
     "NotIn includes nodes without the key": (
-        {"affinity": required(exprs(req("disk", "NotIn", "ssd")))}, {"b", "c"}),
+        {"affinity": required(exprs(req("disk", "NotIn", "ssd")))},
+        {"b", "c"},
+    ),
     "Exists": ({"affinity": required(exprs(req("disk", "Exists")))}, {"a", "b"}),
     "DoesNotExist": ({"affinity": required(exprs(req("disk", "DoesNotExist")))}, {"c"}),
     "Gt": ({"affinity": required(exprs(req("cores", "Gt", "8")))}, {"b", "c"}),
     "Lt": ({"affinity": required(exprs(req("cores", "Lt", "64")))}, {"a", "b"}),
     "Gt on a missing key": ({"affinity": required(exprs(req("ram", "Gt", "1")))}, set()),
     "expressions ANDed": (
-        {"affinity": required(exprs(req("cores", "Gt", "8"), req("disk", "Exists")))}, {"b"}),
+        {"affinity": required(exprs(req("cores", "Gt", "8"), req("disk", "Exists")))},
+        {"b"},
+    ),
     "terms ORed": (
         {"affinity": required(exprs(req("disk", "In", "ssd")), exprs(req("gpu", "Exists")))},
-        {"a", "c"}),
+        {"a", "c"},
+    ),
     "empty term matches nothing": ({"affinity": required(NodeSelectorTerm())}, set()),
     "matchFields metadata.name In": (
-        {"affinity": required(fields(req("metadata.name", "In", "b", "c")))}, {"b", "c"}),
+        {"affinity": required(fields(req("metadata.name", "In", "b", "c")))},
+        {"b", "c"},
+    ),
     "matchFields metadata.name NotIn": (
-        {"affinity": required(fields(req("metadata.name", "NotIn", "a")))}, {"b", "c"}),
+        {"affinity": required(fields(req("metadata.name", "NotIn", "a")))},
+        {"b", "c"},
+    ),
     "matchFields ANDed with expressions": (
-        {"affinity": required(NodeSelectorTerm(
-            expressions=(req("cores", "Gt", "8"),), fields=(req("metadata.name", "In", "c"),)))},
-        {"c"}),
+        {
+            "affinity": required(
+                NodeSelectorTerm(
+                    expressions=(req("cores", "Gt", "8"),),
+                    fields=(req("metadata.name", "In", "c"),),
+                )
+            )
+        },
+        {"c"},
+    ),
     "zone label": ({"node_selector": {"topology.kubernetes.io/zone": "z2"}}, {"b"}),
     "hostname label is implicit": ({"node_selector": {"kubernetes.io/hostname": "c"}}, {"c"}),
     "spec.nodeName": ({"node_name": "b"}, {"b"}),
     "spec.nodeName and a selector that excludes it": (
-        {"node_name": "b", "node_selector": {"disk": "ssd"}}, set()),
+        {"node_name": "b", "node_selector": {"disk": "ssd"}},
+        set(),
+    ),
     "nodeSelector and affinity both apply": (
-        {"node_selector": {"disk": "hdd"},
-         "affinity": required(exprs(req("cores", "Lt", "16")))}, set()),
+        {"node_selector": {"disk": "hdd"}, "affinity": required(exprs(req("cores", "Lt", "16")))},
+        set(),
+    ),
 }
 
 
@@ -101,14 +119,27 @@ def preferred(*weighted_terms: tuple[int, NodeSelectorTerm]) -> Affinity:
 PREFERRED_CASES = {
     "single preference": (preferred((10, exprs(req("disk", "In", "hdd")))), "b"),
     "heavier preference wins": (
-        preferred((10, exprs(req("disk", "In", "ssd"))), (50, exprs(req("gpu", "Exists")))), "c"),
+        preferred((10, exprs(req("disk", "In", "ssd"))), (50, exprs(req("gpu", "Exists")))),
+        "c",
+    ),
     "weights add up on a node matching both": (
-        preferred((30, exprs(req("disk", "In", "ssd"))), (20, exprs(req("cores", "Lt", "16"))),
-                  (40, exprs(req("gpu", "Exists")))), "a"),
+        preferred(
+            (30, exprs(req("disk", "In", "ssd"))),
+            (20, exprs(req("cores", "Lt", "16"))),
+            (40, exprs(req("gpu", "Exists"))),
+        ),
+        "a",
+    ),
     "preference within the required set": (
-        Affinity(node_required=(exprs(req("disk", "Exists")),),
-                 node_preferred=(PreferredNodeTerm(100, exprs(req("gpu", "Exists"))),
-                                 PreferredNodeTerm(1, exprs(req("disk", "In", "hdd"))))), "b"),
+        Affinity(
+            node_required=(exprs(req("disk", "Exists")),),
+            node_preferred=(
+                PreferredNodeTerm(100, exprs(req("gpu", "Exists"))),
+                PreferredNodeTerm(1, exprs(req("disk", "In", "hdd"))),
+            ),
+        ),
+        "b",
+    ),
 }
 
 
@@ -124,5 +155,6 @@ def test_preferred_outweighs_a_small_load_difference():
     plain, _ = place_one(nodes(), pod("p"), bound)
     assert plain in {"a", "b"}
     steered, _ = place_one(
-        nodes(), pod("p", affinity=preferred((1, exprs(req("gpu", "Exists"))))), bound)
+        nodes(), pod("p", affinity=preferred((1, exprs(req("gpu", "Exists"))))), bound
+    )
     assert steered == "c"

@@ -24,15 +24,27 @@ CASES = {
     # plugin (None: no overcommit), minResources cpu, running cpu → phase, reason
     "default factor admits past idle": (overcommit(), 9000, 0, GroupPhase.INQUEUE, None),
     "default factor has a limit": (
-        overcommit(), 10000, 0, GroupPhase.PENDING,
-        "minResources exceed the idle capacity × 1.2: cpu needs 10, 9.6 idle"),
+        overcommit(),
+        10000,
+        0,
+        GroupPhase.PENDING,
+        "minResources exceed the idle capacity × 1.2: cpu needs 10, 9.6 idle",
+    ),
     "factor 2": (overcommit(2), 16000, 0, GroupPhase.INQUEUE, None),
     "running pods are not idle": (
-        overcommit(), 7000, 3000, GroupPhase.PENDING,
-        "minResources exceed the idle capacity × 1.2: cpu needs 7, 6.6 idle"),
+        overcommit(),
+        7000,
+        3000,
+        GroupPhase.PENDING,
+        "minResources exceed the idle capacity × 1.2: cpu needs 7, 6.6 idle",
+    ),
     "without the plugin, idle only": (
-        None, 9000, 0, GroupPhase.PENDING,
-        "minResources exceed the idle capacity: cpu needs 9, 8 idle"),
+        None,
+        9000,
+        0,
+        GroupPhase.PENDING,
+        "minResources exceed the idle capacity: cpu needs 9, 8 idle",
+    ),
 }
 
 
@@ -40,10 +52,17 @@ CASES = {
 def test_admission(plugin, cpu, running, phase, reason):
     plugins = ["gang", "resource-fit"] + ([plugin] if plugin else [])
     bound = [(pod("busy", cpu=running, mem=0), "n0")] if running else []
-    check(Case(NODES, pods=[pod("g-0", cpu=100, group="g")], bound=bound,
-               groups=[group("g", cpu)], phases={"g": phase},
-               reasons={"g-0": reason} if reason else {}),
-          config(plugins, actions="enqueue"))
+    check(
+        Case(
+            NODES,
+            pods=[pod("g-0", cpu=100, group="g")],
+            bound=bound,
+            groups=[group("g", cpu)],
+            phases={"g": phase},
+            reasons={"g-0": reason} if reason else {},
+        ),
+        config(plugins, actions="enqueue"),
+    )
 
 
 def test_promised_capacity_counts_across_groups_and_sessions():

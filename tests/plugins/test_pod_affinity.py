@@ -27,14 +27,24 @@ def existing():
     ]
 
 
-def feasible_nodes(affinity: Affinity, bound=None, namespace: str = "default",
-                   labels: dict[str, str] | None = None, nodes=None) -> set[str]:
+def feasible_nodes(
+    affinity: Affinity,
+    bound=None,
+    namespace: str = "default",
+    labels: dict[str, str] | None = None,
+    nodes=None,
+) -> set[str]:
     """Submit four pods that each need most of a node: the nodes they land on are the nodes
     the rules allow (each allowed node takes exactly one)."""
     s = scheduler(nodes or cluster(), bound=existing() if bound is None else bound)
     copies = [
-        pod(f"w{i}", cpu=3000, labels=labels or {"app": "web"}, affinity=affinity,
-            namespace=namespace)
+        pod(
+            f"w{i}",
+            cpu=3000,
+            labels=labels or {"app": "web"},
+            affinity=affinity,
+            namespace=namespace,
+        )
         for i in range(4)
     ]
     binds = run(s, copies)
@@ -51,22 +61,33 @@ REQUIRED_CASES = {
     "affinity to nothing": (Affinity(pod_required=(term(sel(app="nope")),)), set()),
     "affinity ignores other namespaces": (Affinity(pod_required=(term(sel(app="cache")),)), set()),
     "affinity with namespaces": (
-        Affinity(pod_required=(term(sel(app="cache"), HOST, ("other",)),)), {"a1"}),
-    "affinity by a key no node has": (
-        Affinity(pod_required=(term(sel(app="db"), "rack"),)), set()),
+        Affinity(pod_required=(term(sel(app="cache"), HOST, ("other",)),)),
+        {"a1"},
+    ),
+    "affinity by a key no node has": (Affinity(pod_required=(term(sel(app="db"), "rack"),)), set()),
     "two affinity terms ANDed": (
-        Affinity(pod_required=(term(sel(app="db"), ZONE),
-                               term(sel(app="cache"), ZONE, ("other",)))), set()),
+        Affinity(
+            pod_required=(term(sel(app="db"), ZONE), term(sel(app="cache"), ZONE, ("other",)))
+        ),
+        set(),
+    ),
     "anti-affinity by hostname": (
-        Affinity(anti_required=(term(sel(app="db")),)), {"a1", "a2", "b2"}),
+        Affinity(anti_required=(term(sel(app="db")),)),
+        {"a1", "a2", "b2"},
+    ),
     "anti-affinity by zone": (Affinity(anti_required=(term(sel(app="db"), ZONE),)), {"a1", "a2"}),
     "anti-affinity ignores other namespaces": (
-        Affinity(anti_required=(term(sel(app="cache"), ZONE),)), {"a1", "a2", "b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="cache"), ZONE),)),
+        {"a1", "a2", "b1", "b2"},
+    ),
     "anti-affinity with namespaces": (
-        Affinity(anti_required=(term(sel(app="cache"), ZONE, ("other",)),)), {"b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="cache"), ZONE, ("other",)),)),
+        {"b1", "b2"},
+    ),
     "affinity by zone, anti-affinity by host": (
-        Affinity(pod_required=(term(sel(app="db"), ZONE),),
-                 anti_required=(term(sel(app="db")),)), {"b2"}),
+        Affinity(pod_required=(term(sel(app="db"), ZONE),), anti_required=(term(sel(app="db")),)),
+        {"b2"},
+    ),
 }
 
 
@@ -76,30 +97,56 @@ def test_required(affinity, allowed):
 
 
 def guard(affinity: Affinity, namespace: str = "default"):
-    return (pod("guard", cpu=100, mem=100, labels={"app": "guard"}, affinity=affinity,
-                namespace=namespace), "a1")
+    return (
+        pod(
+            "guard",
+            cpu=100,
+            mem=100,
+            labels={"app": "guard"},
+            affinity=affinity,
+            namespace=namespace,
+        ),
+        "a1",
+    )
 
 
 SYMMETRIC_CASES = {
     "existing pod's hostname anti-affinity": (
-        Affinity(anti_required=(term(sel(app="web")),)), "default", {"a2", "b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="web")),)),
+        "default",
+        {"a2", "b1", "b2"},
+    ),
     "existing pod's zone anti-affinity": (
-        Affinity(anti_required=(term(sel(app="web"), ZONE),)), "default", {"b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="web"), ZONE),)),
+        "default",
+        {"b1", "b2"},
+    ),
     "existing pod's term counts only its own namespace": (
-        Affinity(anti_required=(term(sel(app="web"), ZONE),)), "other", {"a1", "a2", "b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="web"), ZONE),)),
+        "other",
+        {"a1", "a2", "b1", "b2"},
+    ),
     "existing pod's term naming the new pod's namespace": (
-        Affinity(anti_required=(term(sel(app="web"), ZONE, ("default",)),)), "other",
-        {"b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="web"), ZONE, ("default",)),)),
+        "other",
+        {"b1", "b2"},
+    ),
     "existing pod's term not matching the new pod": (
-        Affinity(anti_required=(term(sel(app="db"), ZONE),)), "default",
-        {"a1", "a2", "b1", "b2"}),
+        Affinity(anti_required=(term(sel(app="db"), ZONE),)),
+        "default",
+        {"a1", "a2", "b1", "b2"},
+    ),
     "existing pod's affinity is not symmetric": (
-        Affinity(pod_required=(term(sel(app="web")),)), "default", {"a1", "a2", "b1", "b2"}),
+        Affinity(pod_required=(term(sel(app="web")),)),
+        "default",
+        {"a1", "a2", "b1", "b2"},
+    ),
 }
 
 
-@pytest.mark.parametrize("affinity,namespace,allowed", SYMMETRIC_CASES.values(),
-                         ids=SYMMETRIC_CASES.keys())
+@pytest.mark.parametrize(
+    "affinity,namespace,allowed", SYMMETRIC_CASES.values(), ids=SYMMETRIC_CASES.keys()
+)
 def test_existing_pods_anti_affinity_is_symmetric(affinity, namespace, allowed):
     assert feasible_nodes(Affinity(), bound=[guard(affinity, namespace)]) == allowed
 
@@ -109,8 +156,16 @@ def test_symmetric_anti_affinity_arriving_after_the_class_was_compiled():
     s = scheduler(cluster())
     first = run(s, [pod("w0", cpu=3000, labels={"app": "web"})])["w0"]
     other_zone_node = "b1" if first.startswith("a") else "a1"
-    s.place_bound(pod("guard", cpu=100, mem=100, labels={"app": "guard"}, affinity=Affinity(
-        anti_required=(term(sel(app="web"), ZONE),))), other_zone_node)
+    s.place_bound(
+        pod(
+            "guard",
+            cpu=100,
+            mem=100,
+            labels={"app": "guard"},
+            affinity=Affinity(anti_required=(term(sel(app="web"), ZONE),)),
+        ),
+        other_zone_node,
+    )
     binds = run(s, [pod(f"w{i}", cpu=3000, labels={"app": "web"}) for i in range(1, 4)], now=1.0)
     assert {n[0] for n in binds.values()} == {first[0]}
     assert len(binds) == 1  # w0's zone has one node left
@@ -119,7 +174,10 @@ def test_symmetric_anti_affinity_arriving_after_the_class_was_compiled():
 SELF_CASES = {
     "first pod may go anywhere the key exists": (HOST, None, {"a1"}),
     "first pod needs the topology key": (
-        "rack", {"a2": {"rack": "r1"}, "b2": {"rack": "r2"}}, {"a2", "b2"}),
+        "rack",
+        {"a2": {"rack": "r1"}, "b2": {"rack": "r2"}},
+        {"a2", "b2"},
+    ),
 }
 
 
@@ -135,8 +193,7 @@ def test_first_pod_self_affinity_exception(key, labels, allowed):
 def self_affine_gang(key: str, size: int = 3):
     affinity = Affinity(pod_required=(term(sel(app="web"), key),))
     s = scheduler(cluster(), groups=[PodGroup("g", min_member=size)])
-    pods = [pod(f"w{i}", group="g", labels={"app": "web"}, affinity=affinity)
-            for i in range(size)]
+    pods = [pod(f"w{i}", group="g", labels={"app": "web"}, affinity=affinity) for i in range(size)]
     return s, pods
 
 
@@ -164,16 +221,28 @@ def test_self_affinity_by_hostname_across_sessions():
 
 PREFERRED_CASES = {
     "preferred affinity by hostname": (
-        Affinity(pod_preferred=(weighted(10, sel(app="db")),)), {"b1"}),
+        Affinity(pod_preferred=(weighted(10, sel(app="db")),)),
+        {"b1"},
+    ),
     "preferred affinity by zone": (
-        Affinity(pod_preferred=(weighted(10, sel(app="db"), ZONE),)), {"b1", "b2"}),
+        Affinity(pod_preferred=(weighted(10, sel(app="db"), ZONE),)),
+        {"b1", "b2"},
+    ),
     "preferred anti-affinity by zone": (
-        Affinity(anti_preferred=(weighted(10, sel(app="db"), ZONE),)), {"a1", "a2"}),
+        Affinity(anti_preferred=(weighted(10, sel(app="db"), ZONE),)),
+        {"a1", "a2"},
+    ),
     "preferred affinity to nothing changes nothing": (
-        Affinity(pod_preferred=(weighted(10, sel(app="nope")),)), {"a2", "b2"}),
+        Affinity(pod_preferred=(weighted(10, sel(app="nope")),)),
+        {"a2", "b2"},
+    ),
     "heavier term wins": (
-        Affinity(pod_preferred=(weighted(5, sel(app="db"), ZONE),),
-                 anti_preferred=(weighted(50, sel(app="db")),)), {"b2"}),
+        Affinity(
+            pod_preferred=(weighted(5, sel(app="db"), ZONE),),
+            anti_preferred=(weighted(50, sel(app="db")),),
+        ),
+        {"b2"},
+    ),
 }
 
 
@@ -191,5 +260,6 @@ def test_preferred_affinity_outweighs_load():
     assert plain != "b1"
     heavy = [(pod("db", cpu=2000, mem=4096, labels={"app": "db"}), "b1")]
     steered, _ = place_one(
-        cluster(), pod("p", affinity=Affinity(pod_preferred=(weighted(1, sel(app="db")),))), heavy)
+        cluster(), pod("p", affinity=Affinity(pod_preferred=(weighted(1, sel(app="db")),))), heavy
+    )
     assert steered == "b1"

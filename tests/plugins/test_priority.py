@@ -11,12 +11,18 @@ WITHOUT_PRIORITY = config(["gang", "resource-fit", "least-allocated"])
 
 JOB_CASES = {
     "higher priority wins although submitted later": (
-        [("lo", 0, 0.0), ("hi", 10, 5.0)], None, "hi"),
+        [("lo", 0, 0.0), ("hi", 10, 5.0)],
+        None,
+        "hi",
+    ),
     "negative priority loses": ([("neg", -5, 0.0), ("zero", 0, 1.0)], None, "zero"),
     "equal priority: earlier submission": ([("b", 3, 0.0), ("a", 3, 1.0)], None, "b"),
     "equal priority and time: name": ([("b", 3, 0.0), ("a", 3, 0.0)], None, "a"),
     "without the priority plugin: submission order": (
-        [("lo", 0, 0.0), ("hi", 10, 5.0)], WITHOUT_PRIORITY, "lo"),
+        [("lo", 0, 0.0), ("hi", 10, 5.0)],
+        WITHOUT_PRIORITY,
+        "lo",
+    ),
 }
 
 
@@ -39,6 +45,7 @@ TASK_CASES = {
 @pytest.mark.parametrize("tasks,winner", TASK_CASES.values(), ids=TASK_CASES.keys())
 def test_task_order_within_a_job(tasks, winner):
     s = scheduler([node("n", cpu=1000)], groups=[PodGroup("job", min_member=1)])
-    pods = [pod(name, cpu=1000, group="job", priority=prio, submit_time=t)
-            for name, prio, t in tasks]
+    pods = [
+        pod(name, cpu=1000, group="job", priority=prio, submit_time=t) for name, prio, t in tasks
+    ]
     assert run(s, pods) == {winner: "n"}

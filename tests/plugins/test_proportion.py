@@ -12,8 +12,7 @@ from berth.framework.session import Session
 from berth.plugins.proportion import water_fill
 from tests.builders import Case, check, config, node, pod, queued, run, scheduler
 
-CFG = config(["priority", "gang", "proportion", "resource-fit", "node-affinity",
-              "least-allocated"])
+CFG = config(["priority", "gang", "proportion", "resource-fit", "node-affinity", "least-allocated"])
 INF = np.inf
 
 FILL_CASES = {
@@ -28,25 +27,32 @@ FILL_CASES = {
 }
 
 
-@pytest.mark.parametrize("weights,requests,caps,guarantees,expected", FILL_CASES.values(),
-                         ids=FILL_CASES.keys())
+@pytest.mark.parametrize(
+    "weights,requests,caps,guarantees,expected", FILL_CASES.values(), ids=FILL_CASES.keys()
+)
 def test_water_fill(weights, requests, caps, guarantees, expected):
     def column(values):
         return np.array(values, dtype=float)[:, None]
 
-    deserved = water_fill(np.array([12.0]), np.array(weights, dtype=float), column(requests),
-                          column(caps), column(guarantees))
+    deserved = water_fill(
+        np.array([12.0]),
+        np.array(weights, dtype=float),
+        column(requests),
+        column(caps),
+        column(guarantees),
+    )
     np.testing.assert_allclose(deserved[:, 0], expected)
 
 
 def weighted_queues(*weights: int, **extra) -> list[Queue]:
-    return [Queue(name, weight=w, **extra.get(name, {}))
-            for name, w in zip("abc", weights, strict=False)]
+    return [
+        Queue(name, weight=w, **extra.get(name, {}))
+        for name, w in zip("abc", weights, strict=False)
+    ]
 
 
 def backlog(queue: str, count: int, cpu: int = 1000) -> list:
-    return [queued(pod(f"{queue}{i}", cpu=cpu, mem=1, submit_time=i), queue)
-            for i in range(count)]
+    return [queued(pod(f"{queue}{i}", cpu=cpu, mem=1, submit_time=i), queue) for i in range(count)]
 
 
 def per_queue(binds) -> dict[str, int]:
@@ -60,21 +66,31 @@ CLUSTER = [node("n0", cpu=6000, mem=65536), node("n1", cpu=6000, mem=65536)]
 
 SHARE_CASES = {
     "1:2:3 gets 2, 4 and 6 of 12 CPUs": (
-        weighted_queues(1, 2, 3), backlog("a", 12) + backlog("b", 12) + backlog("c", 12),
-        {"a": 2, "b": 4, "c": 6}),
+        weighted_queues(1, 2, 3),
+        backlog("a", 12) + backlog("b", 12) + backlog("c", 12),
+        {"a": 2, "b": 4, "c": 6},
+    ),
     "a small queue's leftover goes to the others by weight": (
-        weighted_queues(1, 2, 3), backlog("a", 1) + backlog("b", 12, 500) + backlog("c", 30, 500),
-        {"a": 1, "b": 8, "c": 13}),
+        weighted_queues(1, 2, 3),
+        backlog("a", 1) + backlog("b", 12, 500) + backlog("c", 30, 500),
+        {"a": 1, "b": 8, "c": 13},
+    ),
     "capability caps a queue and the others share the rest": (
         weighted_queues(1, 1, 1, a={"capability": {"cpu": 1000}}),
-        backlog("a", 12) + backlog("b", 12) + backlog("c", 12), {"a": 1, "b": 5, "c": 5}),
+        backlog("a", 12) + backlog("b", 12) + backlog("c", 12),
+        {"a": 1, "b": 5, "c": 5},
+    ),
     "guarantee is honoured against a heavier queue": (
         weighted_queues(1, 5, a={"guarantee": {"cpu": 6000}}),
-        backlog("a", 12) + backlog("b", 12), {"a": 6, "b": 6}),
+        backlog("a", 12) + backlog("b", 12),
+        {"a": 6, "b": 6},
+    ),
     "without the guarantee the weights decide": (
-        weighted_queues(1, 5), backlog("a", 12) + backlog("b", 12), {"a": 2, "b": 10}),
-    "a lone queue takes the whole cluster": (
-        weighted_queues(1), backlog("a", 20), {"a": 12}),
+        weighted_queues(1, 5),
+        backlog("a", 12) + backlog("b", 12),
+        {"a": 2, "b": 10},
+    ),
+    "a lone queue takes the whole cluster": (weighted_queues(1), backlog("a", 20), {"a": 12}),
 }
 
 
@@ -89,14 +105,30 @@ def test_an_overused_queue_gets_no_more_turns():
     # CPU: after a0 it is overused and waits while a CPU stays idle.
     stuck = queued(pod("b0", cpu=1000, mem=0, node_selector={"pool": "none"}), "b")
     pods = [queued(pod(f"a{i}", cpu=1000, mem=0, submit_time=i), "a") for i in range(3)]
-    s = check(Case([node("n", cpu=2000)], pods=pods + [stuck], queues=weighted_queues(1, 1),
-                   binds={"a0": "n"}, reasons={"a1": "queue a is overused"}), CFG)
+    s = check(
+        Case(
+            [node("n", cpu=2000)],
+            pods=pods + [stuck],
+            queues=weighted_queues(1, 1),
+            binds={"a0": "n"},
+            reasons={"a1": "queue a is overused"},
+        ),
+        CFG,
+    )
     assert s.state.free[0, 0] == 1000
 
 
 def session_of(s: Scheduler) -> Session:
-    return Session(s.state, s.framework, s.search, s.waiting, s.queues, 0.0,
-                   queue_allocated=s.queue_allocated, all_jobs=s.jobs)
+    return Session(
+        s.state,
+        s.framework,
+        s.search,
+        s.waiting,
+        s.queues,
+        0.0,
+        queue_allocated=s.queue_allocated,
+        all_jobs=s.jobs,
+    )
 
 
 def test_queue_order_is_by_share_of_deserved():
@@ -121,53 +153,99 @@ def test_without_a_queue_order_plugin_queues_take_turns():
 
 CAPABILITY_CASES = {
     "at capability": (
-        {"capability": {"cpu": 2000}}, 3, {"p0", "p1"}, "queue q at capability (cpu)"),
-    "capability in another resource": ({"capability": {"nvidia.com/gpu": 1000}}, 3,
-                                       {"p0", "p1", "p2"}, None),
-    "full cluster is reported as such": ({}, 10, {f"p{i}" for i in range(8)},
-                                         "0/1 nodes available: 1 insufficient cpu"),
+        {"capability": {"cpu": 2000}},
+        3,
+        {"p0", "p1"},
+        "queue q at capability (cpu)",
+    ),
+    "capability in another resource": (
+        {"capability": {"nvidia.com/gpu": 1000}},
+        3,
+        {"p0", "p1", "p2"},
+        None,
+    ),
+    "full cluster is reported as such": (
+        {},
+        10,
+        {f"p{i}" for i in range(8)},
+        "0/1 nodes available: 1 insufficient cpu",
+    ),
 }
 
 
-@pytest.mark.parametrize("spec,count,bound,reason", CAPABILITY_CASES.values(),
-                         ids=CAPABILITY_CASES.keys())
+@pytest.mark.parametrize(
+    "spec,count,bound,reason", CAPABILITY_CASES.values(), ids=CAPABILITY_CASES.keys()
+)
 def test_allocatable(spec, count, bound, reason):
     pods = [queued(pod(f"p{i}", cpu=1000, mem=1, submit_time=i), "q") for i in range(count)]
     reasons = {f"p{count - 1}": reason} if reason else {}
-    check(Case([node("n", cpu=8000, mem=65536)], pods=pods, queues=[Queue("q", **spec)],
-               binds={p: "n" for p in bound}, reasons=reasons), CFG)
+    check(
+        Case(
+            [node("n", cpu=8000, mem=65536)],
+            pods=pods,
+            queues=[Queue("q", **spec)],
+            binds={p: "n" for p in bound},
+            reasons=reasons,
+        ),
+        CFG,
+    )
 
 
 ENQUEUE_CASES = {
     # cpu already running in the queue, minResources cpu → phase, reason
     "within capability": (0, 3000, GroupPhase.INQUEUE, None),
     "past capability": (
-        0, 6000, GroupPhase.PENDING,
-        "minResources exceed the capability of queue q: cpu needs 6, 4 left"),
+        0,
+        6000,
+        GroupPhase.PENDING,
+        "minResources exceed the capability of queue q: cpu needs 6, 4 left",
+    ),
     "past capability counting what runs": (
-        2000, 3000, GroupPhase.PENDING,
-        "minResources exceed the capability of queue q: cpu needs 3, 2 left"),
+        2000,
+        3000,
+        GroupPhase.PENDING,
+        "minResources exceed the capability of queue q: cpu needs 3, 2 left",
+    ),
 }
 
 
-@pytest.mark.parametrize("running,min_cpu,phase,reason", ENQUEUE_CASES.values(),
-                         ids=ENQUEUE_CASES.keys())
+@pytest.mark.parametrize(
+    "running,min_cpu,phase,reason", ENQUEUE_CASES.values(), ids=ENQUEUE_CASES.keys()
+)
 def test_enqueue_respects_capability(running, min_cpu, phase, reason):
     bound = [(queued(pod("old", cpu=running, mem=1), "q"), "n")] if running else []
     capability, min_resources = {"cpu": 4000}, {"cpu": min_cpu}
     groups = [PodGroup("g", min_member=1, min_resources=min_resources, queue="q")]
     p = pod("g-0", cpu=100, mem=1, group="g")
     cfg = config(["priority", "gang", "proportion", "resource-fit"], actions="enqueue")
-    check(Case([node("n", cpu=16000, mem=65536)], pods=[p], bound=bound, groups=groups,
-               queues=[Queue("q", capability=capability)], phases={"g": phase},
-               reasons={"g-0": reason} if reason else {}), cfg)
+    check(
+        Case(
+            [node("n", cpu=16000, mem=65536)],
+            pods=[p],
+            bound=bound,
+            groups=groups,
+            queues=[Queue("q", capability=capability)],
+            phases={"g": phase},
+            reasons={"g-0": reason} if reason else {},
+        ),
+        cfg,
+    )
 
 
 def test_two_groups_admitted_within_capability_count_each_other():
-    groups = [PodGroup(g, min_member=1, min_resources={"cpu": 3000}, queue="q", submit_time=t)
-              for t, g in enumerate("ab")]
+    groups = [
+        PodGroup(g, min_member=1, min_resources={"cpu": 3000}, queue="q", submit_time=t)
+        for t, g in enumerate("ab")
+    ]
     pods = [pod(f"{g}-0", cpu=100, mem=1, group=g) for g in "ab"]
     cfg = config(["priority", "gang", "proportion", "resource-fit"], actions="enqueue")
-    check(Case([node("n", cpu=16000, mem=65536)], pods=pods, groups=groups,
-               queues=[Queue("q", capability={"cpu": 4000})],
-               phases={"a": GroupPhase.INQUEUE, "b": GroupPhase.PENDING}), cfg)
+    check(
+        Case(
+            [node("n", cpu=16000, mem=65536)],
+            pods=pods,
+            groups=groups,
+            queues=[Queue("q", capability={"cpu": 4000})],
+            phases={"a": GroupPhase.INQUEUE, "b": GroupPhase.PENDING},
+        ),
+        cfg,
+    )

@@ -14,8 +14,13 @@ NODES = [node("n", cpu=4000)]
 
 def group(name: str, submit: float, sla: str | None = None, cpu: int = 0) -> PodGroup:
     annotations = {"sla-waiting-time": sla} if sla else {}
-    return PodGroup(name, min_member=1, min_resources={"cpu": cpu} if cpu else {},
-                    submit_time=submit, annotations=annotations)
+    return PodGroup(
+        name,
+        min_member=1,
+        min_resources={"cpu": cpu} if cpu else {},
+        submit_time=submit,
+        annotations=annotations,
+    )
 
 
 ORDER_CASES = {
@@ -24,8 +29,7 @@ ORDER_CASES = {
     "earlier deadline first": ([("a", 0.0, "1h"), ("b", 100.0, "10m")], None, "b-0"),
     "no SLA anywhere: arrival": ([("a", 0.0, None), ("b", 100.0, None)], None, "a-0"),
     "plugin argument for every job": ([("a", 0.0, "2h"), ("b", 100.0, None)], "30m", "b-0"),
-    "a bad annotation keeps the argument": (
-        [("a", 0.0, "soon"), ("b", 100.0, "2h")], "30m", "a-0"),
+    "a bad annotation keeps the argument": ([("a", 0.0, "soon"), ("b", 100.0, "2h")], "30m", "a-0"),
 }
 
 
@@ -34,21 +38,34 @@ def test_job_order(groups, argument, winner):
     sla = {"name": "sla", "arguments": {"sla-waiting-time": argument} if argument else {}}
     pgs = [group(name, submit, annotation) for name, submit, annotation in groups]
     pods = [pod(f"{g.name}-0", cpu=4000, mem=0, group=g.name) for g in pgs]
-    check(Case(NODES, pods=pods, groups=pgs, binds={winner: "n"}, now=7200.0),
-          config([sla, "resource-fit"]))
+    check(
+        Case(NODES, pods=pods, groups=pgs, binds={winner: "n"}, now=7200.0),
+        config([sla, "resource-fit"]),
+    )
 
 
 def tiers(*tiers: list) -> object:
-    return parse_config({"actions": "enqueue", "tiers": [
-        {"plugins": [p if isinstance(p, dict) else {"name": p} for p in tier]}
-        for tier in tiers]}, "test")
+    return parse_config(
+        {
+            "actions": "enqueue",
+            "tiers": [
+                {"plugins": [p if isinstance(p, dict) else {"name": p} for p in tier]}
+                for tier in tiers
+            ],
+        },
+        "test",
+    )
 
 
-@pytest.mark.parametrize("cfg,admitted", [
-    (tiers(["gang", "sla"], ["overcommit", "resource-fit"]), True),
-    (tiers(["gang", "sla", "resource-fit"]), True),
-    (tiers(["gang", "sla", "overcommit", "resource-fit"]), False),
-], ids=["sla tier before overcommit", "sla over the idle check", "same tier: refusal wins"])
+@pytest.mark.parametrize(
+    "cfg,admitted",
+    [
+        (tiers(["gang", "sla"], ["overcommit", "resource-fit"]), True),
+        (tiers(["gang", "sla", "resource-fit"]), True),
+        (tiers(["gang", "sla", "overcommit", "resource-fit"]), False),
+    ],
+    ids=["sla tier before overcommit", "sla over the idle check", "same tier: refusal wins"],
+)
 def test_overdue_jobs_are_admitted_regardless(cfg, admitted):
     s = scheduler(NODES, cfg, groups=[group("huge", 0.0, "1h", cpu=100_000)])
     p = pod("huge-0", cpu=100, group="huge")
@@ -62,7 +79,8 @@ def test_overdue_jobs_are_admitted_regardless(cfg, admitted):
 
 def test_implicit_groups_take_the_pod_annotation():
     old = pod("old", cpu=4000, mem=0, submit_time=0.0)
-    late = pod("late", cpu=4000, mem=0, submit_time=100.0,
-               annotations={"sla-waiting-time": "1m"})
-    check(Case(NODES, pods=[old, late], binds={"late": "n"}, now=600.0),
-          config(["sla", "resource-fit"]))
+    late = pod("late", cpu=4000, mem=0, submit_time=100.0, annotations={"sla-waiting-time": "1m"})
+    check(
+        Case(NODES, pods=[old, late], binds={"late": "n"}, now=600.0),
+        config(["sla", "resource-fit"]),
+    )

@@ -20,17 +20,35 @@ CASES = {
     "Equal wrong value": (GPU_NO_SCHEDULE, (Toleration("dedicated", "Equal", "cpu"),), False),
     "Equal wrong key": (GPU_NO_SCHEDULE, (Toleration("team", "Equal", "gpu"),), False),
     "Exists on the key ignores the value": (
-        GPU_NO_SCHEDULE, (Toleration("dedicated", "Exists"),), True),
-    "Exists without a key tolerates everything": (GPU_NO_EXECUTE, (Toleration(operator="Exists"),),
-                                                   True),
+        GPU_NO_SCHEDULE,
+        (Toleration("dedicated", "Exists"),),
+        True,
+    ),
+    "Exists without a key tolerates everything": (
+        GPU_NO_EXECUTE,
+        (Toleration(operator="Exists"),),
+        True,
+    ),
     "empty effect tolerates every effect": (
-        GPU_NO_EXECUTE, (Toleration("dedicated", "Equal", "gpu", effect=""),), True),
+        GPU_NO_EXECUTE,
+        (Toleration("dedicated", "Equal", "gpu", effect=""),),
+        True,
+    ),
     "matching effect": (
-        GPU_NO_EXECUTE, (Toleration("dedicated", "Equal", "gpu", effect="NoExecute"),), True),
+        GPU_NO_EXECUTE,
+        (Toleration("dedicated", "Equal", "gpu", effect="NoExecute"),),
+        True,
+    ),
     "other effect does not tolerate": (
-        GPU_NO_EXECUTE, (Toleration("dedicated", "Equal", "gpu", effect="NoSchedule"),), False),
+        GPU_NO_EXECUTE,
+        (Toleration("dedicated", "Equal", "gpu", effect="NoSchedule"),),
+        False,
+    ),
     "one of several tolerations suffices": (
-        GPU_NO_SCHEDULE, (Toleration("a", "Exists"), Toleration("dedicated", "Exists")), True),
+        GPU_NO_SCHEDULE,
+        (Toleration("a", "Exists"), Toleration("dedicated", "Exists")),
+        True,
+    ),
 }
 
 
@@ -47,8 +65,9 @@ def test_every_taint_must_be_tolerated():
     n = node("t", taints=[GPU_NO_SCHEDULE, Taint("zone-maint", "", "NoExecute")])
     partial = pod("p", tolerations=(Toleration("dedicated", "Exists"),))
     assert place_one([n], partial)[0] is None
-    full = pod("q", tolerations=(Toleration("dedicated", "Exists"),
-                                 Toleration("zone-maint", "Exists")))
+    full = pod(
+        "q", tolerations=(Toleration("dedicated", "Exists"), Toleration("zone-maint", "Exists"))
+    )
     assert place_one([node("t", taints=n.taints)], full)[0] == "t"
 
 
@@ -60,11 +79,13 @@ def test_tainted_node_is_avoided_by_untolerating_pod_even_when_emptier():
 
 SOFT_TWICE = Taint("old", "", "PreferNoSchedule")
 SCORE_CASES = {
-    "untolerated PreferNoSchedule ranks below a clean node": (
-        [[SOFT], []], (), "n1"),
+    "untolerated PreferNoSchedule ranks below a clean node": ([[SOFT], []], (), "n1"),
     "two soft taints rank below one": ([[SOFT, SOFT_TWICE], [SOFT]], (), "n1"),
     "a tolerated soft taint costs nothing, the emptier node wins": (
-        [[SOFT], []], (Toleration("spot", "Exists"),), "n0"),
+        [[SOFT], []],
+        (Toleration("spot", "Exists"),),
+        "n0",
+    ),
 }
 
 

@@ -19,8 +19,13 @@ def cluster(pool: set[str] = frozenset()):
     return [node(n, zone=z, labels={"pool": "p"} if n in pool else None) for n, z in spec]
 
 
-def spread(max_skew: int = 1, key: str = ZONE, when: str = "DoNotSchedule",
-           min_domains: int = 1, **labels: str) -> SpreadConstraint:
+def spread(
+    max_skew: int = 1,
+    key: str = ZONE,
+    when: str = "DoNotSchedule",
+    min_domains: int = 1,
+    **labels: str,
+) -> SpreadConstraint:
     return SpreadConstraint(max_skew, key, when, sel(**(labels or {"app": "web"})), min_domains)
 
 
@@ -45,19 +50,33 @@ CASES = {
     "maxSkew 2 allows one more": (("a1",), spread(2), {}, ZONED),
     "maxSkew 2 at its limit": (("a1", "a2"), spread(2), {}, {"b1", "c1"}),
     "pods of other namespaces do not count": (
-        ("a1", "b1"), spread(), {"existing_namespace": "other"}, ZONED),
-    "pods not matching the selector do not count": (
-        ("a1", "b1"), spread(app="db"), {}, ZONED),
+        ("a1", "b1"),
+        spread(),
+        {"existing_namespace": "other"},
+        ZONED,
+    ),
+    "pods not matching the selector do not count": (("a1", "b1"), spread(app="db"), {}, ZONED),
     "a pod not matching its own selector adds no skew": (
-        ("a1",), spread(app="db"), {"existing_labels": {"app": "db"}}, ZONED),
+        ("a1",),
+        spread(app="db"),
+        {"existing_labels": {"app": "db"}},
+        ZONED,
+    ),
     "minDomains above the domain count floors the minimum at 0": (
-        ("a1", "b1", "c1"), spread(min_domains=4), {}, set()),
+        ("a1", "b1", "c1"),
+        spread(min_domains=4),
+        {},
+        set(),
+    ),
     "minDomains met": (("a1", "b1", "c1"), spread(min_domains=3), {}, ZONED),
     "hostname key: x counts as a domain": (("a1",), spread(key=HOST), {}, {"a2", "b1", "c1", "x"}),
-    "two constraints ANDed": (
-        ("a1", "b1"), spread(2), {"extra": spread(key=HOST)}, {"a2", "c1"}),
-    "ScheduleAnyway never filters": (("a1", "a2", "a1"), spread(when="ScheduleAnyway"), {},
-                                     ZONED | {"x"}),
+    "two constraints ANDed": (("a1", "b1"), spread(2), {"extra": spread(key=HOST)}, {"a2", "c1"}),
+    "ScheduleAnyway never filters": (
+        ("a1", "a2", "a1"),
+        spread(when="ScheduleAnyway"),
+        {},
+        ZONED | {"x"},
+    ),
 }
 
 
@@ -84,9 +103,7 @@ def test_unsatisfiable_reason():
     s = scheduler(cluster(), bound=existing("a1", "b1", "c1"))
     new = web("new", spread(min_domains=4))
     assert run(s, [new]) == {}
-    assert s.pending_reason(new) == (
-        "0/5 nodes available: 5 topology spread constraints"
-    )
+    assert s.pending_reason(new) == ("0/5 nodes available: 5 topology spread constraints")
 
 
 def test_replicas_spread_evenly_in_one_session():
@@ -120,5 +137,6 @@ def test_schedule_anyway_never_blocks():
     # Only the crowded zone has room: the pod still goes there.
     nodes = [node("a1", zone="z1"), node("b1", zone="z2", cpu=50)]
     where, _ = place_one(
-        nodes, web("new", spread(when="ScheduleAnyway")), existing("a1", "a1", "a1"))
+        nodes, web("new", spread(when="ScheduleAnyway")), existing("a1", "a1", "a1")
+    )
     assert where == "a1"

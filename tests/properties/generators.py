@@ -102,8 +102,9 @@ def pod_templates(draw: st.DrawFn, best_effort_ok: bool = True) -> dict[str, Any
 
 
 @st.composite
-def job_specs(draw: st.DrawFn, index: int, gangs: bool = True,
-              best_effort_gangs: bool = True) -> dict[str, Any]:
+def job_specs(
+    draw: st.DrawFn, index: int, gangs: bool = True, best_effort_gangs: bool = True
+) -> dict[str, Any]:
     is_gang = gangs and draw(st.integers(0, 2)) == 0
     replicas = draw(st.integers(1, 5)) if is_gang else 1
     min_member = draw(st.integers(1, replicas)) if is_gang else 1
@@ -131,8 +132,9 @@ def job_specs(draw: st.DrawFn, index: int, gangs: bool = True,
 
 
 @st.composite
-def workloads(draw: st.DrawFn, max_jobs: int = 14, gangs: bool = True,
-              best_effort_gangs: bool = True) -> list[dict[str, Any]]:
+def workloads(
+    draw: st.DrawFn, max_jobs: int = 14, gangs: bool = True, best_effort_gangs: bool = True
+) -> list[dict[str, Any]]:
     count = draw(st.integers(1, max_jobs))
     return [draw(job_specs(i, gangs, best_effort_gangs)) for i in range(count)]
 
@@ -142,8 +144,16 @@ VOLCANO_CONFIG: dict[str, Any] = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
         {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "conformance"}]},
-        {"plugins": [{"name": "overcommit"}, {"name": "drf"}, {"name": "predicates"},
-                     {"name": "proportion"}, {"name": "nodeorder"}, {"name": "binpack"}]},
+        {
+            "plugins": [
+                {"name": "overcommit"},
+                {"name": "drf"},
+                {"name": "predicates"},
+                {"name": "proportion"},
+                {"name": "nodeorder"},
+                {"name": "binpack"},
+            ]
+        },
     ],
     "period": 2,
 }
@@ -227,8 +237,11 @@ def build_group(job: dict[str, Any]) -> PodGroup | None:
     if not job["gang"] or job["group_delay"] is None:
         return None
     return PodGroup(
-        name=job["name"], namespace=job["namespace"], min_member=job["min_member"],
-        queue=job["queue"], submit_time=job["submit"] + job["group_delay"],
+        name=job["name"],
+        namespace=job["namespace"],
+        min_member=job["min_member"],
+        queue=job["queue"],
+        submit_time=job["submit"] + job["group_delay"],
     )
 
 
@@ -288,8 +301,11 @@ def check_counters(state: ClusterState) -> None:
             hits = 0
             for p in state.pods_on[r].values():
                 for t in p.affinity.anti_required:
-                    if (t.topology_key == term.topology_key and t.selector == term.selector.selector
-                            and (t.namespaces or (p.namespace,)) == term.selector.namespaces):
+                    if (
+                        t.topology_key == term.topology_key
+                        and t.selector == term.selector.selector
+                        and (t.namespaces or (p.namespace,)) == term.selector.namespaces
+                    ):
                         hits += 1
             expected.append(hits)
         assert list(counts[:n]) == expected, term
@@ -311,8 +327,9 @@ def _bound_pods(state: ClusterState) -> list[tuple[int, Pod]]:
     return [(r, p) for r in range(state.n) for p in state.pods_on[r].values()]
 
 
-def placement_violations(state: ClusterState, pod: Pod, row: int,
-                         request: np.ndarray | None) -> list[str]:
+def placement_violations(
+    state: ClusterState, pod: Pod, row: int, request: np.ndarray | None
+) -> list[str]:
     """What ``pod`` on ``row`` would break, judged on the state just before it is accounted."""
     node = state.nodes[row]
     problems: list[str] = []
@@ -342,8 +359,10 @@ def placement_violations(state: ClusterState, pod: Pod, row: int,
     for r, other in bound:
         for term in other.affinity.anti_required:
             here = _domain(state, row, term.topology_key)
-            if here is not None and _domain(state, r, term.topology_key) == here and (
-                _term_matches(term, other, pod)
+            if (
+                here is not None
+                and _domain(state, r, term.topology_key) == here
+                and (_term_matches(term, other, pod))
             ):
                 problems.append(f"anti-affinity of {other.key} on {state.names[r]} vs {pod.key}")
     # DoNotSchedule spread: skew after placing must stay within maxSkew.
@@ -363,8 +382,11 @@ def placement_violations(state: ClusterState, pod: Pod, row: int,
                 counts.setdefault(domain, 0)
         for r, other in bound:
             domain = _domain(state, r, key)
-            if eligible[r] and domain is not None and other.namespace == pod.namespace and (
-                constraint.selector.matches(other.labels)
+            if (
+                eligible[r]
+                and domain is not None
+                and other.namespace == pod.namespace
+                and (constraint.selector.matches(other.labels))
             ):
                 counts[domain] += 1
         floor = min(counts.values()) if len(counts) >= constraint.min_domains else 0

@@ -35,29 +35,33 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     hierarchy = plugin == "capacity" and draw(st.booleans())
     queues = []
     for name in QUEUES:
-        queues.append({
-            "name": name,
-            "weight": draw(st.integers(1, 3)),
-            "capability": draw(st.sampled_from([None, 2000, 4000, 8000])),
-            "deserved": draw(st.sampled_from([0, 1000, 2000, 4000])),
-            "guarantee": draw(st.sampled_from([0, 0, 1000])),
-            "reclaimable": draw(st.booleans()),
-            "parent": "org" if hierarchy and name != "c" else "",
-        })
+        queues.append(
+            {
+                "name": name,
+                "weight": draw(st.integers(1, 3)),
+                "capability": draw(st.sampled_from([None, 2000, 4000, 8000])),
+                "deserved": draw(st.sampled_from([0, 1000, 2000, 4000])),
+                "guarantee": draw(st.sampled_from([0, 0, 1000])),
+                "reclaimable": draw(st.booleans()),
+                "parent": "org" if hierarchy and name != "c" else "",
+            }
+        )
     waves = []
     for wave in range(2):
         jobs = []
         for index in range(draw(st.integers(1, 5))):
             min_member = draw(st.integers(1, 3))
-            jobs.append({
-                "name": f"w{wave}-{index}",
-                "queue": draw(st.sampled_from(QUEUES)),
-                "priority": draw(st.integers(0, 3)),
-                "min_member": min_member,
-                "members": min_member + draw(st.integers(0, 2)),
-                "cpu": draw(st.sampled_from([500, 1000, 2000])),
-                "preemptable": draw(st.integers(0, 4)) > 0,
-            })
+            jobs.append(
+                {
+                    "name": f"w{wave}-{index}",
+                    "queue": draw(st.sampled_from(QUEUES)),
+                    "priority": draw(st.integers(0, 3)),
+                    "min_member": min_member,
+                    "members": min_member + draw(st.integers(0, 2)),
+                    "cpu": draw(st.sampled_from([500, 1000, 2000])),
+                    "preemptable": draw(st.integers(0, 4)) > 0,
+                }
+            )
         waves.append(jobs)
     return {
         "plugin": plugin,
@@ -70,12 +74,19 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
 
 
 def build(scenario: dict[str, Any]) -> Scheduler:
-    plugins = ["priority", "gang", "conformance", scenario["plugin"], "resource-fit",
-               "least-allocated"]
+    plugins = [
+        "priority",
+        "gang",
+        "conformance",
+        scenario["plugin"],
+        "resource-fit",
+        "least-allocated",
+    ]
     if scenario["drf"]:
         plugins.insert(2, "drf")
-    config = parse_config({"actions": ACTIONS,
-                           "tiers": [{"plugins": [{"name": p} for p in plugins]}]}, "test")
+    config = parse_config(
+        {"actions": ACTIONS, "tiers": [{"plugins": [{"name": p} for p in plugins]}]}, "test"
+    )
     s = Scheduler(config)
     for i, cpu in enumerate(scenario["nodes"]):
         s.add_node(Node(f"n{i}", allocatable={"cpu": cpu, "memory": 65536, "pods": 110}))
@@ -83,22 +94,42 @@ def build(scenario: dict[str, Any]) -> Scheduler:
         cap = scenario["org_capability"]
         s.add_queue(Queue("org", capability={"cpu": cap} if cap else {}))
     for q in scenario["queues"]:
-        s.add_queue(Queue(
-            q["name"], weight=q["weight"],
-            capability={"cpu": q["capability"]} if q["capability"] else {},
-            deserved={"cpu": q["deserved"]}, guarantee={"cpu": q["guarantee"]},
-            reclaimable=q["reclaimable"], parent=q["parent"]))
+        s.add_queue(
+            Queue(
+                q["name"],
+                weight=q["weight"],
+                capability={"cpu": q["capability"]} if q["capability"] else {},
+                deserved={"cpu": q["deserved"]},
+                guarantee={"cpu": q["guarantee"]},
+                reclaimable=q["reclaimable"],
+                parent=q["parent"],
+            )
+        )
     return s
 
 
 def submit(s: Scheduler, jobs: list[dict[str, Any]], now: float) -> None:
     for job in jobs:
-        s.add_group(PodGroup(job["name"], min_member=job["min_member"], queue=job["queue"],
-                             priority=job["priority"], submit_time=now,
-                             preemptable=job["preemptable"]))
+        s.add_group(
+            PodGroup(
+                job["name"],
+                min_member=job["min_member"],
+                queue=job["queue"],
+                priority=job["priority"],
+                submit_time=now,
+                preemptable=job["preemptable"],
+            )
+        )
         for i in range(job["members"]):
-            s.submit(Pod(f"{job['name']}-{i}", requests={"cpu": job["cpu"], "pods": 1},
-                         group=job["name"], priority=job["priority"], submit_time=now))
+            s.submit(
+                Pod(
+                    f"{job['name']}-{i}",
+                    requests={"cpu": job["cpu"], "pods": 1},
+                    group=job["name"],
+                    priority=job["priority"],
+                    submit_time=now,
+                )
+            )
 
 
 class Ledger:
@@ -172,8 +203,9 @@ def test_sessions_keep_capabilities_priorities_and_gangs(scenario):
 def snapshot(s: Scheduler, session: Session) -> tuple:
     state = s.state
     n, width = state.n, state.width
-    shares = [plugin.used.copy() for plugin in s.framework.plugins
-              if isinstance(plugin, QueueShare)]
+    shares = [
+        plugin.used.copy() for plugin in s.framework.plugins if isinstance(plugin, QueueShare)
+    ]
     return (
         state.requested[:n].copy(),
         state.free[:n].copy(),
@@ -183,8 +215,15 @@ def snapshot(s: Scheduler, session: Session) -> tuple:
         {k: v[:n].copy() for k, v in state.selector_counts.items()},
         # A queue first charged inside the statement keeps a zero total: the same state.
         {name: padded(v, width).tolist() for name, v in s.queue_allocated.items() if v.any()},
-        {key: (sorted(job.bound), job.allocated, padded(job.held, width).tolist(),
-               len(job.pending)) for key, job in s.jobs.items()},
+        {
+            key: (
+                sorted(job.bound),
+                job.allocated,
+                padded(job.held, width).tolist(),
+                len(job.pending),
+            )
+            for key, job in s.jobs.items()
+        },
         shares,
         len(session.binds),
         len(session.evictions),
@@ -216,8 +255,16 @@ def test_a_discarded_eviction_statement_leaves_no_trace(scenario, data):
     submit(s, scenario["waves"][0], 0.0)
     s.run_session(0.0)
     submit(s, scenario["waves"][1], 1.0)
-    session = Session(s.state, s.framework, s.search, s.waiting, s.queues, 1.0,
-                      queue_allocated=s.queue_allocated, all_jobs=s.jobs)
+    session = Session(
+        s.state,
+        s.framework,
+        s.search,
+        s.waiting,
+        s.queues,
+        1.0,
+        queue_allocated=s.queue_allocated,
+        all_jobs=s.jobs,
+    )
     before = snapshot(s, session)
     statement = session.statement()
     running = running_by_queue(session)
@@ -232,8 +279,9 @@ def test_a_discarded_eviction_statement_leaves_no_trace(scenario, data):
                 statement.allocate(job, pod, row, cls)
             else:
                 evictor.place(statement, job, pod, cls, victims, "test")
-        for victim in data.draw(st.lists(st.sampled_from(victims), max_size=2)
-                                if victims else st.just([])):
+        for victim in data.draw(
+            st.lists(st.sampled_from(victims), max_size=2) if victims else st.just([])
+        ):
             for pod in list(victim.bound.values())[:1]:
                 statement.evict(victim, pod, "test")
     statement.discard()

@@ -151,8 +151,7 @@ def _snapshot(scheduler: Scheduler):
     raw_config=raw_configs(),
 )
 @SETTINGS
-def test_a_gang_that_cannot_complete_leaves_state_unchanged(cluster, jobs, anti, extra,
-                                                             raw_config):
+def test_a_gang_that_cannot_complete_leaves_state_unchanged(cluster, jobs, anti, extra, raw_config):
     scheduler, recorder, manifests = _scheduler(cluster, jobs, raw_config=raw_config)
     for pod in manifests.pods:
         scheduler.submit(pod)
@@ -172,13 +171,20 @@ def test_a_gang_that_cannot_complete_leaves_state_unchanged(cluster, jobs, anti,
         affinity = Affinity()
         cpu = 100
         if anti:
-            affinity = Affinity(anti_required=(PodAffinityTerm(app_selector("doomed"),
-                                                               HOSTNAME_LABEL),))
+            affinity = Affinity(
+                anti_required=(PodAffinityTerm(app_selector("doomed"), HOSTNAME_LABEL),)
+            )
         else:
             cpu = biggest // 2 + 1
-        members.append(Pod(f"doomed-{i}", labels={"app": "doomed"},
-                           requests={"cpu": cpu, "memory": 64, "pods": 1},
-                           affinity=affinity, group="doomed"))
+        members.append(
+            Pod(
+                f"doomed-{i}",
+                labels={"app": "doomed"},
+                requests={"cpu": cpu, "memory": 64, "pods": 1},
+                affinity=affinity,
+                group="doomed",
+            )
+        )
     for pod in members:
         recorder.queues[pod.key] = "default"
         scheduler.submit(pod)
@@ -233,8 +239,16 @@ def test_min_feasible_zero_is_rejected():
 @pytest.mark.parametrize("nodes, percentage", [(1, 0), (2, 0), (50, 1)])
 def test_sampled_search_with_a_tiny_target_still_places(nodes, percentage):
     """Few nodes or a small percentageOfNodesToScore must never make the sample target 0."""
-    config = parse_config({"search": {"mode": "sampled", "minFeasibleNodes": 1,
-                                      "percentageOfNodesToScore": percentage}}, "test")
+    config = parse_config(
+        {
+            "search": {
+                "mode": "sampled",
+                "minFeasibleNodes": 1,
+                "percentageOfNodesToScore": percentage,
+            }
+        },
+        "test",
+    )
     config.search.min_feasible = 0  # as if set in code: the search itself must cope
     scheduler = Scheduler(config)
     for i in range(nodes):
@@ -246,8 +260,11 @@ def test_sampled_search_with_a_tiny_target_still_places(nodes, percentage):
 
 
 @given(
-    batches=st.lists(st.tuples(clusters(min_nodes=11, max_nodes=12), workloads(max_jobs=5)),
-                     min_size=6, max_size=8),
+    batches=st.lists(
+        st.tuples(clusters(min_nodes=11, max_nodes=12), workloads(max_jobs=5)),
+        min_size=6,
+        max_size=8,
+    ),
     raw_config=raw_configs(),
 )
 @settings(max_examples=25, deadline=None)

@@ -28,8 +28,9 @@ from .generators import (
 SETTINGS = settings(max_examples=60, deadline=None)
 LIVE = (PodPhase.PENDING, PodPhase.BOUND, PodPhase.RUNNING, PodPhase.SUCCEEDED)
 
-configs = raw_configs().map(lambda raw: load_config(None) if raw is None
-                           else parse_config(raw, "test"))
+configs = raw_configs().map(
+    lambda raw: load_config(None) if raw is None else parse_config(raw, "test")
+)
 
 
 def _simulate(cluster, jobs, config, seed, until=None):

@@ -22,8 +22,13 @@ def itp(tmp_path, rows):
 
 
 def gpu_pod(name, group, gpus, submit, duration):
-    return Pod(name, group=group, submit_time=submit, duration=duration,
-               requests={"cpu": gpus * 8000, "memory": gpus * 65536, GPU: gpus * 1000, "pods": 1})
+    return Pod(
+        name,
+        group=group,
+        submit_time=submit,
+        duration=duration,
+        requests={"cpu": gpus * 8000, "memory": gpus * 65536, GPU: gpus * 1000, "pods": 1},
+    )
 
 
 SIZING_CASES = {
@@ -31,8 +36,10 @@ SIZING_CASES = {
     # mean demand 8 GPUs over a 100 s span at 70% load → ceil(8/0.7/8) = 2 nodes
     "mean demand": ([("a", 8, 0, 100), ("b", 8, 100, 0.001)], 2),
     # a 32-GPU gang needs 4 nodes even when mean demand is tiny
-    "largest job": ([("g", 8, 0, 1), ("g", 8, 0, 1), ("g", 8, 0, 1), ("g", 8, 0, 1),
-                     ("x", 1, 1_000_000, 1)], 4),
+    "largest job": (
+        [("g", 8, 0, 1), ("g", 8, 0, 1), ("g", 8, 0, 1), ("g", 8, 0, 1), ("x", 1, 1_000_000, 1)],
+        4,
+    ),
     "one small job": ([("a", 1, 0, 10)], 1),
 }
 
@@ -56,8 +63,9 @@ def test_cpu_only_traces_get_cpu_nodes():
 def test_simulate_an_itp_trace_on_a_sized_cluster(tmp_path, capsys):
     trace = itp(tmp_path, ["a,0,600,8", "b,10,600,16", "c,20,60,1", "d,30,60,2"])
     out = tmp_path / "out"
-    rc = main(["simulate", "--trace", str(trace), "--cluster-from-trace", "--out", str(out),
-               "--quiet"])
+    rc = main(
+        ["simulate", "--trace", str(trace), "--cluster-from-trace", "--out", str(out), "--quiet"]
+    )
     assert rc == 0
     err = capsys.readouterr().err
     assert "note: cluster sized from the trace" in err
@@ -101,8 +109,12 @@ def test_openb_uses_the_node_list_beside_it(tmp_path, capsys):
         "openb-pod-0001,6000,12288,4,1000,V100M32,BE,Running,5,50,5\n"
     )
     out = tmp_path / "out"
-    assert main(["simulate", "--trace", str(pods), "--cluster-from-trace", "--out", str(out),
-                 "--quiet"]) == 0
+    assert (
+        main(
+            ["simulate", "--trace", str(pods), "--cluster-from-trace", "--out", str(out), "--quiet"]
+        )
+        == 0
+    )
     assert "openb_node_list_all_node.csv (2 nodes)" in capsys.readouterr().err
     placed = {r.split(",")[1]: r.split(",")[4] for r in (out / "pods.csv").read_text().split()[1:]}
     assert placed["openb-pod-0001"] == "openb-node-0001"  # the V100 model constraint
@@ -120,8 +132,9 @@ def test_bench_sim_reports_rates(tmp_path, capsys):
 
 @pytest.mark.parametrize("suffix", ["yaml", "jsonl"])
 def test_convert_then_simulate_matches_simulating_the_trace(tmp_path, suffix):
-    trace = itp(tmp_path, [f"j{i},{i * 30},{200 + 50 * (i % 4)},{(1, 2, 8, 12)[i % 4]}"
-                           for i in range(24)])
+    trace = itp(
+        tmp_path, [f"j{i},{i * 30},{200 + 50 * (i % 4)},{(1, 2, 8, 12)[i % 4]}" for i in range(24)]
+    )
     cluster = tmp_path / "cluster.yaml"
     cluster.write_text(
         "apiVersion: berth.io/v1alpha1\nkind: NodePool\nmetadata: {name: gpu}\n"
@@ -131,10 +144,36 @@ def test_convert_then_simulate_matches_simulating_the_trace(tmp_path, suffix):
     workload = tmp_path / f"workload.{suffix}"
     assert main(["trace", "convert", str(trace), "--out", str(workload)]) == 0
     via_manifests, direct = tmp_path / "via", tmp_path / "direct"
-    assert main(["simulate", "--cluster", str(cluster), "--workload", str(workload),
-                 "--out", str(via_manifests), "--quiet"]) == 0
-    assert main(["simulate", "--trace", str(trace), "--cluster", str(cluster),
-                 "--out", str(direct), "--quiet"]) == 0
+    assert (
+        main(
+            [
+                "simulate",
+                "--cluster",
+                str(cluster),
+                "--workload",
+                str(workload),
+                "--out",
+                str(via_manifests),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "simulate",
+                "--trace",
+                str(trace),
+                "--cluster",
+                str(cluster),
+                "--out",
+                str(direct),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
     for name in ("pods.csv", "jobs.csv", "timeseries.csv"):
         assert (via_manifests / name).read_text() == (direct / name).read_text(), name
     summary = json.loads((direct / "summary.json").read_text())
