@@ -5,6 +5,7 @@ from __future__ import annotations
 from berth.framework.config import PluginSpec, SchedulerConfig
 from berth.framework.plugin import Plugin, PluginArgumentError, overrides
 
+RESOURCE_FIT = "resource-fit"
 #: Filters run cheapest and most selective first; unlisted ones go last in configured order.
 _FILTER_ORDER = {"node-affinity": 0, "taint-toleration": 1, "resource-fit": 2}
 
@@ -37,6 +38,10 @@ class Framework:
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
+        if not any(p.name == RESOURCE_FIT for p in self.filters):
+            # Volcano's allocate checks that a task fits a node's idle resources whatever the
+            # plugins say; a configuration without predicates must not overcommit nodes.
+            self.filters.append(REGISTRY[RESOURCE_FIT]({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     @staticmethod

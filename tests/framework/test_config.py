@@ -39,17 +39,35 @@ def test_default_config():
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
     assert [[p.name for p in tier] for tier in cfg.tiers] == [
         ["priority", "gang", "proportion"],
-        ["resource-fit", "node-affinity", "taint-toleration", "pod-affinity", "topology-spread",
-         "least-allocated", "balanced-allocation"],
+        [
+            "resource-fit",
+            "node-affinity",
+            "taint-toleration",
+            "pod-affinity",
+            "topology-spread",
+            "least-allocated",
+            "balanced-allocation",
+        ],
     ]
     assert cfg.warnings == []
     assert cfg.search.mode == "full"
     assert cfg.period == 1.0
     fw = Framework(cfg)
-    assert names(fw.filters) == ["node-affinity", "taint-toleration", "resource-fit",
-                                 "pod-affinity", "topology-spread"]
-    assert names(fw.scorers) == ["node-affinity", "taint-toleration", "pod-affinity",
-                                 "topology-spread", "least-allocated", "balanced-allocation"]
+    assert names(fw.filters) == [
+        "node-affinity",
+        "taint-toleration",
+        "resource-fit",
+        "pod-affinity",
+        "topology-spread",
+    ]
+    assert names(fw.scorers) == [
+        "node-affinity",
+        "taint-toleration",
+        "pod-affinity",
+        "topology-spread",
+        "least-allocated",
+        "balanced-allocation",
+    ]
     assert names(fw.job_orders) == ["priority", "gang"]
     assert names(fw.task_orders) == ["priority"]
     assert names(fw.job_valids) == ["gang"]
@@ -71,12 +89,25 @@ def test_volcano_config_loads_without_warnings():
     assert names(fw.preemptables) == ["conformance", "drf"]
     assert names(fw.reclaimables) == ["conformance", "proportion"]
     assert names(fw.queue_orders) == ["proportion"]  # drf orders queues only with a hierarchy
-    assert set(names(fw.filters)) == {"resource-fit", "node-affinity", "taint-toleration",
-                                      "pod-affinity", "topology-spread"}
+    assert set(names(fw.filters)) == {
+        "resource-fit",
+        "node-affinity",
+        "taint-toleration",
+        "pod-affinity",
+        "topology-spread",
+    }
     # nodeorder's defaults (mostrequested weight 0 is dropped) and binpack's most-allocated
-    assert sorted(names(fw.scorers)) == sorted([
-        "least-allocated", "balanced-allocation", "node-affinity", "pod-affinity",
-        "taint-toleration", "topology-spread", "most-allocated"])
+    assert sorted(names(fw.scorers)) == sorted(
+        [
+            "least-allocated",
+            "balanced-allocation",
+            "node-affinity",
+            "pod-affinity",
+            "taint-toleration",
+            "topology-spread",
+            "most-allocated",
+        ]
+    )
     s = scheduler([node("n")], cfg)
     assert run(s, [pod("p")]) == {"p": "n"}
 
@@ -107,14 +138,17 @@ def test_empty_file_gives_the_default(tmp_path):
     cfg = load_config(path)
     assert cfg.actions == load_config(None).actions
     assert [[p.name for p in t] for t in cfg.tiers] == [
-        [p.name for p in t] for t in load_config(None).tiers]
+        [p.name for p in t] for t in load_config(None).tiers
+    ]
 
 
 FILE_ERRORS = {
     "missing file": (None, "cannot read"),
     "invalid yaml": ("actions: [enqueue\n", "invalid YAML at line 2, column 1"),
-    "ConfigMap without a string": ("kind: ConfigMap\ndata:\n  conf: {actions: x}\n",
-                                   "ConfigMap: data: expected one scheduler configuration"),
+    "ConfigMap without a string": (
+        "kind: ConfigMap\ndata:\n  conf: {actions: x}\n",
+        "ConfigMap: data: expected one scheduler configuration",
+    ),
     "ConfigMap without data": ("kind: ConfigMap\n", "ConfigMap: data"),
 }
 
@@ -142,7 +176,9 @@ ACTION_CASES = {
     "list": (["allocate", "backfill"], ["allocate", "backfill"], []),
     "preempt and reclaim": (
         "enqueue, allocate, preempt, reclaim, backfill",
-        ["enqueue", "allocate", "preempt", "reclaim", "backfill"], []),
+        ["enqueue", "allocate", "preempt", "reclaim", "backfill"],
+        [],
+    ),
     "shuffle warns": ("allocate, shuffle", ["allocate"], ["shuffle"]),
 }
 
@@ -168,72 +204,138 @@ def specs(raw_plugin: dict) -> list:
 
 BINPACK_CASES = {
     "defaults": ({}, 1, {"cpu": 1, "memory": 1}),
-    "weight and cpu": ({"binpack.weight": 10, "binpack.cpu": 3}, 10,
-                       {"cpu": 3, "memory": 1}),
-    "gpu listed, default weight": ({"binpack.resources": "nvidia.com/gpu"}, 1,
-                                   {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1}),
+    "weight and cpu": ({"binpack.weight": 10, "binpack.cpu": 3}, 10, {"cpu": 3, "memory": 1}),
+    "gpu listed, default weight": (
+        {"binpack.resources": "nvidia.com/gpu"},
+        1,
+        {"cpu": 1, "memory": 1, "nvidia.com/gpu": 1},
+    ),
     "gpu listed with weight": (
-        {"binpack.resources": "nvidia.com/gpu, example.com/foo",
-         "binpack.resources.nvidia.com/gpu": 5, "binpack.memory": 0}, 1,
-        {"cpu": 1, "memory": 0, "nvidia.com/gpu": 5, "example.com/foo": 1}),
+        {
+            "binpack.resources": "nvidia.com/gpu, example.com/foo",
+            "binpack.resources.nvidia.com/gpu": 5,
+            "binpack.memory": 0,
+        },
+        1,
+        {"cpu": 1, "memory": 0, "nvidia.com/gpu": 5, "example.com/foo": 1},
+    ),
 }
 
 
-@pytest.mark.parametrize("arguments,weight,resources", BINPACK_CASES.values(),
-                         ids=BINPACK_CASES.keys())
+@pytest.mark.parametrize(
+    "arguments,weight,resources", BINPACK_CASES.values(), ids=BINPACK_CASES.keys()
+)
 def test_binpack_maps_to_most_allocated(arguments, weight, resources):
     (spec,) = specs({"name": "binpack", "arguments": arguments})
     assert spec.name == "most-allocated"
     assert spec.arguments == {"weight": weight, "resources": resources}
     assert "filter" in spec.disabled
-    (plugin,) = Framework(parse_config(
-        {"tiers": [{"plugins": [{"name": "binpack", "arguments": arguments}]}]}, "t")).scorers
+    (plugin,) = Framework(
+        parse_config({"tiers": [{"plugins": [{"name": "binpack", "arguments": arguments}]}]}, "t")
+    ).scorers
     assert plugin.name == "most-allocated" and plugin.weight == weight
 
 
 def test_binpack_gpu_weight_packs_gpu_pods():
-    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "resource-fit"},
-        {"name": "binpack", "arguments": {"binpack.resources": "nvidia.com/gpu",
-                                          "binpack.resources.nvidia.com/gpu": 5}},
-    ]}]}, "t")
+    cfg = parse_config(
+        {
+            "actions": "allocate",
+            "tiers": [
+                {
+                    "plugins": [
+                        {"name": "resource-fit"},
+                        {
+                            "name": "binpack",
+                            "arguments": {
+                                "binpack.resources": "nvidia.com/gpu",
+                                "binpack.resources.nvidia.com/gpu": 5,
+                            },
+                        },
+                    ]
+                }
+            ],
+        },
+        "t",
+    )
     nodes = [node("busy-cpu", gpu=8000), node("busy-gpu", gpu=8000)]
-    bound = [(pod("c", cpu=3000, mem=6000), "busy-cpu"), (pod("g", cpu=10, mem=10, gpu=4000),
-                                                          "busy-gpu")]
+    bound = [
+        (pod("c", cpu=3000, mem=6000), "busy-cpu"),
+        (pod("g", cpu=10, mem=10, gpu=4000), "busy-gpu"),
+    ]
     s = scheduler(nodes, cfg, bound=bound)
     assert run(s, [pod("p", cpu=100, mem=100, gpu=1000)]) == {"p": "busy-gpu"}
 
 
 def test_nodeorder_weights():
-    tier = specs({"name": "nodeorder", "arguments": {"leastrequested.weight": 0,
-                                                      "mostrequested.weight": 2}})
+    tier = specs(
+        {"name": "nodeorder", "arguments": {"leastrequested.weight": 0, "mostrequested.weight": 2}}
+    )
     weights = {s.name: s.arguments["weight"] for s in tier}
     assert weights["least-allocated"] == 0 and weights["most-allocated"] == 2
     assert all("filter" in s.disabled for s in tier)
-    fw = Framework(parse_config({"tiers": [{"plugins": [
-        {"name": "nodeorder", "arguments": {"leastrequested.weight": 0,
-                                            "mostrequested.weight": 2}}]}]}, "t"))
+    fw = Framework(
+        parse_config(
+            {
+                "tiers": [
+                    {
+                        "plugins": [
+                            {
+                                "name": "nodeorder",
+                                "arguments": {
+                                    "leastrequested.weight": 0,
+                                    "mostrequested.weight": 2,
+                                },
+                            }
+                        ]
+                    }
+                ]
+            },
+            "t",
+        )
+    )
     assert "least-allocated" not in names(fw.scorers)
     assert "most-allocated" in names(fw.scorers)
-    assert fw.filters == []
+    # no predicates configured: only the resource check every allocation makes
+    assert names(fw.filters) == ["resource-fit"]
 
 
+#: Filters include resource-fit whatever the configuration: every allocation checks it.
 SWITCH_CASES = {
     "predicates with enablePredicate false": (
-        {"name": "predicates", "enablePredicate": False}, [], []),
+        {"name": "predicates", "enablePredicate": False},
+        ["resource-fit"],
+        [],
+    ),
     "predicates alone": (
         {"name": "predicates"},
         ["node-affinity", "taint-toleration", "resource-fit", "pod-affinity", "topology-spread"],
-        []),
-    "nodeorder with enableNodeOrder false": ({"name": "nodeorder", "enableNodeOrder": False},
-                                             [], []),
-    "binpack with enableNodeOrder false": ({"name": "binpack", "enableNodeOrder": False}, [], []),
-    "a berth filter switched off": ({"name": "node-affinity", "enablePredicate": False}, [],
-                                    ["node-affinity"]),
-    "a berth scorer switched off": ({"name": "least-allocated", "enableNodeOrder": False}, [],
-                                    []),
-    "enabled spelling": ({"name": "node-affinity", "enabledNodeOrder": False},
-                         ["node-affinity"], []),
+        [],
+    ),
+    "nodeorder with enableNodeOrder false": (
+        {"name": "nodeorder", "enableNodeOrder": False},
+        ["resource-fit"],
+        [],
+    ),
+    "binpack with enableNodeOrder false": (
+        {"name": "binpack", "enableNodeOrder": False},
+        ["resource-fit"],
+        [],
+    ),
+    "a berth filter switched off": (
+        {"name": "node-affinity", "enablePredicate": False},
+        ["resource-fit"],
+        ["node-affinity"],
+    ),
+    "a berth scorer switched off": (
+        {"name": "least-allocated", "enableNodeOrder": False},
+        ["resource-fit"],
+        [],
+    ),
+    "enabled spelling": (
+        {"name": "node-affinity", "enabledNodeOrder": False},
+        ["node-affinity", "resource-fit"],
+        [],
+    ),
 }
 
 
@@ -245,42 +347,72 @@ def test_extension_point_switches(item, filters, scorers):
 
 
 def test_job_order_switch():
-    fw = Framework(parse_config({"tiers": [{"plugins": [
-        {"name": "priority", "enableJobOrder": False}, {"name": "gang"}]}]}, "t"))
+    fw = Framework(
+        parse_config(
+            {
+                "tiers": [
+                    {"plugins": [{"name": "priority", "enableJobOrder": False}, {"name": "gang"}]}
+                ]
+            },
+            "t",
+        )
+    )
     assert names(fw.job_orders) == ["gang"]
     assert names(fw.task_orders) == ["priority"]
 
 
 QUEUE_SWITCH_CASES = {
     "drf alone: job order and preemption": (
-        {"name": "drf"}, {"job_orders": ["drf"], "preemptables": ["drf"], "queue_orders": [],
-                          "allocation_watchers": []}),
+        {"name": "drf"},
+        {
+            "job_orders": ["drf"],
+            "preemptables": ["drf"],
+            "queue_orders": [],
+            "allocation_watchers": [],
+        },
+    ),
     "drf enablePreemptable false": (
-        {"name": "drf", "enablePreemptable": False}, {"preemptables": []}),
+        {"name": "drf", "enablePreemptable": False},
+        {"preemptables": []},
+    ),
     "drf enableHierarchy orders queues": (
         {"name": "drf", "enableHierarchy": True},
-        {"queue_orders": ["drf"], "allocation_watchers": ["drf"]}),
+        {"queue_orders": ["drf"], "allocation_watchers": ["drf"]},
+    ),
     "drf enableNamespaceOrder keeps namespace totals": (
-        {"name": "drf", "enableNamespaceOrder": True}, {"allocation_watchers": ["drf"]}),
+        {"name": "drf", "enableNamespaceOrder": True},
+        {"allocation_watchers": ["drf"]},
+    ),
     "proportion enableQueueOrder and enableReclaimable false": (
         {"name": "proportion", "enableQueueOrder": False, "enableReclaimable": False},
-        {"queue_orders": [], "reclaimables": [], "overuseds": ["proportion"]}),
+        {"queue_orders": [], "reclaimables": [], "overuseds": ["proportion"]},
+    ),
     "proportion enabledOverused and enabledAllocatable false": (
         {"name": "proportion", "enabledOverused": False, "enabledAllocatable": False},
-        {"overuseds": [], "allocatables": []}),
-    "capacity": ({"name": "capacity"}, {"preemptives": ["capacity"], "overuseds": [],
-                                        "allocatables": ["capacity"]}),
+        {"overuseds": [], "allocatables": []},
+    ),
+    "capacity": (
+        {"name": "capacity"},
+        {"preemptives": ["capacity"], "overuseds": [], "allocatables": ["capacity"]},
+    ),
     "capacity enablePreemptive false": (
-        {"name": "capacity", "enablePreemptive": False}, {"preemptives": []}),
-    "conformance": ({"name": "conformance"},
-                    {"preemptables": ["conformance"], "reclaimables": ["conformance"]}),
+        {"name": "capacity", "enablePreemptive": False},
+        {"preemptives": []},
+    ),
+    "conformance": (
+        {"name": "conformance"},
+        {"preemptables": ["conformance"], "reclaimables": ["conformance"]},
+    ),
     "overcommit enableJobEnqueued false": (
-        {"name": "overcommit", "enableJobEnqueued": False}, {"enqueue_watchers": ["overcommit"]}),
+        {"name": "overcommit", "enableJobEnqueued": False},
+        {"enqueue_watchers": ["overcommit"]},
+    ),
 }
 
 
-@pytest.mark.parametrize("item,expected", QUEUE_SWITCH_CASES.values(),
-                         ids=QUEUE_SWITCH_CASES.keys())
+@pytest.mark.parametrize(
+    "item,expected", QUEUE_SWITCH_CASES.values(), ids=QUEUE_SWITCH_CASES.keys()
+)
 def test_queue_extension_point_switches(item, expected):
     fw = Framework(parse_config({"tiers": [{"plugins": [item]}]}, "t"))
     for bucket, plugins in expected.items():
@@ -288,17 +420,36 @@ def test_queue_extension_point_switches(item, expected):
 
 
 def test_job_enqueueable_votes_are_kept_per_tier():
-    fw = Framework(parse_config({"tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "sla"}]},
-        {"plugins": [{"name": "gang"}]},
-        {"plugins": [{"name": "overcommit"}, {"name": "proportion"}]}]}, "t"))
-    assert [names(tier) for tier in fw.job_enqueueables] == [
-        ["sla"], ["overcommit", "proportion"]]
+    fw = Framework(
+        parse_config(
+            {
+                "tiers": [
+                    {"plugins": [{"name": "priority"}, {"name": "sla"}]},
+                    {"plugins": [{"name": "gang"}]},
+                    {"plugins": [{"name": "overcommit"}, {"name": "proportion"}]},
+                ]
+            },
+            "t",
+        )
+    )
+    assert [names(tier) for tier in fw.job_enqueueables] == [["sla"], ["overcommit", "proportion"]]
 
 
 def test_disabled_predicate_lets_a_selector_mismatch_through():
-    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "resource-fit"}, {"name": "node-affinity", "enablePredicate": False}]}]}, "t")
+    cfg = parse_config(
+        {
+            "actions": "allocate",
+            "tiers": [
+                {
+                    "plugins": [
+                        {"name": "resource-fit"},
+                        {"name": "node-affinity", "enablePredicate": False},
+                    ]
+                }
+            ],
+        },
+        "t",
+    )
     s = scheduler([node("n")], cfg)
     assert run(s, [pod("p", node_selector={"pool": "none"})]) == {"p": "n"}
 
@@ -308,21 +459,32 @@ CONFIG_ERRORS = {
     "actions type": ({"actions": 3}, "actions: expected a list"),
     "tiers type": ({"tiers": {"plugins": []}}, "tiers: expected a list"),
     "tier shape": ({"tiers": [{"plugin": []}]}, "tiers[0]: expected {plugins: [...]}"),
-    "plugin shape": ({"tiers": [{"plugins": [{"name": "gang"}, {"nam": "x"}]}]},
-                     "tiers[0].plugins[1]: expected {name: ..., arguments: {...}}"),
-    "arguments shape": ({"tiers": [{"plugins": [{"name": "gang", "arguments": [1]}]}]},
-                        "tiers[0].plugins[0].arguments: expected a mapping"),
+    "plugin shape": (
+        {"tiers": [{"plugins": [{"name": "gang"}, {"nam": "x"}]}]},
+        "tiers[0].plugins[1]: expected {name: ..., arguments: {...}}",
+    ),
+    "arguments shape": (
+        {"tiers": [{"plugins": [{"name": "gang", "arguments": [1]}]}]},
+        "tiers[0].plugins[0].arguments: expected a mapping",
+    ),
     "binpack.resources type": (
         {"tiers": [{"plugins": [{"name": "binpack", "arguments": {"binpack.resources": 3}}]}]},
-        "binpack.resources: expected a comma list"),
+        "binpack.resources: expected a comma list",
+    ),
     "search type": ({"search": "fast"}, "search: expected a mapping"),
     "search mode": ({"search": {"mode": "greedy"}}, "search.mode: expected full or sampled"),
-    "search percentage range": ({"search": {"percentageOfNodesToScore": 150}},
-                                "search.percentageOfNodesToScore: expected 0..100"),
-    "search percentage type": ({"search": {"percentageOfNodesToScore": "half"}},
-                               "search.percentageOfNodesToScore: expected a number"),
-    "search minFeasibleNodes bool": ({"search": {"minFeasibleNodes": True}},
-                                     "search.minFeasibleNodes: expected a number"),
+    "search percentage range": (
+        {"search": {"percentageOfNodesToScore": 150}},
+        "search.percentageOfNodesToScore: expected 0..100",
+    ),
+    "search percentage type": (
+        {"search": {"percentageOfNodesToScore": "half"}},
+        "search.percentageOfNodesToScore: expected a number",
+    ),
+    "search minFeasibleNodes bool": (
+        {"search": {"minFeasibleNodes": True}},
+        "search.minFeasibleNodes: expected a number",
+    ),
     "search shuffle type": ({"search": {"shuffle": "yes"}}, "search.shuffle: expected true"),
     "period zero": ({"period": 0}, "period: expected seconds > 0"),
     "period negative": ({"period": -1.5}, "period: expected seconds > 0"),
@@ -342,12 +504,27 @@ def test_config_errors_name_the_field(raw, message):
 
 
 def test_search_settings_parse():
-    cfg = parse_config({"search": {"mode": "sampled", "percentageOfNodesToScore": 20,
-                                   "minFeasibleNodes": 50, "shuffle": False,
-                                   "shuffleMaxAllocation": 0.5}, "period": 2}, "t")
+    cfg = parse_config(
+        {
+            "search": {
+                "mode": "sampled",
+                "percentageOfNodesToScore": 20,
+                "minFeasibleNodes": 50,
+                "shuffle": False,
+                "shuffleMaxAllocation": 0.5,
+            },
+            "period": 2,
+        },
+        "t",
+    )
     s = cfg.search
     assert (s.mode, s.percentage, s.min_feasible, s.shuffle, s.shuffle_max_allocation) == (
-        "sampled", 20.0, 50, False, 0.5)
+        "sampled",
+        20.0,
+        50,
+        False,
+        0.5,
+    )
     assert cfg.period == 2.0
 
 
@@ -358,24 +535,31 @@ def test_unknown_top_level_field_warns_and_scheduler_names_parse():
 
 
 ARGUMENT_ERRORS = {
-    "weight not a number": ({"name": "least-allocated", "arguments": {"weight": "heavy"}},
-                            "plugin least-allocated: argument weight: 'heavy' is not a number"),
+    "weight not a number": (
+        {"name": "least-allocated", "arguments": {"weight": "heavy"}},
+        "plugin least-allocated: argument weight: 'heavy' is not a number",
+    ),
     "nodeorder weight not a number": (
         {"name": "nodeorder", "arguments": {"leastrequested.weight": "x"}},
-        "plugin least-allocated: argument weight: 'x' is not a number"),
+        "plugin least-allocated: argument weight: 'x' is not a number",
+    ),
     "binpack weight not a number": (
         {"name": "binpack", "arguments": {"binpack.weight": "x"}},
-        "plugin most-allocated: argument weight: 'x' is not a number"),
+        "plugin most-allocated: argument weight: 'x' is not a number",
+    ),
     "overcommit factor below 1": (
         {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}},
-        "plugin overcommit: argument overcommit-factor: must be >= 1 (got 0.5)"),
+        "plugin overcommit: argument overcommit-factor: must be >= 1 (got 0.5)",
+    ),
     "sla waiting time not a duration": (
         {"name": "sla", "arguments": {"sla-waiting-time": "soon"}},
         "plugin sla: argument sla-waiting-time: 'soon' is not a duration "
-        "(expected e.g. 30m, 1h, 1h30m)"),
+        "(expected e.g. 30m, 1h, 1h30m)",
+    ),
     "enableHierarchy not a boolean": (
         {"name": "drf", "enableHierarchy": "yes"},
-        "plugin drf: argument enableHierarchy: 'yes' is not true or false"),
+        "plugin drf: argument enableHierarchy: 'yes' is not true or false",
+    ),
 }
 
 
@@ -389,25 +573,39 @@ def test_plugin_argument_errors_at_construction(item, message):
 
 RESOURCE_ERRORS = {
     "weight not a number": (
-        {"cpu": "lots"}, "plugin most-allocated: argument resources.cpu: 'lots' is not a number"),
-    "negative weight": ({"cpu": -1},
-                        "plugin most-allocated: argument resources.cpu: must be >= 0 (got -1)"),
-    "list without names": ([{"weight": 1}],
-                           "plugin most-allocated: argument resources: expected a list of "
-                           "{name, weight}"),
+        {"cpu": "lots"},
+        "plugin most-allocated: argument resources.cpu: 'lots' is not a number",
+    ),
+    "negative weight": (
+        {"cpu": -1},
+        "plugin most-allocated: argument resources.cpu: must be >= 0 (got -1)",
+    ),
+    "list without names": (
+        [{"weight": 1}],
+        "plugin most-allocated: argument resources: expected a list of {name, weight}",
+    ),
     "not a mapping": ("cpu", "plugin most-allocated: argument resources: expected a mapping"),
 }
 
 
 def most_allocated_with(resources):
-    return parse_config({"actions": "allocate", "tiers": [{"plugins": [
-        {"name": "resource-fit"},
-        {"name": "most-allocated", "arguments": {"resources": resources}}]}]}, "t")
+    return parse_config(
+        {
+            "actions": "allocate",
+            "tiers": [
+                {
+                    "plugins": [
+                        {"name": "resource-fit"},
+                        {"name": "most-allocated", "arguments": {"resources": resources}},
+                    ]
+                }
+            ],
+        },
+        "t",
+    )
 
 
-@pytest.mark.parametrize(
-    "resources,message", RESOURCE_ERRORS.values(), ids=RESOURCE_ERRORS.keys()
-)
+@pytest.mark.parametrize("resources,message", RESOURCE_ERRORS.values(), ids=RESOURCE_ERRORS.keys())
 def test_bad_resources_argument_is_reported(resources, message):
     with pytest.raises(PluginArgumentError) as err:
         Scheduler(most_allocated_with(resources))
