@@ -221,6 +221,8 @@ def _validate(args: argparse.Namespace) -> int:
         f"{len(manifests.nodes)} nodes, {len(manifests.pods)} pods, "
         f"{len(manifests.groups)} podgroups, {len(manifests.queues)} queues"
     )
+    if manifests.jobs or manifests.commands:
+        counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
     print(f"valid: {counts}")
     return 0
 

@@ -26,12 +26,26 @@ def admitted(job: JobInfo, session: Session) -> bool:
     return job.group.phase in _ADMITTED
 
 
+def _admit_before_pods(job: JobInfo, session: Session) -> None:
+    """A batch Job's group has no pods until it is admitted; without an enqueue action it is
+    admitted as soon as its queue can take jobs."""
+    if job.group.phase != GroupPhase.PENDING:
+        return
+    reason = session.queue_problem(job)
+    if reason:
+        session.job_reasons[job.key] = reason
+    else:
+        job.group.phase = GroupPhase.INQUEUE
+
+
 def schedulable_jobs(session: Session, best_effort_only: bool) -> list[JobInfo]:
     """Admitted, valid jobs whose pending tasks are all best-effort (backfill's share) or
     include at least one task with requests (allocate's share)."""
     jobs = []
     for job in session.jobs.values():
         if not job.pending:
+            if job.group.owned and not session.framework_has_enqueue:
+                _admit_before_pods(job, session)
             continue
         if job.only_best_effort() != best_effort_only:
             continue

@@ -22,6 +22,9 @@ from berth.api import schema
 from berth.api.objects import (
     DEFAULT_SCHEDULER,
     DURATION_ANNOTATION,
+    EXIT_CODE_ANNOTATION,
+    FAIL_AFTER_ANNOTATION,
+    FAIL_PROBABILITY_ANNOTATION,
     GROUP_NAME_ANNOTATION,
     HOSTNAME_LABEL,
     PREEMPTABLE_ANNOTATION,
@@ -33,8 +36,13 @@ from berth.api.objects import (
     UTILIZATION_ANNOTATION,
     ZONE_LABEL,
     Affinity,
+    BatchJob,
+    Command,
     CpuTopology,
+    JobAction,
+    JobEvent,
     LabelSelector,
+    LifecyclePolicy,
     Node,
     NodeSelectorTerm,
     Pod,
@@ -46,6 +54,7 @@ from berth.api.objects import (
     Requirement,
     SpreadConstraint,
     Taint,
+    TaskSpec,
     Toleration,
     WeightedPodAffinityTerm,
 )
@@ -110,6 +119,8 @@ class Manifests:
     groups: list[PodGroup] = field(default_factory=list)
     queues: list[Queue] = field(default_factory=list)
     priority_classes: list[PriorityClass] = field(default_factory=list)
+    jobs: list[BatchJob] = field(default_factory=list)
+    commands: list[Command] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
     _origins: dict[int, _Origin] = field(
@@ -130,6 +141,8 @@ class Manifests:
         self.groups.extend(other.groups)
         self.queues.extend(other.queues)
         self.priority_classes.extend(other.priority_classes)
+        self.jobs.extend(other.jobs)
+        self.commands.extend(other.commands)
         self.problems.extend(other.problems)
         self._origins.update(other._origins)
 
@@ -227,6 +240,7 @@ def cross_check(manifests: Manifests) -> None:
     """
     _check_duplicates(manifests)
     _check_queue_parents(manifests)
+    _check_command_targets(manifests)
     _resolve_priorities(manifests)
 
 
@@ -264,8 +278,14 @@ class _Context:
     kind: str
     name: str
     prefix: str  # where the object sits inside its document: "" or "items[3]"
+    base: str = ""  # where the part being converted sits inside the object, e.g. a task template
+
+    def within(self, base: str) -> _Context:
+        return _Context(self.out, self.file, self.kind, self.name, self.prefix, base)
 
     def report(self, severity: str, path: str, message: str) -> None:
+        if self.base:
+            path = f"{self.base}.{path}" if path else self.base
         # Objects inside a List are named by Kind/name already; the prefix only helps when the
         # name could not be read.
         if self.prefix and self.name == "-":
@@ -289,6 +309,8 @@ _KINDS: dict[str, tuple[str, type[schema._Model]]] = {
     "PodGroup": (schema.VOLCANO_API, schema.PodGroupDoc),
     "Queue": (schema.VOLCANO_API, schema.QueueDoc),
     "PriorityClass": (schema.PRIORITY_CLASS_API, schema.PriorityClassDoc),
+    "Job": (schema.BATCH_API, schema.JobDoc),
+    "Command": (schema.BUS_API, schema.CommandDoc),
     "List": (schema.LIST_API, schema.ListDoc),
 }
 
@@ -707,11 +729,22 @@ def _group_name(annotations: Mapping[str, str], ctx: _Context) -> str:
 
 
 def _convert_pod(doc: schema.PodDoc, ctx: _Context) -> None:
-    meta, spec = doc.metadata, doc.spec
+    pod = build_pod(doc.metadata.name, doc.metadata.namespace, doc.metadata, doc.spec, ctx)
+    ctx.out._add(ctx.out.pods, pod, ctx.origin(explicit_priority=doc.spec.priority is not None))
+
+
+def build_pod(
+    name: str,
+    namespace: str,
+    meta: schema.ObjectMeta | schema.TemplateMeta,
+    spec: schema.PodSpec,
+    ctx: _Context,
+) -> Pod:
+    """A Pod from its metadata and spec: a Pod document's, or a Job task's template."""
     annotations = meta.annotations
     pod = Pod(
-        name=meta.name,
-        namespace=meta.namespace,
+        name=name,
+        namespace=namespace,
         labels=dict(meta.labels),
         annotations=dict(annotations),
         requests=_pod_requests(spec, ctx),
@@ -728,11 +761,24 @@ def _convert_pod(doc: schema.PodDoc, ctx: _Context) -> None:
         or 0.0,
         duration=_float_annotation(annotations, DURATION_ANNOTATION, ctx, _above_zero),
         preemptable=_preemptable(meta, ctx),
+        fail_after=_float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, _at_least_zero),
     )
     utilization = _float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, _fraction)
     if utilization is not None:
         pod.utilization = utilization
-    ctx.out._add(ctx.out.pods, pod, ctx.origin(explicit_priority=spec.priority is not None))
+    probability = _float_annotation(annotations, FAIL_PROBABILITY_ANNOTATION, ctx, _fraction)
+    if probability is not None:
+        pod.fail_probability = probability
+    exit_code = _float_annotation(annotations, EXIT_CODE_ANNOTATION, ctx, _exit_code)
+    if exit_code is not None:
+        pod.fail_exit_code = int(exit_code)
+    return pod
+
+
+def _exit_code(value: float) -> str | None:
+    if value != int(value) or not 1 <= value <= 255:
+        return "must be an integer from 1 to 255 (0 means success)"
+    return None
 
 
 #: What Go's strconv.ParseBool accepts, which is how Volcano reads boolean annotations.
@@ -829,6 +875,162 @@ def _convert_priority_class(doc: schema.PriorityClassDoc, ctx: _Context) -> None
     ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())
 
 
+def _policies(
+    items: list[schema.JobPolicy], path: str, ctx: _Context
+) -> tuple[LifecyclePolicy, ...]:
+    result = []
+    for index, item in enumerate(items):
+        timeout = None
+        if item.timeout is not None:
+            try:
+                timeout = parse_duration(item.timeout)
+            except DurationError:
+                ctx.error(
+                    f"{path}[{index}].timeout",
+                    f"{schema.show(item.timeout)} is not a duration (expected e.g. 30s, 5m, 1h)",
+                )
+        events = {JobEvent(e) for e in item.events}
+        if item.event is not None:
+            events.add(JobEvent(item.event))
+        result.append(
+            LifecyclePolicy(JobAction(item.action), frozenset(events), item.exit_code, timeout)
+        )
+    return tuple(result)
+
+
+def _convert_job(doc: schema.JobDoc, ctx: _Context) -> None:
+    meta, spec = doc.metadata, doc.spec
+    tasks: list[TaskSpec] = []
+    seen: set[str] = set()
+    for index, item in enumerate(spec.tasks):
+        path = f"spec.tasks[{index}]"
+        if item.name in seen:
+            ctx.error(f"{path}.name", f"duplicate task name {schema.show(item.name)}")
+        seen.add(item.name)
+        if item.min_available is not None and item.min_available > item.replicas:
+            ctx.error(
+                f"{path}.minAvailable",
+                f"{item.min_available} exceeds the task's replicas ({item.replicas})",
+            )
+        template = item.template
+        pod = build_pod(
+            f"{meta.name}-{item.name}",
+            meta.namespace,
+            template.metadata,
+            template.spec,
+            ctx.within(f"{path}.template"),
+        )
+        if template.spec.scheduler_name is None and spec.scheduler_name is not None:
+            pod.scheduler_name = spec.scheduler_name
+        ctx.out._origins[id(pod)] = ctx.origin(template.spec.priority is not None)
+        depends = item.depends_on
+        tasks.append(
+            TaskSpec(
+                name=item.name,
+                replicas=item.replicas,
+                template=pod,
+                min_available=item.min_available,
+                policies=_policies(item.policies, f"{path}.policies", ctx),
+                depends_on=tuple(depends.name) if depends else (),
+                depends_on_any=depends is not None and depends.iteration == "any",
+            )
+        )
+    _check_dependencies(spec, ctx)
+    replicas = sum(task.replicas for task in tasks)
+    min_available = spec.min_available
+    if min_available is None:
+        min_available = sum(
+            task.replicas if task.min_available is None else task.min_available for task in tasks
+        )
+    elif min_available > replicas:
+        ctx.error("spec.minAvailable", f"{min_available} exceeds the job's replicas ({replicas})")
+    first = sum(task.replicas for task in tasks if not task.depends_on)
+    if first < replicas and min_available > first:
+        ctx.warn(
+            "spec.minAvailable",
+            f"{min_available} exceeds the {first} pods of the tasks without dependsOn, which are "
+            "created first: the gang can never be complete (expected at most "
+            f"{first})",
+        )
+    if spec.min_success is not None and spec.min_success > replicas:
+        ctx.error("spec.minSuccess", f"{spec.min_success} exceeds the job's replicas ({replicas})")
+    _check_sla(meta.annotations, ctx)
+    job = BatchJob(
+        name=meta.name,
+        namespace=meta.namespace,
+        tasks=tasks,
+        min_available=min_available,
+        min_success=spec.min_success,
+        queue=spec.queue,
+        priority_class_name=spec.priority_class_name,
+        max_retry=spec.max_retry,
+        policies=_policies(spec.policies, "spec.policies", ctx),
+        submit_time=_float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
+        or 0.0,
+        annotations=dict(meta.annotations),
+        preemptable=_preemptable(meta, ctx),
+    )
+    ctx.out._add(ctx.out.jobs, job, ctx.origin())
+
+
+def _check_dependencies(spec: schema.JobSpec, ctx: _Context) -> None:
+    """``dependsOn`` must name other tasks of the job, without cycles (a cycle never starts)."""
+    names = {task.name for task in spec.tasks}
+    edges: dict[str, list[str]] = {}
+    for index, task in enumerate(spec.tasks):
+        if task.depends_on is None:
+            continue
+        for position, name in enumerate(task.depends_on.name):
+            path = f"spec.tasks[{index}].dependsOn.name[{position}]"
+            if name == task.name:
+                ctx.error(path, "a task cannot depend on itself")
+            elif name not in names:
+                expected = ", ".join(sorted(names - {task.name})) or "no other task"
+                ctx.error(path, f"no task named {schema.show(name)} (expected one of {expected})")
+            else:
+                edges.setdefault(task.name, []).append(name)
+    cycle = _find_cycle(edges)
+    if cycle:
+        ctx.error("spec.tasks", f"dependsOn forms a cycle: {' → '.join(cycle)}")
+
+
+def _find_cycle(edges: dict[str, list[str]]) -> list[str]:
+    """One cycle of the graph as a closed path (first name repeated at the end), or []."""
+    finished: set[str] = set()
+
+    def visit(node: str, trail: list[str]) -> list[str]:
+        if node in trail:
+            return [*trail[trail.index(node) :], node]
+        if node in finished:
+            return []
+        for nxt in edges.get(node, ()):
+            found = visit(nxt, [*trail, node])
+            if found:
+                return found
+        finished.add(node)
+        return []
+
+    for start in sorted(edges):
+        found = visit(start, [])
+        if found:
+            return found
+    return []
+
+
+def _convert_command(doc: schema.CommandDoc, ctx: _Context) -> None:
+    meta = doc.metadata
+    command = Command(
+        name=meta.name,
+        namespace=meta.namespace,
+        action=JobAction(doc.action),
+        target=doc.target.name,
+        submit_time=_float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, _at_least_zero)
+        or 0.0,
+        reason=doc.reason or doc.message,
+    )
+    ctx.out._add(ctx.out.commands, command, ctx.origin())
+
+
 _CONVERTERS: dict[type[schema._Model], Callable[[Any, _Context], None]] = {
     schema.NodeDoc: _convert_node,
     schema.NodePoolDoc: _convert_node_pool,
@@ -836,6 +1038,8 @@ _CONVERTERS: dict[type[schema._Model], Callable[[Any, _Context], None]] = {
     schema.PodGroupDoc: _convert_pod_group,
     schema.QueueDoc: _convert_queue,
     schema.PriorityClassDoc: _convert_priority_class,
+    schema.JobDoc: _convert_job,
+    schema.CommandDoc: _convert_command,
 }
 
 
@@ -843,10 +1047,29 @@ _CONVERTERS: dict[type[schema._Model], Callable[[Any, _Context], None]] = {
 
 
 def _report(
-    m: Manifests, obj: Any, kind: str, path: str, message: str, severity: str = "error"
+    m: Manifests,
+    obj: Any,
+    kind: str,
+    path: str,
+    message: str,
+    severity: str = "error",
+    owner: Any = None,
 ) -> None:
-    name = _display(getattr(obj, "namespace", None), obj.name)
+    """A problem with ``obj``, filed under ``owner`` (the Job of a task template) if given."""
+    named = owner if owner is not None else obj
+    name = _display(getattr(named, "namespace", None), named.name)
     m.problems.append(Problem(m._origin(obj).file, kind, name, path, message, severity))
+
+
+def _check_command_targets(m: Manifests) -> None:
+    jobs = {job.key for job in m.jobs}
+    for command in m.commands:
+        if f"{command.namespace}/{command.target}" not in jobs:
+            message = (
+                f"no Job named {schema.show(command.target)} in namespace {command.namespace} "
+                "(expected a batch.volcano.sh Job defined in the loaded files)"
+            )
+            _report(m, command, "Command", "target.name", message)
 
 
 def _check_duplicates(m: Manifests) -> None:
@@ -856,10 +1079,12 @@ def _check_duplicates(m: Manifests) -> None:
         ("PodGroup", m.groups),
         ("Queue", m.queues),
         ("PriorityClass", m.priority_classes),
+        ("Job", m.jobs),
+        ("Command", m.commands),
     ):
         first_file: dict[str, str] = {}
         for obj in objects:
-            key = obj.key if isinstance(obj, Pod | PodGroup) else obj.name
+            key = obj.key if isinstance(obj, Pod | PodGroup | BatchJob | Command) else obj.name
             file = m._origin(obj).file
             if key not in first_file:
                 first_file[key] = file
@@ -912,7 +1137,15 @@ def _resolve_priorities(m: Manifests) -> None:
         elif pc.name != default.name:
             message = f"only one PriorityClass may be the global default ({default.name} is)"
             _report(m, pc, "PriorityClass", "globalDefault", message)
-    for obj, kind in [(pod, "Pod") for pod in m.pods] + [(g, "PodGroup") for g in m.groups]:
+    entries: list[tuple[Any, str, str, Any]] = [(pod, "Pod", "spec.", None) for pod in m.pods]
+    entries += [(group, "PodGroup", "spec.", None) for group in m.groups]
+    entries += [(job, "Job", "spec.", None) for job in m.jobs]
+    entries += [
+        (task.template, "Job", f"spec.tasks[{index}].template.spec.", job)
+        for job in m.jobs
+        for index, task in enumerate(job.tasks)
+    ]
+    for obj, kind, path, owner in entries:
         explicit = m._origin(obj).explicit_priority
         if not obj.priority_class_name:
             if default is not None and not explicit:
@@ -921,7 +1154,7 @@ def _resolve_priorities(m: Manifests) -> None:
         value = values.get(obj.priority_class_name)
         if value is None:
             message = _UNKNOWN_CLASS.format(name=schema.show(obj.priority_class_name))
-            _report(m, obj, kind, "spec.priorityClassName", message)
+            _report(m, obj, kind, f"{path}priorityClassName", message, owner=owner)
         elif not explicit:
             obj.priority = value
         elif obj.priority != value:
@@ -929,4 +1162,4 @@ def _resolve_priorities(m: Manifests) -> None:
                 f"{obj.priority} differs from the value of {obj.priority_class_name} ({value}); "
                 "spec.priority is used (Kubernetes would reject the pod)"
             )
-            _report(m, obj, kind, "spec.priority", message, "warning")
+            _report(m, obj, kind, f"{path}priority", message, "warning", owner=owner)

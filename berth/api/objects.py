@@ -21,6 +21,13 @@ SLA_WAITING_TIME_ANNOTATION = "sla-waiting-time"
 SUBMIT_TIME_ANNOTATION = "berth.io/submit-time"
 DURATION_ANNOTATION = "berth.io/duration"
 UTILIZATION_ANNOTATION = "berth.io/utilization"
+FAIL_AFTER_ANNOTATION = "berth.io/fail-after"
+EXIT_CODE_ANNOTATION = "berth.io/exit-code"
+FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
+# What Volcano's job controller puts on the pods it creates.
+JOB_NAME_LABEL = "volcano.sh/job-name"
+TASK_NAME_LABEL = "volcano.sh/task-spec"
+TASK_INDEX_ANNOTATION = "volcano.sh/task-index"
 TOPOLOGY_SOCKETS = "berth.io/cpu-sockets"
 TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
@@ -35,9 +42,12 @@ class PodPhase(StrEnum):
     SUCCEEDED = "Succeeded"
     FAILED = "Failed"
     EVICTED = "Evicted"
+    DELETED = "Deleted"  # removed by its job's controller (restart, abort, ...) before it ended
 
 
-FINAL_POD_PHASES = frozenset({PodPhase.SUCCEEDED, PodPhase.FAILED, PodPhase.EVICTED})
+FINAL_POD_PHASES = frozenset(
+    {PodPhase.SUCCEEDED, PodPhase.FAILED, PodPhase.EVICTED, PodPhase.DELETED}
+)
 
 
 class GroupPhase(StrEnum):
@@ -204,12 +214,19 @@ class Pod:
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
     preemptable: bool = True  # False: never evicted by preempt or reclaim
+    #: Simulated fault: seconds after start at which the container exits with ``fail_exit_code``
+    #: (with probability ``fail_probability``), unless it finishes first.
+    fail_after: float | None = None
+    fail_exit_code: int = 1
+    fail_probability: float = 1.0
+    owner: str = ""  # key of the batch Job that created the pod; empty for plain pods
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
     bind_time: float | None = None
     start_time: float | None = None
     end_time: float | None = None
+    exit_code: int | None = None
 
     @property
     def key(self) -> str:
@@ -234,6 +251,8 @@ class PodGroup:
     implicit: bool = False  # made by berth for a pod without a group
     annotations: dict[str, str] = field(default_factory=dict)
     preemptable: bool = True  # False: none of its pods is evicted by preempt or reclaim
+    #: Made by a batch Job's controller, which creates the pods only once the group is admitted.
+    owned: bool = False
     # runtime
     phase: GroupPhase = GroupPhase.PENDING
     start_time: float | None = None
@@ -261,3 +280,116 @@ class PriorityClass:
     name: str
     value: int = 0
     global_default: bool = False
+
+
+class JobPhase(StrEnum):
+    PENDING = "Pending"
+    RUNNING = "Running"
+    RESTARTING = "Restarting"
+    ABORTING = "Aborting"
+    ABORTED = "Aborted"
+    COMPLETING = "Completing"
+    COMPLETED = "Completed"
+    TERMINATING = "Terminating"
+    TERMINATED = "Terminated"
+    FAILED = "Failed"
+
+
+#: Phases a Job never leaves (Aborted is left by ResumeJob).
+FINAL_JOB_PHASES = frozenset({JobPhase.COMPLETED, JobPhase.TERMINATED, JobPhase.FAILED})
+
+
+class JobEvent(StrEnum):
+    POD_FAILED = "PodFailed"
+    POD_EVICTED = "PodEvicted"
+    POD_PENDING = "PodPending"
+    POD_RUNNING = "PodRunning"
+    TASK_COMPLETED = "TaskCompleted"
+    UNKNOWN = "Unknown"
+    ANY = "*"
+
+
+class JobAction(StrEnum):
+    ABORT_JOB = "AbortJob"
+    RESTART_JOB = "RestartJob"
+    RESTART_TASK = "RestartTask"
+    RESTART_POD = "RestartPod"
+    TERMINATE_JOB = "TerminateJob"
+    COMPLETE_JOB = "CompleteJob"
+    RESUME_JOB = "ResumeJob"
+
+
+@dataclass(slots=True, frozen=True)
+class LifecyclePolicy:
+    """``event``/``events`` or ``exitCode`` → ``action``, after ``timeout`` seconds if set."""
+
+    action: JobAction
+    events: frozenset[JobEvent] = frozenset()
+    exit_code: int | None = None
+    timeout: float | None = None
+
+    def matches(self, event: JobEvent, exit_code: int | None) -> bool:
+        if self.exit_code is not None:
+            return event == JobEvent.POD_FAILED and exit_code == self.exit_code
+        return event in self.events or JobEvent.ANY in self.events
+
+
+@dataclass(slots=True)
+class TaskSpec:
+    name: str
+    replicas: int
+    template: Pod  # a prototype: each replica is a copy named <job>-<task>-<index>
+    min_available: int | None = None
+    policies: tuple[LifecyclePolicy, ...] = ()
+    depends_on: tuple[str, ...] = ()
+    depends_on_any: bool = False  # iteration "any": one of the named tasks ready is enough
+
+
+@dataclass(slots=True)
+class BatchJob:
+    """Volcano's ``batch.volcano.sh`` Job: task templates and lifecycle policies; its controller
+    turns it into a PodGroup and pods."""
+
+    name: str
+    namespace: str = "default"
+    tasks: list[TaskSpec] = field(default_factory=list)
+    min_available: int = 0
+    min_success: int | None = None
+    queue: str = DEFAULT_QUEUE
+    priority_class_name: str = ""
+    priority: int = 0
+    max_retry: int = 3
+    policies: tuple[LifecyclePolicy, ...] = ()
+    submit_time: float = 0.0
+    annotations: dict[str, str] = field(default_factory=dict)
+    preemptable: bool = True
+    # runtime
+    phase: JobPhase = JobPhase.PENDING
+    retries: int = 0
+    counts: dict[str, int] = field(default_factory=dict)  # pods pending/running/succeeded/failed
+    #: (time, phase, why) for every phase change, oldest first: the Job's conditions.
+    conditions: list[tuple[float, JobPhase, str]] = field(default_factory=list)
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"
+
+    @property
+    def replicas(self) -> int:
+        return sum(task.replicas for task in self.tasks)
+
+
+@dataclass(slots=True)
+class Command:
+    """Volcano's ``bus.volcano.sh`` Command: an action on a Job, issued at ``submit_time``."""
+
+    name: str
+    namespace: str
+    action: JobAction
+    target: str  # the Job's name, in the Command's namespace
+    submit_time: float = 0.0
+    reason: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"{self.namespace}/{self.name}"

@@ -54,6 +54,8 @@ LIST_API = "v1"
 NODE_POOL_API = "berth.io/v1alpha1"
 VOLCANO_API = "scheduling.volcano.sh/v1beta1"
 PRIORITY_CLASS_API = "scheduling.k8s.io/v1"
+BATCH_API = "batch.volcano.sh/v1alpha1"
+BUS_API = "bus.volcano.sh/v1alpha1"
 
 #: pydantic error type of the checks below, so their text passes through untranslated.
 _OWN_ERROR = "berth"
@@ -532,6 +534,100 @@ class PriorityClassDoc(_Model):
     value: StrictInt
     global_default: StrictBool = False
     ignored = frozenset({"description", "preemptionPolicy"})
+
+
+# -- batch.volcano.sh Job and bus.volcano.sh Command -----------------------------------------------
+
+JobEventName = Literal[
+    "PodFailed", "PodEvicted", "PodPending", "PodRunning", "TaskCompleted", "Unknown", "*"
+]
+JobActionName = Literal[
+    "AbortJob",
+    "RestartJob",
+    "RestartTask",
+    "RestartPod",
+    "TerminateJob",
+    "CompleteJob",
+    "ResumeJob",
+]
+
+
+class JobPolicy(_Model):
+    event: JobEventName | None = None
+    events: list[JobEventName] = Field(default_factory=list)
+    exit_code: StrictInt | None = None
+    action: JobActionName
+    timeout: StrictStr | None = None
+
+    @model_validator(mode="after")
+    def _one_trigger(self) -> JobPolicy:
+        # Volcano's admission rules: a policy reacts to events or to an exit code, not both,
+        # and exit code 0 is success, which no policy can catch.
+        has_events = self.event is not None or bool(self.events)
+        if has_events and self.exit_code is not None:
+            raise _fail("set either event/events or exitCode, not both")
+        if not has_events and self.exit_code is None:
+            raise _fail("expected event, events or exitCode")
+        if self.exit_code == 0:
+            raise _fail("exitCode 0 means success and cannot trigger a policy")
+        return self
+
+
+class DependsOn(_Model):
+    name: list[NonEmpty] = Field(min_length=1)
+    iteration: Literal["any", "all"] = "all"
+
+
+class PodTemplate(_Model):
+    metadata: TemplateMeta = Field(default_factory=TemplateMeta)
+    spec: PodSpec
+
+
+class JobTask(_Model):
+    name: Name
+    replicas: Annotated[StrictInt, Field(ge=0)] = 1
+    min_available: Annotated[StrictInt, Field(ge=0)] | None = None
+    template: PodTemplate
+    policies: list[JobPolicy] = Field(default_factory=list)
+    depends_on: DependsOn | None = None
+    unsupported = frozenset({"topologyPolicy", "partitionPolicy", "maxRetry"})
+
+
+class JobSpec(_Model):
+    min_available: Annotated[StrictInt, Field(ge=0)] | None = None
+    min_success: Annotated[StrictInt, Field(ge=1)] | None = None
+    queue: NonEmpty = "default"
+    priority_class_name: StrictStr = ""
+    scheduler_name: NonEmpty | None = None
+    max_retry: Annotated[StrictInt, Field(ge=0)] = 3
+    tasks: list[JobTask] = Field(min_length=1)
+    policies: list[JobPolicy] = Field(default_factory=list)
+    ignored = frozenset({"ttlSecondsAfterFinished"})
+    unsupported = frozenset({"plugins", "volumes", "networkTopology", "runningEstimate"})
+
+
+class JobDoc(_Model):
+    api_version: StrictStr
+    kind: StrictStr
+    metadata: ObjectMeta
+    spec: JobSpec
+    ignored = frozenset({"status"})
+
+
+class CommandTarget(_Model):
+    kind: Literal["Job"]
+    name: Name
+    ignored = frozenset({"apiVersion", "uid", "controller", "blockOwnerDeletion"})
+
+
+class CommandDoc(_Model):
+    api_version: StrictStr
+    kind: StrictStr
+    metadata: ObjectMeta
+    action: JobActionName
+    target: CommandTarget
+    reason: StrictStr = ""
+    message: StrictStr = ""
 
 
 class ListDoc(_Model):

@@ -10,6 +10,7 @@ from berth.actions import ACTIONS
 from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
+    GroupPhase,
     Node,
     Pod,
     PodGroup,
@@ -44,11 +45,18 @@ class Scheduler:
         self.evictions: list[Eviction] = []
         #: Resources held by bound pods, per queue (for queue shares and capability).
         self.queue_allocated: dict[str, np.ndarray] = {}
+        #: Controller-owned PodGroups the last session admitted: their pods can be created now.
+        self.admitted: list[PodGroup] = []
 
     # ------------------------------------------------------------------ inputs
 
     def add_node(self, node: Node) -> None:
         self.state.add_node(node)
+        self.admission_epoch += 1
+
+    def set_schedulable(self, node: str, schedulable: bool) -> None:
+        """Cordon or uncordon a node (a failure, a recovery)."""
+        self.state.set_schedulable(node, schedulable)
         self.admission_epoch += 1
 
     def add_queue(self, queue: Queue) -> None:
@@ -64,7 +72,16 @@ class Scheduler:
             job.touched = True
             job.placeholder = False
             job._min_request = None
+        if group.owned and group.phase == GroupPhase.PENDING:
+            # Its pods come only after admission, so it waits for enqueue without any.
+            job.touched = True
+            self.waiting[group.key] = job
         return job
+
+    def remove_group(self, key: str) -> None:
+        """A PodGroup deleted by its controller (a suspended Job); its pods are gone already."""
+        self.waiting.pop(key, None)
+        self.jobs.pop(key, None)
 
     def handles(self, pod: Pod) -> bool:
         names = self.config.scheduler_names
@@ -116,6 +133,21 @@ class Scheduler:
         pod.bound_node = node
         job.bound[pod.key] = pod
 
+    def withdraw(self, pod: Pod) -> None:
+        """A pending pod deleted before it was placed."""
+        key = f"{pod.namespace}/{pod.group}"
+        job = self.jobs.get(key)
+        if job is None:
+            return
+        job.remove_pending(pod, self.state.request_vector(pod.requests))
+        job.touched = True
+        if not job.pending and not self._awaits_admission(job):
+            self.waiting.pop(key, None)
+
+    @staticmethod
+    def _awaits_admission(job: JobInfo) -> bool:
+        return job.group.owned and job.group.phase == GroupPhase.PENDING
+
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
         request = self.state.request_vector(pod.requests)
@@ -146,9 +178,15 @@ class Scheduler:
             all_jobs=self.jobs,
             admission_epoch=self.admission_epoch,
         )
+        awaiting = [job for job in self.waiting.values() if self._awaits_admission(job)]
         for action in self.actions:
             action.execute(session)
-        for key in [k for k, job in self.waiting.items() if not job.pending]:
+        self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
+        for key in [
+            k
+            for k, job in self.waiting.items()
+            if not job.pending and not self._awaits_admission(job)
+        ]:
             del self.waiting[key]
         self.last_reasons = session.job_reasons
         if session.evictions:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from os import PathLike
 
 from berth.api.objects import Pod, PodGroup
@@ -36,7 +37,21 @@ JOB_COLUMNS = (
     "start_time",
     "end_time",
     "phase",
+    "retries",
+    "preemptions",
+    "reason",
 )
+
+
+@dataclass(slots=True)
+class JobOutcome:
+    """What jobs.csv says about a group beyond the PodGroup itself."""
+
+    tasks: int = 0  # pod objects it ended up with, replacements included
+    phase: str = ""  # the batch Job's phase when a Job owns the group, else empty
+    retries: int = 0
+    preemptions: int = 0  # its pods evicted by preempt or reclaim
+    reason: str = ""  # why it is still pending, or how it ended
 
 
 def format_decimal(value: float | None) -> str:
@@ -92,24 +107,27 @@ def write_pods_csv(
 
 
 def write_jobs_csv(
-    path: str | PathLike[str], groups: list[PodGroup], tasks: dict[str, int]
+    path: str | PathLike[str], groups: list[PodGroup], outcomes: dict[str, JobOutcome]
 ) -> None:
-    """One row per pod group; ``tasks`` maps a group key to how many pods it ended up with."""
-    write_rows(
-        path,
-        JOB_COLUMNS,
-        (
+    """One row per pod group (a batch Job's row is its group's, with the Job's phase)."""
+    empty = JobOutcome()
+    rows = []
+    for group in groups:
+        outcome = outcomes.get(group.key, empty)
+        rows.append(
             (
                 group.namespace,
                 group.name,
                 group.queue,
                 str(group.min_member),
-                str(tasks.get(group.key, 0)),
+                str(outcome.tasks),
                 format_decimal(group.submit_time),
                 format_decimal(group.start_time),
                 format_decimal(group.end_time),
-                str(group.phase),
+                outcome.phase or str(group.phase),
+                str(outcome.retries),
+                str(outcome.preemptions),
+                outcome.reason,
             )
-            for group in groups
-        ),
-    )
+        )
+    write_rows(path, JOB_COLUMNS, rows)

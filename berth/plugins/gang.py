@@ -7,6 +7,7 @@ jobs that are (Volcano's order), so a gang is not starved by its own running pee
 
 from __future__ import annotations
 
+from berth.api.objects import GroupPhase
 from berth.framework.plugin import Plugin
 from berth.framework.session import JobInfo
 
@@ -15,6 +16,8 @@ class Gang(Plugin):
     name = "gang"
 
     def job_valid(self, job: JobInfo) -> str | None:
+        if job.group.owned and job.group.phase == GroupPhase.PENDING:
+            return None  # a batch Job's pods are created only once its group is admitted
         have = job.active + len(job.pending)
         if have < job.group.min_member:
             return f"gang {have}/{job.group.min_member}: waiting for pods"

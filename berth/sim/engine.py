@@ -10,6 +10,7 @@ model is simple on purpose: a bound pod starts after a fixed start latency, runs
 from __future__ import annotations
 
 import heapq
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -17,14 +18,40 @@ from enum import IntEnum
 from typing import Any
 
 from berth.api.manifest import Manifests
-from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.api.objects import (
+    FAIL_AFTER_ANNOTATION,
+    FINAL_POD_PHASES,
+    BatchJob,
+    GroupPhase,
+    Pod,
+    PodGroup,
+    PodPhase,
+)
+from berth.controllers.job import JobController
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.metrics.timeseries import TimeSeries
+from berth.store import MemoryStore, WatchEvent
 
 
 class SimConfigError(ValueError):
     """A bad ``simulation`` section in the configuration."""
+
+
+@dataclass(slots=True, frozen=True)
+class NodeFailure:
+    """A node lost at ``at``: its pods are evicted and it takes no pods until it recovers
+    ``recover_after`` seconds later (never, if None)."""
+
+    node: str
+    at: float
+    recover_after: float | None = None
+
+
+def _seconds(value: Any, where: str, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise SimConfigError(f"{source}: {where}: expected seconds >= 0 (got {value!r})")
+    return float(value)
 
 
 @dataclass(slots=True)
@@ -33,21 +60,54 @@ class SimConfig:
     #: Seconds between time-series samples; None: 60 s, stretched so a long trace yields
     #: about MAX_SAMPLES samples rather than one a minute for months.
     sample_interval: float | None = None
+    node_failures: tuple[NodeFailure, ...] = ()
+    source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], source: str) -> SimConfig:
-        config = cls()
+        config = cls(source=source)
         for key, attr in (("startLatency", "start_latency"), ("sampleInterval", "sample_interval")):
             if key in raw:
-                value = raw[key]
-                if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
-                    raise SimConfigError(
-                        f"{source}: simulation.{key}: expected seconds >= 0 (got {value!r})"
-                    )
-                setattr(config, attr, float(value))
+                setattr(config, attr, _seconds(raw[key], f"simulation.{key}", source))
         if config.sample_interval is not None and config.sample_interval <= 0:
             raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
+        config.node_failures = _node_failures(raw.get("nodeFailures", []), source)
         return config
+
+    def check_nodes(self, names: set[str]) -> None:
+        for index, failure in enumerate(self.node_failures):
+            if failure.node not in names:
+                raise SimConfigError(
+                    f"{self.source}: simulation.nodeFailures[{index}].node: no node named "
+                    f"{failure.node!r} in the cluster"
+                )
+
+
+def _node_failures(raw: Any, source: str) -> tuple[NodeFailure, ...]:
+    if not isinstance(raw, list):
+        raise SimConfigError(f"{source}: simulation.nodeFailures: expected a list")
+    failures = []
+    for index, item in enumerate(raw):
+        where = f"simulation.nodeFailures[{index}]"
+        if not isinstance(item, dict):
+            raise SimConfigError(f"{source}: {where}: expected a mapping with node and at")
+        unknown = set(item) - {"node", "at", "recoverAfter"}
+        if unknown:
+            raise SimConfigError(
+                f"{source}: {where}.{sorted(unknown)[0]}: unknown field "
+                "(expected node, at, recoverAfter)"
+            )
+        node = item.get("node")
+        if not isinstance(node, str) or not node:
+            raise SimConfigError(f"{source}: {where}.node: expected a node name")
+        if "at" not in item:
+            raise SimConfigError(f"{source}: {where}.at: field required (seconds)")
+        at = _seconds(item["at"], f"{where}.at", source)
+        recover = item.get("recoverAfter")
+        if recover is not None:
+            recover = _seconds(recover, f"{where}.recoverAfter", source)
+        failures.append(NodeFailure(node, at, recover))
+    return tuple(failures)
 
 
 MIN_SAMPLE_INTERVAL = 60.0
@@ -64,14 +124,20 @@ def sample_interval(pods: list[Pod], until: float | None) -> float:
 
 
 class Ev(IntEnum):
-    # Order matters at equal times: groups arrive before their pods, pods leave before a
-    # session looks at the cluster, and samples see the session's outcome.
+    # Order matters at equal times: groups and jobs arrive before their pods, pods leave before
+    # a session looks at the cluster, and samples see the session's outcome.
     GROUP = 0
-    FINISH = 1
-    SUBMIT = 2
-    START = 3
-    SESSION = 4
-    SAMPLE = 5
+    JOB = 1
+    NODE_DOWN = 2
+    NODE_UP = 3
+    FINISH = 4
+    FAIL = 5
+    SUBMIT = 6
+    COMMAND = 7
+    TIMER = 8
+    START = 9
+    SESSION = 10
+    SAMPLE = 11
 
 
 @dataclass(slots=True)
@@ -79,6 +145,7 @@ class GroupStats:
     pods: int = 0
     running: int = 0
     done: int = 0
+    failed: int = 0
 
 
 @dataclass
@@ -91,8 +158,9 @@ class SimResult:
     events: int
     wall_seconds: float
     seed: int
-    #: pod key → why it is still pending, or why it was evicted
+    #: pod key → why it is still pending, or why it was evicted, failed or deleted
     reasons: dict[str, str] = field(default_factory=dict)
+    jobs: list[BatchJob] = field(default_factory=list)  # batch Jobs, with their final status
 
 
 class Simulation:
@@ -111,6 +179,7 @@ class Simulation:
         self.until = until
         self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
+        self.sim.check_nodes({node.name for node in manifests.nodes})
         for node in manifests.nodes:
             self.scheduler.add_node(node)
         for queue in manifests.queues:
@@ -126,6 +195,14 @@ class Simulation:
         self.now = 0.0
         self.events = 0
         self.eviction_reasons: dict[str, str] = {}
+        self.rng = random.Random(seed)  # fault draws only: scheduling has its own stream
+        # Batch Jobs live in the object store; their controller creates their groups and pods
+        # there, and the watches below hand those to the scheduler like any other.
+        self.store = MemoryStore()
+        self.controller = JobController(self.store, lambda: self.now, self._at)
+        self.store.watch("Pod", self._on_store_pod)
+        self.store.watch("PodGroup", self._on_store_group)
+        self.jobs = list(manifests.jobs)
         self.pending = 0  # pods submitted to the scheduler and not yet bound
         self.running = 0  # pods started and not yet finished
         state = self.scheduler.state
@@ -136,6 +213,12 @@ class Simulation:
             self._push(group.submit_time, Ev.GROUP, group)
         for pod in self.pods:
             self._push(pod.submit_time, Ev.SUBMIT, pod)
+        for job in self.jobs:
+            self._push(job.submit_time, Ev.JOB, job)
+        for command in manifests.commands:
+            self._push(command.submit_time, Ev.COMMAND, command)
+        for failure in self.sim.node_failures:
+            self._push(failure.at, Ev.NODE_DOWN, failure)
 
     # ------------------------------------------------------------------ event plumbing
 
@@ -144,6 +227,10 @@ class Simulation:
         self._seq += 1
         if kind != Ev.SAMPLE:
             self._live += 1
+
+    def _at(self, at: float, callback: Callable[[], None]) -> None:
+        """Run a controller's callback at ``at`` (its timers: policy timeouts)."""
+        self._push(at, Ev.TIMER, callback)
 
     def _request_session(self) -> None:
         at = max(self.now, self._last_session + self.config.period)
@@ -158,6 +245,12 @@ class Simulation:
         self._push(0.0, Ev.SAMPLE)
         handlers = {
             Ev.GROUP: self._on_group,
+            Ev.JOB: lambda job: self.store.create("Job", job),
+            Ev.COMMAND: lambda command: self.store.create("Command", command),
+            Ev.TIMER: lambda callback: callback(),
+            Ev.NODE_DOWN: self._on_node_down,
+            Ev.NODE_UP: self._on_node_up,
+            Ev.FAIL: self._on_fail,
             Ev.SUBMIT: self._on_submit,
             Ev.SESSION: self._on_session,
             Ev.START: self._on_start,
@@ -195,6 +288,7 @@ class Simulation:
             if pod.phase == PodPhase.PENDING
         }
         reasons.update(self.eviction_reasons)
+        reasons.update(self.controller.deleted)
         return SimResult(
             pods=self.pods,
             groups=list(self.groups.values()),
@@ -205,6 +299,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             seed=self.seed,
             reasons=reasons,
+            jobs=self.jobs,
         )
 
     # ------------------------------------------------------------------ handlers
@@ -238,22 +333,87 @@ class Simulation:
             return
         binds = self.scheduler.run_session(self.now)
         for eviction in self.scheduler.evictions:
-            self._evicted(eviction.pod)
             self.eviction_reasons[eviction.pod.key] = eviction.reason
+            self._evicted(eviction.pod)
         for bind in binds:
             pod = bind.pod
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.now
             self.pending -= 1
             self._push(self.now + self.sim.start_latency, Ev.START, pod)
+        for group in self.scheduler.admitted:
+            self.store.update("PodGroup", group)  # its controller creates the pods now
 
     def _evicted(self, pod: Pod) -> None:
-        """A pod the scheduler took off its node (ClusterState is already updated)."""
+        """A pod taken off its node by the scheduler or a node failure (ClusterState is
+        already updated)."""
+        self._stop(pod, PodPhase.EVICTED)
+        self._changed(pod)
+
+    def _stop(self, pod: Pod, phase: PodPhase) -> None:
+        """Bookkeeping for a pod that ends before finishing (already off its node)."""
         if pod.phase == PodPhase.RUNNING:
             self.stats[self._group_of(pod).key].running -= 1
             self.running -= 1
-        pod.phase = PodPhase.EVICTED
+        elif pod.phase == PodPhase.PENDING:
+            self.pending -= 1
+        pod.phase = phase
         pod.end_time = self.now
+
+    def _changed(self, pod: Pod) -> None:
+        """Tell the store about a phase change of a pod a controller owns."""
+        if pod.owner:
+            self.store.update("Pod", pod)
+
+    # ------------------------------------------------------------------ store watches
+
+    def _on_store_pod(self, event: WatchEvent, pod: Pod) -> None:
+        if event == WatchEvent.ADDED:
+            self.pods.append(pod)
+            self._on_submit(pod)
+        elif event == WatchEvent.DELETED and pod.phase not in FINAL_POD_PHASES:
+            if pod.phase == PodPhase.PENDING:
+                self.scheduler.withdraw(pod)
+            else:
+                self.scheduler.release(pod)
+            self._stop(pod, PodPhase.DELETED)
+            self._request_session()
+
+    def _on_store_group(self, event: WatchEvent, group: PodGroup) -> None:
+        if event == WatchEvent.ADDED:
+            self._on_group(group)
+        elif event == WatchEvent.DELETED:
+            self.scheduler.remove_group(group.key)
+
+    # ------------------------------------------------------------------ faults
+
+    def _on_node_down(self, failure: NodeFailure) -> None:
+        self.scheduler.set_schedulable(failure.node, False)
+        lost = [
+            pod
+            for pod in self.pods
+            if pod.bound_node == failure.node and pod.phase in (PodPhase.BOUND, PodPhase.RUNNING)
+        ]
+        for pod in lost:
+            self.scheduler.release(pod)
+            self.eviction_reasons[pod.key] = f"node {failure.node} failed"
+            self._evicted(pod)
+        if failure.recover_after is not None:
+            self._push(self.now + failure.recover_after, Ev.NODE_UP, failure)
+        self._request_session()
+
+    def _on_node_up(self, failure: NodeFailure) -> None:
+        self.scheduler.set_schedulable(failure.node, True)
+        self._request_session()
+
+    def _on_fail(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.RUNNING:
+            return  # evicted or deleted first
+        pod.exit_code = pod.fail_exit_code
+        self.eviction_reasons[pod.key] = (
+            f"exited with code {pod.exit_code} after {pod.fail_after:g}s ({FAIL_AFTER_ANNOTATION})"
+        )
+        self._ended(pod, PodPhase.FAILED)
 
     def _on_start(self, pod: Pod) -> None:
         if pod.phase != PodPhase.BOUND:
@@ -269,21 +429,46 @@ class Simulation:
             group.phase = GroupPhase.RUNNING
         if pod.duration is not None:
             self._push(self.now + pod.duration, Ev.FINISH, pod)
+        if self._will_fail(pod):
+            self._push(self.now + pod.fail_after, Ev.FAIL, pod)  # type: ignore[operator]
+        self._changed(pod)
+
+    def _will_fail(self, pod: Pod) -> bool:
+        """Whether a pod's simulated fault strikes: before it would finish, and with its
+        probability (drawn only for pods that have one below 1, so fault-free runs draw
+        nothing)."""
+        if pod.fail_after is None or (pod.duration is not None and pod.fail_after >= pod.duration):
+            return False
+        return pod.fail_probability >= 1 or self.rng.random() < pod.fail_probability
 
     def _on_finish(self, pod: Pod) -> None:
         if pod.phase != PodPhase.RUNNING:
-            return  # evicted while running: its finish never comes
-        pod.phase = PodPhase.SUCCEEDED
+            return  # evicted, failed or deleted while running: its finish never comes
+        self._ended(pod, PodPhase.SUCCEEDED)
+
+    def _ended(self, pod: Pod, phase: PodPhase) -> None:
+        """A running pod's container exited: succeeded, or failed."""
+        pod.phase = phase
         pod.end_time = self.now
         self.scheduler.release(pod)
         group = self._group_of(pod)
         stats = self.stats[group.key]
         stats.running -= 1
-        stats.done += 1
         self.running -= 1
-        if stats.done >= stats.pods and stats.done >= group.min_member:
-            group.phase = GroupPhase.COMPLETED
-            group.end_time = self.now
+        if phase == PodPhase.SUCCEEDED:
+            stats.done += 1
+        else:
+            stats.failed += 1
+        # A batch Job's controller decides when its group ends; a plain group ends with its
+        # last pod, completed if enough of them succeeded.
+        if not group.owned and stats.done + stats.failed >= stats.pods:
+            if stats.done >= group.min_member:
+                group.phase = GroupPhase.COMPLETED
+                group.end_time = self.now
+            elif stats.failed:
+                group.phase = GroupPhase.FAILED
+                group.end_time = self.now
+        self._changed(pod)
         self._request_session()
 
     def _on_sample(self, _: Any) -> None:

@@ -15,10 +15,11 @@ from berth.api.manifest import (
     load_files,
     parse_documents,
 )
+from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import SchedulerConfig, load_config
 from berth.framework.framework import Framework
 from berth.metrics.summary import summarize, write_summary
-from berth.metrics.tables import write_jobs_csv, write_pods_csv
+from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimConfig, SimResult, Simulation
 from berth.traces.synthetic import DAY, builtin_documents
@@ -114,6 +115,40 @@ def simulate(
     return simulation.run(progress)
 
 
+def is_preemption(reason: str) -> bool:
+    return reason.startswith(("preempted by", "reclaimed by"))
+
+
+def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
+    """Per group: pods made, the batch Job's phase and retries, preemptions, and a reason
+    (the scheduler's for a group still waiting, the Job's last condition for one that ended)."""
+    outcomes = {group.key: JobOutcome() for group in result.groups}
+    for pod in result.pods:
+        outcome = outcomes.get(f"{pod.namespace}/{pod.group}")
+        if outcome is None:
+            continue
+        outcome.tasks += 1
+        if pod.phase == PodPhase.EVICTED and is_preemption(result.reasons.get(pod.key, "")):
+            outcome.preemptions += 1
+        if pod.phase == PodPhase.PENDING and not outcome.reason:
+            outcome.reason = result.reasons.get(pod.key, "")
+    for key, reason in result.scheduler.last_reasons.items():
+        if key in outcomes:
+            outcomes[key].reason = str(reason)
+    for job in result.jobs:
+        outcome = outcomes.get(job.key)
+        if outcome is None:
+            continue
+        outcome.phase, outcome.retries = str(job.phase), job.retries
+        if (
+            job.phase != JobPhase.RUNNING
+            and job.conditions
+            and job.key not in (result.scheduler.last_reasons)
+        ):
+            outcome.reason = job.conditions[-1][2]
+    return outcomes
+
+
 def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any], Path]:
     """summary.json, pods.csv, jobs.csv, timeseries.csv and report.html (+ PNGs) in out_dir."""
     out = Path(out_dir)
@@ -130,11 +165,7 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
-    tasks: dict[str, int] = {}
-    for pod in result.pods:
-        key = f"{pod.namespace}/{pod.group}"
-        tasks[key] = tasks.get(key, 0) + 1
-    write_jobs_csv(out / "jobs.csv", result.groups, tasks)
+    write_jobs_csv(out / "jobs.csv", result.groups, job_outcomes(result))
     result.series.write_csv(out / "timeseries.csv")
     report = write_report(out, summary, result.series, result.pods, result.groups, result.reasons)
     return summary, report

@@ -624,7 +624,7 @@ metadata:
         pytest.param(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
             'm.yaml: Deployment/web: kind: unknown kind "Deployment" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, List)",
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -821,7 +821,7 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, List)",
+            "PodGroup, Queue, PriorityClass, Job, Command, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1249,7 +1249,7 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, List)"
+        "PodGroup, Queue, PriorityClass, Job, Command, List)"
     ]
 
 

@@ -18,8 +18,10 @@ CLUSTER = DATA / "cluster.yaml"
 WORKLOAD = DATA / "workload.yaml"
 
 #: FILE: Kind/name: field.path: message
-PROBLEM_LINE = re.compile(r"^(?P<file>[^:]+): (?P<kind>[A-Za-z]+)/(?P<name>[^:]+): "
-                          r"(?P<path>[^ :]+): (?P<message>.+)$")
+PROBLEM_LINE = re.compile(
+    r"^(?P<file>[^:]+): (?P<kind>[A-Za-z]+)/(?P<name>[^:]+): "
+    r"(?P<path>[^ :]+): (?P<message>.+)$"
+)
 
 BAD = """\
 apiVersion: v1
@@ -106,10 +108,9 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
         f'{path}: Pod/bad-cpu: spec.containers[0].resources.requests.cpu: "lots" is not a '
         "quantity (expected e.g. 500m, 2, 4Gi)",
         f'{path}: Deployment/web: kind: unknown kind "Deployment" (expected one of Node, '
-        "NodePool, Pod, PodGroup, Queue, PriorityClass, List)",
+        "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, List)",
         f"{path}: Pod/-: metadata.name: field required",
-        f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 "
-        "(got -5)",
+        f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",
     ]
     assert sorted(lines) == sorted(expected)
     for line in lines:
@@ -127,8 +128,10 @@ def test_validate_counts_problems_across_files(tmp_path, capsys):
     assert len(lines) == 9
     assert sum(1 for line in lines if line.startswith(f"{also}: ")) == 5
     assert any(line.startswith(f"{also}: Pod/other-cpu: ") for line in lines)
-    assert (f'{also}: Pod/bad-duration: metadata.name: duplicate Pod "default/bad-duration" '
-            f"(also defined in {bad})") in lines
+    assert (
+        f'{also}: Pod/bad-duration: metadata.name: duplicate Pod "default/bad-duration" '
+        f"(also defined in {bad})"
+    ) in lines
 
 
 def test_validate_unknown_field_is_a_warning(tmp_path, capsys):
@@ -158,8 +161,9 @@ def test_validate_missing_file(tmp_path, capsys):
 
 
 def test_validate_malformed_yaml_names_the_line(tmp_path, capsys):
-    path = write(tmp_path, "broken.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n"
-                 "  name: x\n  labels: [a\n")
+    path = write(
+        tmp_path, "broken.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n  labels: [a\n"
+    )
     rc, out, err = run(capsys, "validate", str(path))
     assert rc == 1
     (line,) = (out + err).strip().splitlines()
@@ -175,8 +179,9 @@ YAML_TEXT = st.text(
 
 
 @given(junk=YAML_TEXT | st.sampled_from([":", "- - -", "{", "[a, b", "a: b: c", "---\n- 1\n"]))
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_validate_never_crashes_on_junk(tmp_path, capsys, junk):
     path = tmp_path / "junk.yaml"
     path.write_text(junk, encoding="utf-8")
@@ -203,21 +208,36 @@ def test_validate_control_character_is_one_line(tmp_path, capsys):
 def test_simulate_bad_workload_writes_nothing(tmp_path, capsys):
     bad = write(tmp_path, "bad.yaml", BAD)
     out_dir = tmp_path / "out"
-    rc, out, err = run(capsys, "simulate", "--cluster", str(CLUSTER), "--workload", str(bad),
-                       "--out", str(out_dir), "--quiet")
+    rc, out, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--workload",
+        str(bad),
+        "--out",
+        str(out_dir),
+        "--quiet",
+    )
     assert rc == 1
     assert not out_dir.exists()
     _, validate_out, validate_err = run(capsys, "validate", str(CLUSTER), str(bad))
     problems = sorted(line for line in (out + err).splitlines() if line.strip())
-    assert problems == sorted(line for line in (validate_out + validate_err).splitlines()
-                              if line.strip())
+    assert problems == sorted(
+        line for line in (validate_out + validate_err).splitlines() if line.strip()
+    )
     assert len(problems) == 4
 
 
 @pytest.mark.parametrize(
     "case",
-    ["missing-cluster", "missing-workload", "malformed-cluster", "workload-without-cluster",
-     "cluster-without-nodes"],
+    [
+        "missing-cluster",
+        "missing-workload",
+        "malformed-cluster",
+        "workload-without-cluster",
+        "cluster-without-nodes",
+    ],
 )
 def test_simulate_bad_inputs(tmp_path, capsys, case):
     out_dir = tmp_path / "out"
@@ -225,11 +245,15 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
     missing = tmp_path / "missing.yaml"
     argv, expected = {
         "missing-cluster": (["--cluster", str(missing)], f"{missing}: file not found"),
-        "missing-workload": (["--cluster", str(CLUSTER), "--workload", str(missing)],
-                             f"{missing}: file not found"),
+        "missing-workload": (
+            ["--cluster", str(CLUSTER), "--workload", str(missing)],
+            f"{missing}: file not found",
+        ),
         "malformed-cluster": (["--cluster", str(broken)], f"{broken}: invalid YAML at line "),
-        "workload-without-cluster": (["--workload", str(WORKLOAD)],
-                                     "--cluster is required when --workload is given"),
+        "workload-without-cluster": (
+            ["--workload", str(WORKLOAD)],
+            "--cluster is required when --workload is given",
+        ),
         "cluster-without-nodes": (["--cluster", str(WORKLOAD)], "no Node or NodePool objects"),
     }[case]
     rc, out, err = run(capsys, "simulate", *argv, "--out", str(out_dir), "--quiet")
@@ -251,15 +275,29 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         ("tiers: plugins\n", "tiers: expected a list"),
         ("search:\n  mode: exhaustive\n", "search.mode: expected full or sampled"),
         ("simulation:\n  startLatency: -2\n", "simulation.startLatency: expected seconds >= 0"),
-        ("tiers:\n  - plugins:\n      - name: binpack\n        arguments:\n"
-         "          binpack.weight: heavy\n", "'heavy' is not a number"),
+        (
+            "tiers:\n  - plugins:\n      - name: binpack\n        arguments:\n"
+            "          binpack.weight: heavy\n",
+            "'heavy' is not a number",
+        ),
     ],
 )
 def test_simulate_bad_scheduler_config(tmp_path, capsys, config, expected):
     path = write(tmp_path, "conf.yaml", config)
     out_dir = tmp_path / "out"
-    rc, out, err = run(capsys, "simulate", "--cluster", str(CLUSTER), "--workload",
-                       str(WORKLOAD), "--config", str(path), "--out", str(out_dir), "--quiet")
+    rc, out, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--workload",
+        str(WORKLOAD),
+        "--config",
+        str(path),
+        "--out",
+        str(out_dir),
+        "--quiet",
+    )
     assert rc == 1
     assert err.startswith("error: ")
     assert expected in err
@@ -268,18 +306,39 @@ def test_simulate_bad_scheduler_config(tmp_path, capsys, config, expected):
 
 def test_simulate_missing_config_file(tmp_path, capsys):
     missing = tmp_path / "none.yaml"
-    rc, _, err = run(capsys, "simulate", "--cluster", str(CLUSTER), "--config", str(missing),
-                     "--out", str(tmp_path / "out"), "--quiet")
+    rc, _, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--config",
+        str(missing),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+    )
     assert rc == 1
     assert str(missing) in err and "cannot read" in err
 
 
 def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
-    path = write(tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\n'
-                 "colour: blue\n")
+    path = write(
+        tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\ncolour: blue\n'
+    )
     out_dir = tmp_path / "out"
-    rc, _, err = run(capsys, "simulate", "--cluster", str(CLUSTER), "--workload", str(WORKLOAD),
-                     "--config", str(path), "--out", str(out_dir), "--quiet")
+    rc, _, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--workload",
+        str(WORKLOAD),
+        "--config",
+        str(path),
+        "--out",
+        str(out_dir),
+        "--quiet",
+    )
     assert rc == 0
     assert f"warning: {path}: actions: shuffle is not available in berth yet; skipped" in err
     assert f"warning: {path}: colour: unknown field, ignored" in err
@@ -298,14 +357,33 @@ def test_simulate_bad_arguments_exit_non_zero(tmp_path, capsys):
 
 # -- bench ----------------------------------------------------------------------------------------
 
-BENCH_KEYS = {"scenario", "nodes", "running", "pods", "scheduled", "unschedulable", "seconds",
-              "pods_per_second"}
+BENCH_KEYS = {
+    "scenario",
+    "nodes",
+    "running",
+    "pods",
+    "scheduled",
+    "unschedulable",
+    "seconds",
+    "pods_per_second",
+}
 
 
 @pytest.mark.parametrize("scenario", ["basic", "spread", "anti-affinity", "gang", "mixed"])
 def test_bench_json(capsys, scenario):
-    rc, out, _ = run(capsys, "bench", "--scenario", scenario, "--nodes", "50", "--running", "100",
-                     "--pods", "200", "--json")
+    rc, out, _ = run(
+        capsys,
+        "bench",
+        "--scenario",
+        scenario,
+        "--nodes",
+        "50",
+        "--running",
+        "100",
+        "--pods",
+        "200",
+        "--json",
+    )
     assert rc == 0
     result = json.loads(out)
     assert isinstance(result, dict)
@@ -323,8 +401,21 @@ def test_bench_json(capsys, scenario):
 
 
 def test_bench_sampled_search(capsys):
-    rc, out, _ = run(capsys, "bench", "--scenario", "anti-affinity", "--nodes", "150",
-                     "--running", "0", "--pods", "200", "--search", "sampled", "--json")
+    rc, out, _ = run(
+        capsys,
+        "bench",
+        "--scenario",
+        "anti-affinity",
+        "--nodes",
+        "150",
+        "--running",
+        "0",
+        "--pods",
+        "200",
+        "--search",
+        "sampled",
+        "--json",
+    )
     assert rc == 0
     result = json.loads(out)
     assert result["search"] == "sampled"

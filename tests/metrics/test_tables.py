@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
-from berth.metrics.tables import format_decimal, write_jobs_csv, write_pods_csv
+from berth.metrics.tables import JobOutcome, format_decimal, write_jobs_csv, write_pods_csv
 
 
 @pytest.mark.parametrize(
@@ -74,11 +74,16 @@ def test_jobs_csv_exact(tmp_path: Path) -> None:
         PodGroup(name="web-g", submit_time=5.5),
     ]
     path = tmp_path / "jobs.csv"
-    write_jobs_csv(path, groups, {"ml/train": 4})
+    outcomes = {
+        "ml/train": JobOutcome(tasks=5, phase="Completed", retries=1, preemptions=1),
+        "default/web-g": JobOutcome(reason="queue q1 is closed"),
+    }
+    write_jobs_csv(path, groups, outcomes)
     assert path.read_text() == (
-        "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase\n"
-        "ml,train,research,4,4,10,12.125,100,Completed\n"
-        "default,web-g,default,1,0,5.5,,,Pending\n"
+        "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
+        "retries,preemptions,reason\n"
+        "ml,train,research,4,5,10,12.125,100,Completed,1,1,\n"
+        "default,web-g,default,1,0,5.5,,,Pending,0,0,queue q1 is closed\n"
     )
 
 

@@ -24,13 +24,24 @@ PNGS = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
 POD_HEADER = (
     "namespace,name,job,queue,node,submit_time,bind_time,start_time,end_time,phase,priority,reason"
 )
-JOB_HEADER = "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase"
+JOB_HEADER = (
+    "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
+    "retries,preemptions,reason"
+)
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def simulate(out: Path, *extra: str, quiet: bool = True) -> int:
-    argv = ["simulate", "--cluster", str(CLUSTER), "--workload", str(WORKLOAD),
-            "--out", str(out), *extra]
+    argv = [
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--workload",
+        str(WORKLOAD),
+        "--out",
+        str(out),
+        *extra,
+    ]
     return main(argv + (["--quiet"] if quiet else []))
 
 
@@ -71,10 +82,15 @@ def test_csv_headers_are_exact(default_run):
 def test_summary_counts(default_run):
     s = summary(default_run)
     # 4 service replicas run forever, the 2-pod gang and 6 batch pods finish, one never fits.
-    assert s["pods"] == {"submitted": 13, "completed": 8, "failed": 0, "evicted": 0,
-                         "running": 4, "pending": 1}
-    assert s["jobs"] == {"submitted": 12, "completed": 7, "failed": 0, "running": 4,
-                         "pending": 1}
+    assert s["pods"] == {
+        "submitted": 13,
+        "completed": 8,
+        "failed": 0,
+        "evicted": 0,
+        "running": 4,
+        "pending": 1,
+    }
+    assert s["jobs"] == {"submitted": 12, "completed": 7, "failed": 0, "running": 4, "pending": 1}
     assert s["seed"] == 0
     assert set(s["resources"]) >= {"cpu", "memory", "nvidia.com/gpu", "pods"}
     assert s["jct"]["count"] == 7
@@ -145,8 +161,16 @@ def test_volcano_config_runs_and_names_missing_plugins(tmp_path, capsys):
     warnings = [line for line in err.splitlines() if line.startswith("warning:")]
     for plugin in ("task-topology", "numaaware"):
         assert any(f"plugin {plugin} " in line for line in warnings), plugin
-    for plugin in ("priority", "gang", "conformance", "drf", "predicates", "proportion",
-                   "nodeorder", "binpack"):
+    for plugin in (
+        "priority",
+        "gang",
+        "conformance",
+        "drf",
+        "predicates",
+        "proportion",
+        "nodeorder",
+        "binpack",
+    ):
         assert not any(f"plugin {plugin} " in line for line in warnings), plugin
     assert "Traceback" not in err
     s = summary(out)
@@ -169,8 +193,9 @@ def test_until_stops_early(tmp_path):
     for row in pods.values():
         for column in ("submit_time", "bind_time", "start_time", "end_time"):
             assert row[column] == "" or float(row[column]) <= 100
-    times = [float(line.split(",")[0])
-             for line in (out / "timeseries.csv").read_text().splitlines()[1:]]
+    times = [
+        float(line.split(",")[0]) for line in (out / "timeseries.csv").read_text().splitlines()[1:]
+    ]
     assert times and max(times) <= 100
 
 
@@ -202,7 +227,11 @@ def test_module_help_in_a_subprocess():
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
         [sys.executable, "-m", "berth.cli", "--help"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=60,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0, proc.stderr
     for command in ("simulate", "validate", "bench"):

@@ -1,0 +1,1 @@
+"""Reconcile loops that turn workload objects into pods, through the object store."""
