@@ -833,6 +833,7 @@ def _convert_pod_group(doc: schema.PodGroupDoc, ctx: _Context) -> None:
         or 0.0,
         annotations=dict(meta.annotations),
         preemptable=_preemptable(meta, ctx),
+        min_task_member=dict(spec.min_task_member),
     )
     ctx.out._add(ctx.out.groups, group, ctx.origin())
 

@@ -238,6 +238,11 @@ class Pod:
         return not any(v for k, v in self.requests.items() if k != "pods")
 
 
+def task_name(pod: Pod) -> str:
+    """The task a pod belongs to in its group (a label or an annotation, as Volcano reads it)."""
+    return pod.labels.get(TASK_NAME_LABEL) or pod.annotations.get(TASK_NAME_LABEL, "")
+
+
 @dataclass(slots=True)
 class PodGroup:
     name: str
@@ -253,6 +258,9 @@ class PodGroup:
     preemptable: bool = True  # False: none of its pods is evicted by preempt or reclaim
     #: Made by a batch Job's controller, which creates the pods only once the group is admitted.
     owned: bool = False
+    #: Per-task minimums (Volcano's minTaskMember), by the pods' ``volcano.sh/task-spec``;
+    #: enforced only when minMember covers their sum, as Volcano does.
+    min_task_member: dict[str, int] = field(default_factory=dict)
     # runtime
     phase: GroupPhase = GroupPhase.PENDING
     start_time: float | None = None

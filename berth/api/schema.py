@@ -470,8 +470,9 @@ class PodGroupSpec(_Model):
     min_resources: ResourceList = Field(default_factory=dict)
     queue: NonEmpty = "default"
     priority_class_name: StrictStr = ""
-    # Volcano fills minTaskMember in for every job; the total in minMember is what berth gangs on.
-    ignored = frozenset({"minTaskMember"})
+    min_task_member: dict[StrictStr, Annotated[StrictInt, Field(ge=0)]] = Field(
+        default_factory=dict
+    )
     unsupported = frozenset({"networkTopology"})
 
 

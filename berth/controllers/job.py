@@ -102,6 +102,11 @@ class JobController:
             annotations=dict(job.annotations),
             preemptable=job.preemptable,
             owned=True,
+            min_task_member={
+                task.name: task.min_available
+                for task in job.tasks
+                if task.min_available is not None
+            },
         )
         run = self.runs[job.key] = _Run(job, group, {task.name: task for task in job.tasks})
         self._set_phase(run, JobPhase.PENDING, "created; pods wait for the PodGroup's admission")
@@ -365,8 +370,10 @@ class JobController:
     def _verdict(self, run: _Run, succeeded: int) -> tuple[JobPhase, str]:
         """Completed or Failed once every slot has ended, by Volcano's rules."""
         job = run.job
+        minimums = sum(task.min_available or 0 for task in job.tasks)
         for task in job.tasks:
-            if task.min_available is None:
+            # Volcano judges tasks one by one only when minAvailable covers their minimums.
+            if task.min_available is None or job.min_available < minimums:
                 continue
             done = sum(
                 1

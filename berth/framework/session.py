@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from berth.api.objects import GroupPhase, Pod, PodGroup, Queue
+from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
@@ -61,6 +61,8 @@ class JobInfo:
     requesting: int = 0
     #: New pods or a new PodGroup since enqueue last looked at this job.
     touched: bool = True
+    #: Placements of the open statement per task, kept only for groups with per-task minimums.
+    task_allocated: dict[str, int] = field(default_factory=dict)
 
     def min_request(self, state: ClusterState) -> np.ndarray:
         if self._min_request is None:
@@ -94,6 +96,11 @@ class JobInfo:
         self.pending = [p for p in self.pending if p is not pod]
         self.requesting -= not pod.best_effort
         self.asking = _added(self.asking, request, -1)
+
+
+def _count_task(job: JobInfo, pod: Pod, delta: int) -> None:
+    task = task_name(pod)
+    job.task_allocated[task] = job.task_allocated.get(task, 0) + delta
 
 
 def charge(
@@ -144,6 +151,8 @@ class Statement:
         session = self.session
         session.state.bind(pod, row, cls.request)
         job.allocated += 1
+        if job.group.min_task_member:
+            _count_task(job, pod, 1)
         session.charge(job, pod, cls.request, 1)
         self.journal.append(_Operation(job, pod, row, cls.request, None))
 
@@ -169,6 +178,8 @@ class Statement:
             if op.reason is None:
                 session.state.unbind(op.pod, op.row, op.request)
                 op.job.allocated -= 1
+                if op.job.group.min_task_member:
+                    _count_task(op.job, op.pod, -1)
                 session.charge(op.job, op.pod, op.request, -1)
             else:
                 session.state.bind(op.pod, op.row, op.request)
@@ -187,6 +198,8 @@ class Statement:
                 session.evictions.append(Eviction(op.pod, node, op.reason))
                 continue
             op.job.allocated -= 1
+            if op.job.group.min_task_member:
+                _count_task(op.job, op.pod, -1)
             op.job.asking = _added(op.job.asking, op.request, -1)
             op.job.requesting -= not op.pod.best_effort
             op.job.bound[op.pod.key] = op.pod

@@ -128,3 +128,60 @@ def test_gang_with_a_best_effort_member_binds_together():
     s = scheduler([node("n")], groups=[PodGroup("mix", min_member=3)])
     pods = [pod("w0", group="mix"), pod("w1", group="mix"), best_effort("side", group="mix")]
     assert sorted(run(s, pods)) == ["side", "w0", "w1"]
+
+
+def task_pod(name: str, task: str, cpu: int, group: str = "job") -> object:
+    return pod(name, cpu=cpu, group=group, labels={"volcano.sh/task-spec": task})
+
+
+# A 4-CPU node and a 2-CPU node; workers need 2 CPUs, the ps 3 (fits the big node) or 5 (fits
+# nowhere).
+TASK_NODES = [node("big", cpu=4000), node("small", cpu=2000)]
+TASK_CASES = {
+    # minMember 2 covers ps 1 + worker 1: the ps and one worker, on different nodes
+    "each task's minimum met": (
+        PodGroup("job", min_member=2, min_task_member={"ps": 1, "worker": 1}),
+        [task_pod("ps", "ps", 3000), task_pod("w0", "worker", 2000)],
+        {"ps": "big", "w0": "small"},
+    ),
+    # the ps asks for more than any node: two workers alone would reach minMember 2, but the
+    # ps task's minimum is not met, so nothing binds
+    "a task short of its minimum holds the gang": (
+        PodGroup("job", min_member=2, min_task_member={"ps": 1, "worker": 1}),
+        [
+            task_pod("ps", "ps", 5000),
+            task_pod("w0", "worker", 2000),
+            task_pod("w1", "worker", 2000),
+        ],
+        {},
+    ),
+    # without per-task minimums the same pods start with two workers
+    "no per-task minimums": (
+        PodGroup("job", min_member=2),
+        [
+            task_pod("ps", "ps", 5000),
+            task_pod("w0", "worker", 2000),
+            task_pod("w1", "worker", 2000),
+        ],
+        {"w0": "big", "w1": "big"},
+    ),
+    # minMember 1 does not cover the minimums' sum (2): Volcano ignores them
+    "minimums beyond minMember are ignored": (
+        PodGroup("job", min_member=1, min_task_member={"ps": 1, "worker": 1}),
+        [task_pod("ps", "ps", 5000), task_pod("w0", "worker", 2000)],
+        {"w0": "big"},
+    ),
+}
+
+
+@pytest.mark.parametrize("group,pods,expected", TASK_CASES.values(), ids=TASK_CASES.keys())
+def test_per_task_min_available(group, pods, expected):
+    s = scheduler(TASK_NODES, groups=[group])
+    assert run(s, pods) == expected
+
+
+def test_task_short_of_pods_is_invalid():
+    s = scheduler(TASK_NODES, groups=[PodGroup("job", min_member=2, min_task_member={"ps": 1})])
+    pods = [task_pod("w0", "worker", 1000), task_pod("w1", "worker", 1000)]
+    assert run(s, pods) == {}
+    assert s.pending_reason(pods[0]) == "gang: task ps 0/1: waiting for pods"
