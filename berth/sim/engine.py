@@ -332,9 +332,10 @@ class Simulation:
         if not self.scheduler.has_waiting:
             return
         binds = self.scheduler.run_session(self.now)
+        evicted = [eviction.pod for eviction in self.scheduler.evictions]
         for eviction in self.scheduler.evictions:
             self.eviction_reasons[eviction.pod.key] = eviction.reason
-            self._evicted(eviction.pod)
+        self._evicted(evicted)
         for bind in binds:
             pod = bind.pod
             pod.phase = PodPhase.BOUND
@@ -344,11 +345,14 @@ class Simulation:
         for group in self.scheduler.admitted:
             self.store.update("PodGroup", group)  # its controller creates the pods now
 
-    def _evicted(self, pod: Pod) -> None:
-        """A pod taken off its node by the scheduler or a node failure (ClusterState is
-        already updated)."""
-        self._stop(pod, PodPhase.EVICTED)
-        self._changed(pod)
+    def _evicted(self, pods: list[Pod]) -> None:
+        """Pods taken off their nodes by the scheduler or a node failure (ClusterState is
+        already updated). All are marked before any controller hears of one: its reaction
+        (a restart deleting the job's other pods) must find them already gone."""
+        for pod in pods:
+            self._stop(pod, PodPhase.EVICTED)
+        for pod in pods:
+            self._changed(pod)
 
     def _stop(self, pod: Pod, phase: PodPhase) -> None:
         """Bookkeeping for a pod that ends before finishing (already off its node)."""
@@ -397,7 +401,7 @@ class Simulation:
         for pod in lost:
             self.scheduler.release(pod)
             self.eviction_reasons[pod.key] = f"node {failure.node} failed"
-            self._evicted(pod)
+        self._evicted(lost)
         if failure.recover_after is not None:
             self._push(self.now + failure.recover_after, Ev.NODE_UP, failure)
         self._request_session()
