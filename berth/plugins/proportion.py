@@ -19,10 +19,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.api.objects import Queue
+from berth.api.objects import GroupPhase, Queue
+from berth.framework.plugin import Vote
 from berth.framework.queues import EPSILON
-from berth.framework.session import Session
+from berth.framework.session import JobInfo, Session
 from berth.plugins.queue_share import QueueShare
+from berth.resources import format_amount
 
 #: Volcano's threshold under which a resource counts as used up.
 _EMPTY = 0.1
@@ -39,8 +41,14 @@ class Proportion(QueueShare):
         asking: dict[int, np.ndarray] = {}
         for job in session.jobs.values():
             row = self.index.get(job.queue)
-            if row is not None and not job.placeholder:
-                asking[row] = _sum(asking.get(row), job.asking)
+            if row is None or job.placeholder:
+                continue
+            ask = job.asking
+            if job.group.phase == GroupPhase.PENDING and job.group.min_resources:
+                # Before admission a group asks at least its minResources (a batch Job's group
+                # has no pods yet at all), so that its queue can come to deserve that much.
+                ask = _max(ask, session.state.request_vector(job.group.min_resources))
+            asking[row] = _sum(asking.get(row), ask)
         requests = self.used.copy()
         for row, vector in asking.items():
             requests[row] += columns.of(vector)
@@ -57,6 +65,33 @@ class Proportion(QueueShare):
             )
         return capability, deserved
 
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        """Besides the capability check, refuse a job whose minResources do not fit in what its
+        queue still deserves (deserved − held − promised to admitted groups). Allocate would
+        never place it there, and an admitted group holds its minResources against every other
+        admission: admitting it would stall the cluster, not just the queue."""
+        refused = super().job_enqueueable(job)
+        if refused is not None or not job.group.min_resources:
+            return refused
+        row = self.index.get(job.queue)
+        if row is None:
+            return None
+        need = self.columns.amounts(job.group.min_resources)
+        room = self.deserved[row] - self.used[row] - self.inqueue[row]
+        # Only where other queues hold the share down: a queue that deserves all it could
+        # have is short of idle room, which the idle check reports better.
+        shared = self.deserved[row] < self.capability[row] - EPSILON
+        short = (need > 0) & shared & (need > room + EPSILON)
+        if not short.any():
+            return None
+        parts = "; ".join(
+            f"{res} needs {format_amount(res, need[i])}, deserves "
+            f"{format_amount(res, max(room[i], 0.0))} more"
+            for i, res in enumerate(self.columns.names)
+            if short[i]
+        )
+        return f"queue {self.names[row]} at its deserved share: {parts}"
+
     def limit(self) -> np.ndarray:
         return np.minimum(self.capability, self.deserved)
 
@@ -70,6 +105,15 @@ class Proportion(QueueShare):
             return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
         over = need > self.room(row)
         return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
+
+
+def _max(left: np.ndarray, right: np.ndarray) -> np.ndarray:
+    """Element-wise maximum of two vectors over the resource axis (either may be shorter)."""
+    width = max(len(left), len(right))
+    result = np.zeros(width, dtype=np.int64)
+    result[: len(left)] = left
+    result[: len(right)] = np.maximum(result[: len(right)], right)
+    return result
 
 
 def _sum(total: np.ndarray | None, vector: np.ndarray) -> np.ndarray:

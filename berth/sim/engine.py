@@ -144,8 +144,10 @@ class Ev(IntEnum):
 class GroupStats:
     pods: int = 0
     running: int = 0
+    started: int = 0  # pods that ever started, finished ones included
     done: int = 0
     failed: int = 0
+    evicted: int = 0  # evicted or deleted before they finished
 
 
 @dataclass
@@ -356,13 +358,17 @@ class Simulation:
 
     def _stop(self, pod: Pod, phase: PodPhase) -> None:
         """Bookkeeping for a pod that ends before finishing (already off its node)."""
+        group = self._group_of(pod)
+        stats = self.stats[group.key]
         if pod.phase == PodPhase.RUNNING:
-            self.stats[self._group_of(pod).key].running -= 1
+            stats.running -= 1
             self.running -= 1
         elif pod.phase == PodPhase.PENDING:
             self.pending -= 1
+        stats.evicted += 1
         pod.phase = phase
         pod.end_time = self.now
+        self._settle(group, stats)
 
     def _changed(self, pod: Pod) -> None:
         """Tell the store about a phase change of a pod a controller owns."""
@@ -427,8 +433,11 @@ class Simulation:
         group = self._group_of(pod)
         stats = self.stats[group.key]
         stats.running += 1
+        stats.started += 1
         self.running += 1
-        if group.start_time is None and stats.running >= max(group.min_member, 1):
+        # Started once minMember of its pods have run (Volcano's test for a Running job): a
+        # group scheduled without gang may run its pods in turns, never all at once.
+        if group.start_time is None and stats.started >= max(group.min_member, 1):
             group.start_time = self.now
             group.phase = GroupPhase.RUNNING
         if pod.duration is not None:
@@ -463,17 +472,18 @@ class Simulation:
             stats.done += 1
         else:
             stats.failed += 1
-        # A batch Job's controller decides when its group ends; a plain group ends with its
-        # last pod, completed if enough of them succeeded.
-        if not group.owned and stats.done + stats.failed >= stats.pods:
-            if stats.done >= group.min_member:
-                group.phase = GroupPhase.COMPLETED
-                group.end_time = self.now
-            elif stats.failed:
-                group.phase = GroupPhase.FAILED
-                group.end_time = self.now
+        self._settle(group, stats)
         self._changed(pod)
         self._request_session()
+
+    def _settle(self, group: PodGroup, stats: GroupStats) -> None:
+        """A plain group ends with its last pod: completed if at least minMember of its pods
+        succeeded, else failed (pods evicted without a controller to replace them are lost).
+        A batch Job's controller decides for the groups it owns."""
+        if group.owned or stats.done + stats.failed + stats.evicted < stats.pods:
+            return
+        group.phase = GroupPhase.COMPLETED if stats.done >= group.min_member else GroupPhase.FAILED
+        group.end_time = self.now
 
     def _on_sample(self, _: Any) -> None:
         self._sample()

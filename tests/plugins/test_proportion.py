@@ -249,3 +249,45 @@ def test_two_groups_admitted_within_capability_count_each_other():
         ),
         cfg,
     )
+
+
+def test_a_group_beyond_its_queues_deserved_share_is_not_admitted():
+    """Weights 5:1 on 12 CPUs with both queues asking for everything: dev deserves 2 CPUs. Its
+    6-CPU gang could never be allocated there; admitting it would promise 6 CPUs to a group
+    that cannot start and refuse everyone else's admission behind it."""
+    cfg = config(["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate")
+    big = [queued(pod(f"a-{i}", cpu=1000, mem=1), "a") for i in range(12)]
+    dev = PodGroup("dev-job", min_member=6, min_resources={"cpu": 6000}, queue="dev")
+    dev_pods = [pod(f"dev-{i}", cpu=1000, mem=1, group="dev-job") for i in range(6)]
+    s = check(
+        Case(
+            [node("n", cpu=12000, mem=65536)],
+            pods=big + dev_pods,
+            groups=[dev],
+            queues=[Queue("a", weight=5), Queue("dev", weight=1)],
+            # a deserves the other 10 CPUs (pods go in name order: a-10 and a-11 before a-2)
+            binds={f"a-{i}" for i in (0, 1, 10, 11, 2, 3, 4, 5, 6, 7)},
+            phases={"dev-job": GroupPhase.PENDING},
+        ),
+        cfg,
+    )
+    assert s.pending_reason(dev_pods[0]) == (
+        "queue dev at its deserved share: cpu needs 6, deserves 2 more"
+    )
+
+
+def test_a_queue_alone_is_refused_by_idle_room_not_by_its_share():
+    cfg = config(["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate")
+    group = PodGroup("g", min_member=2, min_resources={"cpu": 2000})
+    pods = [pod(f"g-{i}", cpu=1000, mem=1, group="g") for i in range(2)]
+    s = check(
+        Case(
+            [node("n", cpu=4000, mem=65536)],
+            bound=[(pod("busy", cpu=4000, mem=1), "n")],
+            pods=pods,
+            groups=[group],
+            phases={"g": GroupPhase.PENDING},
+        ),
+        cfg,
+    )
+    assert s.pending_reason(pods[0]) == "minResources exceed the idle capacity: cpu needs 2, 0 idle"
