@@ -33,6 +33,8 @@ METRICS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
     ("JCT p95", ("jct", "p95"), True, "seconds"),
     ("makespan", ("makespan",), True, "seconds"),
     ("pods evicted", ("pods", "evicted"), True, "count"),
+    ("pods preempted", ("evictions", "preempted"), True, "count"),
+    ("pods reclaimed", ("evictions", "reclaimed"), True, "count"),
 )
 #: Resources whose shares are too small or uniform to compare usefully.
 _SKIP_RESOURCES = {"pods"}

@@ -7,6 +7,7 @@ same seed produce byte-identical files; only ``wall_seconds`` is expected to dif
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from os import PathLike
 from typing import Any
 
@@ -73,6 +74,28 @@ def _pod_counts(pods: list[Pod]) -> dict[str, int]:
     }
 
 
+#: How the preempt and reclaim actions begin the reasons they give, and the cause each names.
+#: Counting by cause reads these prefixes because a reason is all the simulator keeps of an
+#: eviction; anything else (a failed node, a reason missing) is counted as "other".
+_EVICTION_CAUSES = (("preempted by ", "preempted"), ("reclaimed by ", "reclaimed"))
+
+
+def eviction_cause(reason: str) -> str:
+    """ "preempted", "reclaimed" or "other", from an eviction's reason."""
+    for prefix, cause in _EVICTION_CAUSES:
+        if reason.startswith(prefix):
+            return cause
+    return "other"
+
+
+def _eviction_counts(pods: list[Pod], reasons: Mapping[str, str]) -> dict[str, int]:
+    counts = {cause: 0 for _, cause in _EVICTION_CAUSES} | {"other": 0}
+    for pod in pods:
+        if pod.phase == PodPhase.EVICTED:
+            counts[eviction_cause(reasons.get(pod.key, ""))] += 1
+    return counts | {"total": sum(counts.values())}
+
+
 def _job_counts(groups: list[PodGroup]) -> dict[str, int]:
     def count(*phases: GroupPhase) -> int:
         return sum(1 for group in groups if group.phase in phases)
@@ -122,8 +145,13 @@ def summarize(
     events: int,
     wall_seconds: float,
     end_time: float,
+    reasons: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
-    """Build the summary dict; see the module docstring for why every float is rounded."""
+    """Build the summary dict; see the module docstring for why every float is rounded.
+
+    ``reasons`` (pod key → why, as the simulator keeps them) is what tells a preempted pod from
+    a reclaimed one; without it every eviction counts as "other".
+    """
     completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]
     allocation = time_weighted_fractions(series.times, series.allocated, series.capacity, end_time)
     utilization = time_weighted_fractions(series.times, series.used, series.capacity, end_time)
@@ -144,6 +172,7 @@ def summarize(
         "end_time": end_time,
         "pods": _pod_counts(pods),
         "jobs": _job_counts(groups),
+        "evictions": _eviction_counts(pods, reasons or {}),
         "queueing_delay": percentiles(_delays([(g.start_time, g.submit_time) for g in groups])),
         "pod_queueing_delay": percentiles(_delays([(p.bind_time, p.submit_time) for p in pods])),
         "jct": percentiles(_delays([(g.end_time, g.submit_time) for g in completed])),

@@ -3,6 +3,7 @@ that can be opened from a CI artifact or mailed around next to its PNGs."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from html import escape
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,14 @@ from typing import Any
 from berth.api.objects import Pod, PodGroup, PodPhase
 from berth.metrics.timeseries import TimeSeries
 from berth.report.console import format_duration, format_percent
-from berth.report.plots import PLOT_FILES, write_plots
+from berth.report.plots import (
+    DPI,
+    FIGSIZE,
+    PLOT_FILES,
+    QUEUE_SHARES_FIGSIZE,
+    QUEUE_SHARES_FILE,
+    write_plots,
+)
 
 #: Enough pending pods to spot a pattern (one namespace, one job) without a megabyte page.
 PENDING_ROWS = 50
@@ -44,7 +52,7 @@ _PLOT_TITLES = dict(
         ),
         strict=True,
     )
-)
+) | {QUEUE_SHARES_FILE: "Queue shares over time"}
 
 
 def _table(header: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
@@ -66,7 +74,12 @@ def _counts_section(summary: dict[str, Any]) -> str:
     for label, key in (("Pods", "pods"), ("Jobs", "jobs")):
         counts = summary[key]
         rows.append([label, *(str(counts[c]) if c in counts else "—" for c in _COUNT_COLUMNS)])
-    return "<h2>Counts</h2>" + _table(["", *_COUNT_COLUMNS], rows)
+    evictions = summary["evictions"]
+    line = (
+        f"Evictions: {evictions['preempted']} preempted · {evictions['reclaimed']} reclaimed · "
+        f"{evictions['other']} other (node failures) · {evictions['total']} total"
+    )
+    return f"<h2>Counts</h2>{_table(['', *_COUNT_COLUMNS], rows)}<p>{escape(line)}</p>"
 
 
 def _delay_section(summary: dict[str, Any]) -> str:
@@ -118,12 +131,17 @@ def _run_section(summary: dict[str, Any]) -> str:
     return "<h2>Run</h2>" + _table(["", "value"], rows)
 
 
-def _plots_section() -> str:
-    images = "".join(
-        f"<h3>{escape(title)}</h3>"
-        f'<img src="{escape(name)}" alt="{escape(title)}" width="800" height="450">'
-        for name, title in _PLOT_TITLES.items()
-    )
+def _plots_section(plots: Sequence[str]) -> str:
+    def image(name: str) -> str:
+        title = _PLOT_TITLES[name]
+        inches = QUEUE_SHARES_FIGSIZE if name == QUEUE_SHARES_FILE else FIGSIZE
+        width, height = (round(side * DPI) for side in inches)
+        return (
+            f"<h3>{escape(title)}</h3>"
+            f'<img src="{escape(name)}" alt="{escape(title)}" width="{width}" height="{height}">'
+        )
+
+    images = "".join(image(name) for name in plots)
     return "<h2>Plots</h2>" + images
 
 
@@ -148,16 +166,20 @@ def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) 
 
 
 def render_html(
-    summary: dict[str, Any], pods: list[Pod], reasons: dict[str, str] | None = None
+    summary: dict[str, Any],
+    pods: list[Pod],
+    reasons: dict[str, str] | None = None,
+    plots: Sequence[str] = PLOT_FILES,
 ) -> str:
-    """The report page for ``summary``; plots are referenced by their ``PLOT_FILES`` names."""
+    """The report page for ``summary``; ``plots`` names the PNGs written beside it, since the
+    queue shares plot exists only for runs with queues to compare."""
     title = "berth simulation report"
     sections = (
         _counts_section(summary),
         _delay_section(summary),
         _resource_section(summary),
         _run_section(summary),
-        _plots_section(),
+        _plots_section(plots),
         _pending_section(pods, summary["end_time"], reasons or {}),
     )
     return (
@@ -181,7 +203,7 @@ def write_report(
     says, by pod key, why a pod still pending could not be placed."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    write_plots(out_dir, series, groups)
+    plots = [png.name for png in write_plots(out_dir, series, groups)]
     path = out_dir / "report.html"
-    path.write_text(render_html(summary, pods, reasons), encoding="utf-8")
+    path.write_text(render_html(summary, pods, reasons, plots), encoding="utf-8")
     return path

@@ -21,8 +21,12 @@ from berth.report.console import format_duration
 from berth.resources import PODS
 
 FIGSIZE = (8.0, 4.5)
+#: Taller: the shares and the fairness index below them share one time axis.
+QUEUE_SHARES_FIGSIZE = (8.0, 6.0)
 DPI = 100
 PLOT_FILES = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
+#: Written only when at least two queues held resources: with one there is nothing to share.
+QUEUE_SHARES_FILE = "queue_shares.png"
 
 #: (span threshold, seconds per unit, unit name) from the largest unit down; the first threshold
 #: the span exceeds wins. Days past 4 d, so a 60-day trace does not read in the thousands of hours.
@@ -198,8 +202,39 @@ def plot_fraction_overlay(
     return _save(figure, path)
 
 
+def plot_queue_shares(series: TimeSeries, path: Path) -> Path | None:
+    """Each queue's dominant share over time above Jain's index; None (nothing written) unless
+    two or more queues held resources at some point. Queues that never held anything are left
+    out: every run has a default queue, and its flat line at zero would only crowd the legend."""
+    shares = series.queue_shares()
+    active = np.flatnonzero((shares > 0).any(axis=0))
+    if len(active) < 2:
+        return None
+    figure = Figure(figsize=QUEUE_SHARES_FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(figure)
+    top, bottom = figure.subplots(2, 1, sharex=True, height_ratios=(2, 1))
+    times = series.times
+    scale, unit = time_unit(float(times[-1] - times[0]))
+    x = times / scale
+    queues = series.queues
+    for column in active:
+        top.plot(x, shares[:, column], drawstyle="steps-post", label=queues[column])
+    top.set_title("Queue shares over time")
+    top.set_ylabel("dominant share")
+    top.set_ylim(0, 1.05)
+    top.legend(loc="best", fontsize="small")
+    bottom.plot(x, series.fairness(), drawstyle="steps-post", color="black")
+    bottom.set_ylabel("Jain's index")
+    bottom.set_ylim(0, 1.05)
+    bottom.set_xlabel(f"simulated time ({unit})")
+    for axes in (top, bottom):
+        axes.grid(True, alpha=0.3)
+    return _save(figure, path)
+
+
 def write_plots(out_dir: Path, series: TimeSeries, groups: list[PodGroup]) -> list[Path]:
-    """Write the four report PNGs into ``out_dir``, in ``PLOT_FILES`` order."""
+    """Write the report PNGs into ``out_dir``: the four of ``PLOT_FILES`` in that order, then
+    ``QUEUE_SHARES_FILE`` when there are queues to compare."""
     started = [g.start_time - g.submit_time for g in groups if g.start_time is not None]
     finished = [
         g.end_time - g.submit_time
@@ -207,9 +242,15 @@ def write_plots(out_dir: Path, series: TimeSeries, groups: list[PodGroup]) -> li
         if g.phase == GroupPhase.COMPLETED and g.end_time is not None
     ]
     utilization, pending, queueing, jct = (out_dir / name for name in PLOT_FILES)
-    return [
+    written = [
         plot_utilization(series, utilization),
         plot_pending(series, pending),
         plot_cdf(np.array(started), "Job queueing delay", "submit to start", queueing),
         plot_cdf(np.array(finished), "Job completion time", "submit to end", jct),
     ]
+    shares = plot_queue_shares(series, out_dir / QUEUE_SHARES_FILE)
+    if shares is None:
+        # A rerun into the same directory must not leave an earlier run's queues on show.
+        (out_dir / QUEUE_SHARES_FILE).unlink(missing_ok=True)
+        return written
+    return [*written, shares]

@@ -18,7 +18,7 @@ from berth.api.manifest import (
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import SchedulerConfig, load_config
 from berth.framework.framework import Framework
-from berth.metrics.summary import summarize, write_summary
+from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimConfig, SimResult, Simulation
@@ -115,10 +115,6 @@ def simulate(
     return simulation.run(progress)
 
 
-def is_preemption(reason: str) -> bool:
-    return reason.startswith(("preempted by", "reclaimed by"))
-
-
 def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
     """Per group: pods made, the batch Job's phase and retries, preemptions, and a reason
     (the scheduler's for a group still waiting, the Job's last condition for one that ended)."""
@@ -128,7 +124,8 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
         if outcome is None:
             continue
         outcome.tasks += 1
-        if pod.phase == PodPhase.EVICTED and is_preemption(result.reasons.get(pod.key, "")):
+        cause = eviction_cause(result.reasons.get(pod.key, ""))
+        if pod.phase == PodPhase.EVICTED and cause != "other":
             outcome.preemptions += 1
         if pod.phase == PodPhase.PENDING and not outcome.reason:
             outcome.reason = result.reasons.get(pod.key, "")
@@ -161,6 +158,7 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
         events=result.events,
         wall_seconds=result.wall_seconds,
         end_time=result.end_time,
+        reasons=result.reasons,
     )
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}

@@ -67,6 +67,8 @@ def test_compare_writes_one_report_with_ratios(tmp_path, capsys, jobs):
     assert completed["values"] == {"default": 2.0, "binpack": 2.0}
     assert completed["ratio_to_first"] == {"default": 1.0, "binpack": 1.0}
     assert "nvidia.com/gpu allocation" in rows and "pods allocation" not in rows
+    for metric in ("pods evicted", "pods preempted", "pods reclaimed"):
+        assert rows[metric]["values"] == {"default": 0.0, "binpack": 0.0}, metric
     assert "Comparison" in capsys.readouterr().out
 
 
@@ -106,3 +108,33 @@ def test_ratios_are_relative_to_the_first_configuration():
     row = next(r for r in table["rows"] if r["metric"] == "queueing delay mean")
     assert row["ratio_to_first"] == {"a": 1.0, "b": 0.5, "c": None}
     assert row["unit"] == "seconds" and row["lower_is_better"] is True
+
+
+def test_preempted_and_reclaimed_rows_come_from_summary_evictions():
+    from berth.compare import RunOutcome
+
+    def outcome(name, preempted, reclaimed):
+        import numpy as np
+
+        summary = {
+            "pods": {"evicted": preempted + reclaimed + 1},
+            "evictions": {
+                "preempted": preempted,
+                "reclaimed": reclaimed,
+                "other": 1,
+                "total": preempted + reclaimed + 1,
+            },
+        }
+        return RunOutcome(
+            name, summary, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), []
+        )
+
+    table = comparison_table([outcome("a", 4, 2), outcome("b", 1, 0)])
+    rows = {row["metric"]: row for row in table["rows"]}
+    assert rows["pods evicted"]["values"] == {"a": 7.0, "b": 2.0}
+    assert rows["pods preempted"]["values"] == {"a": 4.0, "b": 1.0}
+    assert rows["pods preempted"]["ratio_to_first"] == {"a": 1.0, "b": 0.25}
+    assert rows["pods reclaimed"]["values"] == {"a": 2.0, "b": 0.0}
+    assert rows["pods reclaimed"]["ratio_to_first"] == {"a": 1.0, "b": 0.0}
+    for metric in ("pods preempted", "pods reclaimed"):
+        assert rows[metric]["unit"] == "count" and rows[metric]["lower_is_better"] is True

@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 
-from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.api.manifest import Manifests
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase, Queue
+from berth.framework.config import SchedulerConfig
 from berth.metrics.summary import percentiles, summarize, time_weighted_fractions, write_summary
 from berth.metrics.timeseries import TimeSeries
+from berth.sim.engine import NodeFailure, SimConfig, Simulation
+from berth.sim.runner import write_outputs
+from tests.builders import config, node, pod, queued
 
 
 def _summary(
@@ -19,6 +25,7 @@ def _summary(
     groups: list[PodGroup] | None = None,
     series: TimeSeries | None = None,
     end_time: float = 100.0,
+    reasons: dict[str, str] | None = None,
 ) -> dict[str, Any]:
     return summarize(
         pods or [],
@@ -28,6 +35,7 @@ def _summary(
         events=10,
         wall_seconds=0.5,
         end_time=end_time,
+        reasons=reasons,
     )
 
 
@@ -241,3 +249,85 @@ def test_fragmentation_is_the_time_weighted_share_of_idle_capacity_stranded() ->
     )
     summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=100.0)
     assert summary["fragmentation"] == {"nvidia.com/gpu": 0.75}
+
+
+def test_evictions_are_counted_by_the_cause_their_reason_names() -> None:
+    pods = [Pod(name=f"e{i}", phase=PodPhase.EVICTED) for i in range(6)]
+    pods.append(Pod(name="done", phase=PodPhase.SUCCEEDED))
+    reasons = {
+        "default/e0": "preempted by default/train-7",
+        "default/e1": "preempted by default/train-8",
+        "default/e2": "reclaimed by queue research",
+        "default/e3": "node n4 failed",
+        # e4: no reason at all
+        "default/e5": "exited with code 1 after 5s (berth.io/fail-after)",
+        "default/done": "preempted by default/x",  # not evicted: not counted
+    }
+    assert _summary(pods=pods, reasons=reasons)["evictions"] == {
+        "preempted": 2,
+        "reclaimed": 1,
+        "other": 3,
+        "total": 6,
+    }
+
+
+def test_without_reasons_every_eviction_is_other() -> None:
+    pods = [Pod(name="a", phase=PodPhase.EVICTED), Pod(name="b", phase=PodPhase.RUNNING)]
+    assert _summary(pods=pods)["evictions"] == {
+        "preempted": 0,
+        "reclaimed": 0,
+        "other": 1,
+        "total": 1,
+    }
+
+
+Scenario = tuple[Manifests, SchedulerConfig, SimConfig | None]
+
+
+def _cpu(name: str, amount: int, **fields: Any) -> Pod:
+    return pod(name, cpu=amount, mem=0, duration=100.0, **fields)
+
+
+def _preemption() -> Scenario:
+    """Two low-priority pods fill the node; a high-priority one needing all of it arrives."""
+    pods = [_cpu("low0", 2000), _cpu("low1", 2000), _cpu("high", 4000, priority=10, submit_time=10)]
+    actions = "enqueue, allocate, preempt, backfill"
+    cfg = config(["priority", "gang", "resource-fit", "least-allocated"], actions=actions)
+    return Manifests(nodes=[node("n", cpu=4000)], pods=pods), cfg, None
+
+
+def _reclaim() -> Scenario:
+    """Queue a holds the whole node; queue b, deserving half, arrives wanting half."""
+    pods = [queued(_cpu(f"a{i}", 1000), "a") for i in range(4)]
+    pods += [queued(_cpu(f"b{i}", 1000, submit_time=10), "b") for i in range(2)]
+    cfg = config(
+        ["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate, reclaim"
+    )
+    manifests = Manifests(nodes=[node("n", cpu=4000)], queues=[Queue("a"), Queue("b")], pods=pods)
+    return manifests, cfg, None
+
+
+def _node_failure() -> Scenario:
+    manifests = Manifests(nodes=[node("n", cpu=4000)], pods=[_cpu("p0", 1000), _cpu("p1", 1000)])
+    failure = SimConfig(node_failures=(NodeFailure("n", 10.0),))
+    return manifests, config(["resource-fit"]), failure
+
+
+@pytest.mark.parametrize(
+    ("scenario", "expected"),
+    [
+        (_preemption, {"preempted": 2, "reclaimed": 0, "other": 0, "total": 2}),
+        (_reclaim, {"preempted": 0, "reclaimed": 2, "other": 0, "total": 2}),
+        (_node_failure, {"preempted": 0, "reclaimed": 0, "other": 2, "total": 2}),
+    ],
+    ids=["preempt", "reclaim", "node-failure"],
+)
+def test_simulated_evictions_reach_summary_json(
+    tmp_path: Path, scenario: Callable[[], Scenario], expected: dict[str, int]
+) -> None:
+    manifests, cfg, sim_config = scenario()
+    result = Simulation(manifests, cfg, sim_config=sim_config).run()
+    write_outputs(result, tmp_path)
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["evictions"] == expected
+    assert summary["pods"]["evicted"] == expected["total"]

@@ -11,7 +11,7 @@ from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.summary import summarize
 from berth.metrics.timeseries import TimeSeries
 from berth.report.html import PENDING_ROWS, write_report
-from berth.report.plots import PLOT_FILES, time_unit
+from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE, time_unit
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "pods"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -103,3 +103,74 @@ def test_pngs_are_deterministic(tmp_path: Path) -> None:
 )
 def test_time_unit(span: float, unit: str) -> None:
     assert time_unit(span)[1] == unit
+
+
+def _queued_series(held: dict[str, float]) -> TimeSeries:
+    """Queues a, b and default; each queue in ``held`` holds that fraction of the cpu from the
+    second sample on."""
+    series = TimeSeries(RESOURCES, ["a", "b", "default"])
+    capacity = np.array([64_000, 256 * 1024, 8000, 110], dtype=float)
+    cpu_only = np.array([1.0, 0, 0, 0])
+    for t in range(10):
+        queues = {q: capacity * cpu_only * share * (t > 0) for q, share in held.items()}
+        total = sum(queues.values(), np.zeros(4))
+        series.sample(60.0 * t, 0, 1, total, total, capacity, queue_allocated=queues)
+    return series
+
+
+@pytest.mark.parametrize(
+    ("held", "drawn"),
+    [
+        ({"a": 0.5, "b": 0.25}, True),
+        ({"a": 0.5, "b": 0.0, "default": 0.2}, True),
+        ({"a": 0.5, "b": 0.0}, False),  # one queue holding anything: nothing to compare
+        ({}, False),
+    ],
+)
+def test_queue_shares_plot_only_with_two_queues_holding_resources(
+    tmp_path: Path, held: dict[str, float], drawn: bool
+) -> None:
+    series = _queued_series(held)
+    summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=600.0)
+    html = write_report(tmp_path, summary, series, [], []).read_text()
+    png = tmp_path / QUEUE_SHARES_FILE
+    assert png.is_file() is drawn
+    assert (f'src="{QUEUE_SHARES_FILE}"' in html) is drawn
+    assert ("Queue shares over time" in html) is drawn
+    if drawn:
+        assert png.read_bytes()[:8] == PNG_MAGIC
+        assert 'width="800" height="600"' in html
+
+
+def test_queue_shares_plot_of_an_earlier_run_is_removed(tmp_path: Path) -> None:
+    for held in ({"a": 0.5, "b": 0.25}, {"a": 0.5}):
+        series = _queued_series(held)
+        summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=600.0)
+        write_report(tmp_path, summary, series, [], [])
+    assert not (tmp_path / QUEUE_SHARES_FILE).exists()
+
+
+def test_queue_shares_plot_is_deterministic(tmp_path: Path) -> None:
+    for name in ("a", "b"):
+        series = _queued_series({"a": 0.5, "b": 0.25})
+        summary = summarize([], [], series, seed=0, events=0, wall_seconds=0.0, end_time=600.0)
+        write_report(tmp_path / name, summary, series, [], [])
+    first = (tmp_path / "a" / QUEUE_SHARES_FILE).read_bytes()
+    assert first == (tmp_path / "b" / QUEUE_SHARES_FILE).read_bytes()
+
+
+def test_counts_section_has_evictions_by_cause(tmp_path: Path) -> None:
+    series = TimeSeries(RESOURCES)
+    pods = [Pod(name=f"e{i}", phase=PodPhase.EVICTED) for i in range(4)]
+    reasons = {
+        "default/e0": "preempted by default/high",
+        "default/e1": "preempted by default/high",
+        "default/e2": "reclaimed by queue b",
+        "default/e3": "node n0 failed",
+    }
+    summary = summarize(
+        pods, [], series, seed=0, events=0, wall_seconds=0.0, end_time=10.0, reasons=reasons
+    )
+    html = write_report(tmp_path, summary, series, pods, [], reasons).read_text()
+    counts = html[html.index("<h2>Counts</h2>") : html.index("<h2>Delays</h2>")]
+    assert "Evictions: 2 preempted · 1 reclaimed · 1 other (node failures) · 4 total" in counts
