@@ -890,6 +890,17 @@ def _policies(
                     f"{path}[{index}].timeout",
                     f"{schema.show(item.timeout)} is not a duration (expected e.g. 30s, 5m, 1h)",
                 )
+            else:
+                if timeout < 0:
+                    ctx.error(
+                        f"{path}[{index}].timeout", f"must not be negative (got {item.timeout})"
+                    )
+                    timeout = None
+        if item.exit_code is not None and not 1 <= item.exit_code <= 255:
+            ctx.error(
+                f"{path}[{index}].exitCode",
+                f"{item.exit_code} is not an exit code a container can fail with (expected 1-255)",
+            )
         events = {JobEvent(e) for e in item.events}
         if item.event is not None:
             events.add(JobEvent(item.event))
@@ -946,12 +957,13 @@ def _convert_job(doc: schema.JobDoc, ctx: _Context) -> None:
     elif min_available > replicas:
         ctx.error("spec.minAvailable", f"{min_available} exceeds the job's replicas ({replicas})")
     first = sum(task.replicas for task in tasks if not task.depends_on)
-    if first < replicas and min_available > first:
+    if 0 < first < replicas and min_available > first:
+        written = spec.min_available is not None
         ctx.warn(
-            "spec.minAvailable",
-            f"{min_available} exceeds the {first} pods of the tasks without dependsOn, which are "
-            "created first: the gang can never be complete (expected at most "
-            f"{first})",
+            "spec.minAvailable" if written else "spec",
+            f"minAvailable {'' if written else '(by default) '}{min_available} exceeds the "
+            f"{first} pods of the tasks without dependsOn, which are created first: the gang "
+            f"can never be complete (expected at most {first})",
         )
     if spec.min_success is not None and spec.min_success > replicas:
         ctx.error("spec.minSuccess", f"{spec.min_success} exceeds the job's replicas ({replicas})")
@@ -1063,9 +1075,23 @@ def _report(
 
 
 def _check_command_targets(m: Manifests) -> None:
-    jobs = {job.key for job in m.jobs}
+    jobs = {job.key: job for job in m.jobs}
     for command in m.commands:
-        if f"{command.namespace}/{command.target}" not in jobs:
+        job = jobs.get(f"{command.namespace}/{command.target}")
+        if job is not None and command.submit_time < job.submit_time:
+            message = (
+                f"issued at {command.submit_time:g}s, before Job {command.target} arrives at "
+                f"{job.submit_time:g}s: it will have no effect"
+            )
+            _report(
+                m,
+                command,
+                "Command",
+                f"metadata.annotations.{SUBMIT_TIME_ANNOTATION}",
+                message,
+                "warning",
+            )
+        if job is None:
             message = (
                 f"no Job named {schema.show(command.target)} in namespace {command.namespace} "
                 "(expected a batch.volcano.sh Job defined in the loaded files)"
@@ -1148,6 +1174,15 @@ def _resolve_priorities(m: Manifests) -> None:
     ]
     for obj, kind, path, owner in entries:
         explicit = m._origin(obj).explicit_priority
+        if (
+            not obj.priority_class_name
+            and owner is not None
+            and not explicit
+            and owner.priority_class_name in values
+        ):
+            # Volcano gives a template without a class the Job's own, before the cluster's
+            # default could apply.
+            obj.priority_class_name = owner.priority_class_name
         if not obj.priority_class_name:
             if default is not None and not explicit:
                 obj.priority, obj.priority_class_name = default.value, default.name

@@ -210,6 +210,8 @@ class ObjectMeta(_Model):
 class TemplateMeta(_Model):
     labels: StringMap = Field(default_factory=dict)
     annotations: StringMap = Field(default_factory=dict)
+    # What kubectl output carries in templates; a pod's own name comes from its controller.
+    ignored = frozenset({"name", "namespace", "generateName", "creationTimestamp"})
 
 
 # -- selectors and affinity -----------------------------------------------------------------------

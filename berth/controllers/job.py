@@ -244,16 +244,22 @@ class JobController:
         self._sync(run)
 
     def _abort(self, run: _Run, why: str) -> None:
-        """Suspend: pods go, the PodGroup leaves the scheduler, ResumeJob brings both back."""
+        """Suspend: unfinished pods go (finished ones are kept), the PodGroup leaves the
+        scheduler; ResumeJob brings it back and refills the emptied slots."""
         run.version += 1
         self._set_phase(run, JobPhase.ABORTING, why)
         self._kill([pod for pod in run.slots.values() if pod.phase not in FINAL_POD_PHASES], why)
-        run.slots.clear()
         run.group.phase = GroupPhase.PENDING
         self.store.delete("PodGroup", run.group.key)
         self._set_phase(run, JobPhase.ABORTED, why)
 
     def _resume(self, run: _Run, why: str) -> None:
+        """Resuming counts as a restart, as in Volcano: past maxRetry the job fails instead."""
+        job = run.job
+        job.retries += 1
+        if job.retries >= job.max_retry:
+            self._finish(run, JobPhase.FAILED, f"ResumeJob by {why}: restarts reached maxRetry")
+            return
         run.version += 1
         run.group.phase = GroupPhase.PENDING
         run.group.end_time = None
@@ -318,8 +324,6 @@ class JobController:
             owner=job.key,
             preemptable=template.preemptable and job.preemptable,
         )
-        if not template.priority_class_name and job.priority_class_name:
-            pod.priority, pod.priority_class_name = job.priority, job.priority_class_name
         run.slots[slot] = pod
         self._owned[pod.key] = (run, slot)
         self._seen[pod.key] = PodPhase.PENDING

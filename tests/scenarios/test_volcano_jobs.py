@@ -24,7 +24,8 @@ def test_volcano_jobs_example(tmp_path):
     assert {name: (row["phase"], row["retries"], row["tasks"]) for name, row in jobs.items()} == {
         "mpi": ("Completed", "0", "5"),  # workers stopped when the launcher's task completed
         "train": ("Completed", "3", "8"),  # three crashed runs of two pods, then success
-        "sweep": ("Completed", "0", "12"),  # six trials deleted by AbortJob, six after resume
+        # six trials deleted by AbortJob, six after the resume, which counts as a retry
+        "sweep": ("Completed", "1", "12"),
     }
     assert jobs["mpi"]["end_time"] == "1802"
     pods = (tmp_path / "a" / "pods.csv").read_text()
