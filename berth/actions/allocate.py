@@ -5,7 +5,8 @@ first; without any, the queue served least this cycle goes next); a queue that i
 no more turns this cycle. Within a queue jobs go in job order. Each job's tasks are placed
 through one Statement and kept only if the job is then ready (gang), so a job never holds a
 partial set; the queue must be allocatable for each task. A job's best-effort tasks ride in the
-same Statement, so a gang mixing both kinds is still all-or-nothing.
+same Statement, so a gang mixing both kinds is still all-or-nothing. Nodes held for a starving
+job (see the reservation plugin) take only the pods that will be gone before it starts.
 """
 
 from __future__ import annotations
@@ -76,15 +77,18 @@ def allocate_job(job: JobInfo, session: Session) -> None:
     statement = session.statement()
     tasks = sorted(job.pending, key=session.task_order_key)
     hopeless: set[tuple] = set()
+    hold = session.hold
     left = len(tasks)
     for pod in tasks:
         left -= 1
         cls = search.compile(pod)
-        if cls.key in hopeless:
+        # Under a hold, pods of one class differ in whether they may use the held nodes.
+        mark = cls.key if hold is None else (cls.key, hold.lets(job, pod, session.now))
+        if mark in hopeless:
             continue
-        row = search.place(cls)
+        row = session.place(job, pod, cls)
         if row is None:
-            hopeless.add(cls.key)
+            hopeless.add(mark)
             if job.active + job.allocated + left < job.group.min_member:
                 break  # the gang can no longer be completed this cycle
             continue
@@ -96,6 +100,8 @@ def allocate_job(job: JobInfo, session: Session) -> None:
         statement.allocate(job, pod, row, cls)
     if statement.has_placements and session.job_ready(job):
         statement.commit()
+        if hold is not None and hold.job == job.key:
+            session.hold = None  # it has started: the jobs after it may use its nodes
     else:
         statement.discard()
 
@@ -133,3 +139,4 @@ class Allocate:
     def execute(self, session: Session) -> None:
         queues = by_queue(session, schedulable_jobs(session, best_effort_only=False))
         take_turns(session, queues, lambda job: allocate_job(job, session))
+        session.allocated()

@@ -2,7 +2,8 @@
 the filters allow.
 
 They take nothing the allocator accounts for, so they go after it and never delay a job. A job
-of several best-effort pods is still placed all-or-nothing when it is a gang.
+of several best-effort pods is still placed all-or-nothing when it is a gang. Nodes held for a
+starving job take them only if they are expected to end before it starts (a pod slot is room).
 """
 
 from __future__ import annotations

@@ -42,6 +42,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 KNOWN_ACTIONS = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
 #: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
 LATER_ACTIONS = ("shuffle",)
+#: Volcano's former reservation actions: in berth the reservation plugin does their work.
+RESERVATION_ACTIONS = ("elect", "reserve")
 
 _PREDICATE_FILTERS = (
     "resource-fit",
@@ -185,6 +187,10 @@ def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
             actions.append(name)
         elif name in LATER_ACTIONS:
             warnings.append(f"{source}: actions: {name} is not available in berth yet; skipped")
+        elif name in RESERVATION_ACTIONS:
+            warnings.append(
+                f"{source}: actions: {name} is done by the reservation plugin in berth; skipped"
+            )
         else:
             raise ConfigError(
                 f"{source}: actions: unknown action {name!r} "

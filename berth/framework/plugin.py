@@ -136,6 +136,10 @@ class Plugin:
     def on_session_open(self, session: Session) -> None:
         """Per-cycle setup (e.g. computing shares)."""
 
+    def after_allocate(self, session: Session) -> None:
+        """Allocate has placed what it could this cycle: what it left waiting is known (the
+        reservation plugin picks a starving job here), and backfill is still to come."""
+
     # -- queues, admission and eviction -----------------------------------------
     #
     # Queue-level points take the Queue; resource amounts are vectors over the cluster's

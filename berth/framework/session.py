@@ -126,6 +126,37 @@ class Eviction:
     reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
 
 
+class HeldBack(Refusal):
+    """A job refused only because the nodes that would take it are held for another job; it
+    is not kept back by its queue, so it may itself be starving."""
+
+    __slots__ = ()
+
+
+@dataclass(slots=True)
+class Hold:
+    """Nodes kept for one starving job until the moment its tasks are expected to fit there
+    (the shadow time). Other pods may go there only if they are expected to be gone by then,
+    so that what they take never delays the job."""
+
+    job: str  # the job's key
+    #: Held node rows as a mask, as long as the cluster was when the hold was made (nodes
+    #: added since are never held).
+    held: np.ndarray
+    shadow: float
+
+    def holds(self, row: int) -> bool:
+        return row < len(self.held) and bool(self.held[row])
+
+    def lets(self, job: JobInfo, pod: Pod, now: float) -> bool:
+        """Whether ``pod`` may use held nodes: it belongs to the held job, or it has a known
+        duration and ends by the shadow time (counted from now: the scheduler does not know
+        the backend's start latency)."""
+        if job.key == self.job:
+            return True
+        return pod.duration is not None and now + pod.duration <= self.shadow
+
+
 @dataclass(slots=True)
 class _Operation:
     job: JobInfo
@@ -249,6 +280,8 @@ class Session:
         self.job_reasons: dict[str, Reason] = {}
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
+        #: Nodes held for a starving job (the reservation plugin's), or None.
+        self.hold: Hold | None = None
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 
@@ -261,6 +294,38 @@ class Session:
         jobs take shares of (their bound pods count wherever they run)."""
         state = self.state
         return state.allocatable[: state.n].sum(axis=0)
+
+    def place(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
+        """The best node for ``pod`` of ``job``, keeping off held nodes it may not use. The
+        search ignores the hold, so only a pod whose best node turns out held pays for a
+        second look, over the cached evaluation with the held rows masked out."""
+        row = self.search.place(cls)
+        hold = self.hold
+        if row is None or hold is None or not hold.holds(row) or hold.lets(job, pod, self.now):
+            return row
+        search = self.search
+        base = search.evaluate(cls)
+        width = min(len(base), len(hold.held))
+        feasible = base > -np.inf
+        open_rows = feasible.copy()
+        open_rows[:width] &= ~hold.held[:width]
+        idx = search.narrow(cls, np.flatnonzero(open_rows), cls.global_filters)
+        if len(idx):
+            total = search.scores(cls, idx, cls.global_scorers, base[idx])
+            return int(idx[int(np.argmax(total))])
+        held = np.flatnonzero(feasible[:width] & hold.held[:width])
+        names = [self.state.names[r] for r in search.narrow(cls, held, cls.global_filters)]
+        self.job_reasons[job.key] = HeldBack(
+            lambda: (
+                f"{node_list(names)} held for starving job {hold.job} until t={hold.shadow:.0f}s"
+            )
+        )
+        return None
+
+    def allocated(self) -> None:
+        """Allocate has placed what it could this cycle; plugins act on what it left."""
+        for plugin in self.framework.plugins:
+            plugin.after_allocate(self)
 
     def job_of(self, pod: Pod) -> JobInfo | None:
         return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
@@ -372,6 +437,19 @@ class Session:
 
 
 Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]
+
+#: Node names listed in a message before the rest are only counted.
+_LISTED_NODES = 5
+
+
+def node_list(names: Sequence[str]) -> str:
+    """Held nodes named in a reason: a few by name, the rest counted, so that a hold over
+    hundreds of nodes still reads as one line."""
+    if len(names) == 1:
+        return f"node {names[0]}"
+    listed = ", ".join(names[:_LISTED_NODES])
+    rest = len(names) - _LISTED_NODES
+    return f"nodes {listed}" + (f" and {rest} more" if rest > 0 else "")
 
 
 def _allowed(judges: Sequence[Judge], job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:

@@ -15,6 +15,7 @@ from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
+from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
@@ -39,5 +40,6 @@ REGISTRY: dict[str, type[Plugin]] = {
         Conformance,
         Overcommit,
         Sla,
+        Reservation,
     )
 }

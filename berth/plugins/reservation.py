@@ -1,0 +1,246 @@
+"""reservation: hold nodes for the job that has starved longest, so that a stream of small jobs
+cannot keep a big one from ever starting (Volcano's elect/reserve actions, the EASY backfilling
+of SLURM and Maui).
+
+A job is starving once it has waited ``reservation.waitTime`` (a Go duration, default 30m) since
+submission and allocate, which had it admitted and its queue willing, still could not place
+minMember of its pods. The first starving job in job order gets a reservation: the nodes on which
+its missing tasks will fit soonest once the pods running there end (start plus duration; a pod
+without a duration never ends). That moment is the shadow time. Until the job starts, allocate
+and backfill put other pods on held nodes only if they are expected to end by the shadow time,
+so whatever they take is free again when the job needs it; everywhere else scheduling goes on
+as before. The hold is kept as made (so it is deterministic and never drifts later) until the
+job has started, is gone, is held back by its queue, or is still waiting at the shadow time,
+when a new reservation is made.
+
+Held nodes are whole nodes, sized for a slot that fits any of the missing tasks (their
+element-wise largest request), on the nodes every one of them may use.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from berth.api.objects import GroupPhase, Pod
+from berth.durations import DurationError, parse_duration
+from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
+from berth.framework.session import HeldBack, Hold, JobInfo, Session, node_list
+
+WAIT_TIME = "reservation.waitTime"
+DEFAULT_WAIT_TIME = "30m"
+_ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
+
+
+class Reservation(Plugin):
+    name = "reservation"
+
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        raw = self.arguments.get(WAIT_TIME, DEFAULT_WAIT_TIME)
+        where = f"plugin {self.name}: argument {WAIT_TIME}"
+        if not isinstance(raw, str | int | float) or isinstance(raw, bool):
+            raise PluginArgumentError(f"{where}: {raw!r} is not a duration (expected e.g. 30m)")
+        try:
+            self.wait_time = parse_duration(str(raw))
+        except DurationError as exc:
+            raise PluginArgumentError(f"{where}: {exc}") from exc
+        if self.wait_time < 0:
+            raise PluginArgumentError(f"{where}: must not be negative (got {raw!r})")
+        self.hold: Hold | None = None
+        #: Jobs no reservation could be made for, with the (structure epoch, admission epoch)
+        #: of that attempt: only a node change or a pod leaving adds room to plan with.
+        self._unfit: dict[str, tuple[int, int]] = {}
+
+    def on_session_open(self, session: Session) -> None:
+        if self.hold is not None and not _short(session.jobs.get(self.hold.job)):
+            self.hold = None
+        session.hold = self.hold
+
+    def after_allocate(self, session: Session) -> None:
+        hold = self.hold
+        if hold is not None:
+            job = session.jobs.get(hold.job)
+            blocked = hold.job in session.job_reasons
+            if _short(job) and not blocked and session.now < hold.shadow:
+                assert job is not None
+                session.job_reasons[job.key] = _holding(session, job, hold)
+                return
+            self.hold = session.hold = None
+        epoch = (session.state.structure_epoch, session.admission_epoch)
+        self._unfit = {k: e for k, e in self._unfit.items() if e == epoch}
+        starving = [j for j in session.jobs.values() if self._starving(j, session)]
+        running: _Running | None = None
+        for job in sorted(starving, key=session.job_order_key):
+            if running is None:
+                running = _Running(session)
+            hold = _reserve(session, job, running)
+            if hold is not None:
+                self.hold = session.hold = hold
+                session.job_reasons[job.key] = _holding(session, job, hold)
+                return
+            self._unfit[job.key] = epoch
+
+    def _starving(self, job: JobInfo, session: Session) -> bool:
+        reason = session.job_reasons.get(job.key)
+        return (
+            _short(job)
+            and len(job.pending) >= _missing(job)
+            and job.group.phase in _ADMITTED
+            and not job.only_best_effort()
+            and (reason is None or isinstance(reason, HeldBack))
+            and session.now - job.group.submit_time >= self.wait_time
+            and job.key not in self._unfit
+        )
+
+
+class _Running:
+    """The bound pods that are expected to end, as arrays: node row, expected end and request
+    (one row per pod). Gathered at most once per session, and only when a job starves."""
+
+    def __init__(self, session: Session) -> None:
+        state, now = session.state, session.now
+        vectors: dict[tuple, np.ndarray] = {}
+        rows, ends, requests = [], [], []
+        for row in range(state.n):
+            for pod in state.pods_on[row].values():
+                end = _expected_end(pod, now)
+                if math.isinf(end):
+                    continue
+                # Pods with the same requests share one vector.
+                key = tuple(pod.requests.items())
+                vector = vectors.get(key)
+                if vector is None:
+                    vector = vectors[key] = state.request_vector(pod.requests)
+                rows.append(row)
+                ends.append(end)
+                requests.append(vector)
+        width = state.width
+        self.rows = np.array(rows, dtype=np.intp)
+        self.ends = np.array(ends, dtype=np.float64)
+        self.requests = np.zeros((len(requests), width), dtype=np.int64)
+        for i, vector in enumerate(requests):
+            self.requests[i, : len(vector)] = vector
+
+
+def _reserve(session: Session, job: JobInfo, running: _Running) -> Hold | None:
+    """Hold the nodes on which the job's missing tasks fit soonest; None when too few nodes
+    could ever take them, even once every pod that is expected to end has ended."""
+    state, search = session.state, session.search
+    n = state.n
+    need = _missing(job)
+    tasks = sorted(job.pending, key=session.task_order_key)[:need]
+    slot = np.zeros(state.width, dtype=np.int64)
+    rows = np.arange(n)
+    for cls in {id(c): c for c in map(search.compile, tasks)}.values():
+        slot[: len(cls.request)] = np.maximum(slot[: len(cls.request)], cls.request)
+        others = [f for f in cls.filters if not f.checks_free_capacity]
+        rows = np.intersect1d(rows, search.feasible(cls, slice(0, n), others))
+    cols = np.flatnonzero(slot)
+    slot = slot[cols]
+    rows = rows[_slots(state.allocatable[rows][:, cols], slot) > 0]
+    position = np.full(n, -1, dtype=np.intp)
+    position[rows] = np.arange(len(rows))
+    on = position[running.rows]
+    mine = np.flatnonzero(on >= 0)
+    released = running.requests[mine]
+    if released.shape[1] < state.width:  # a resource first seen after the pods were gathered
+        released = np.pad(released, ((0, 0), (0, state.width - released.shape[1])))
+    plan = earliest_fit(
+        state.free[rows][:, cols], on[mine], running.ends[mine], released[:, cols], slot, need
+    )
+    if plan is None:
+        return None
+    shadow, chosen = plan
+    held = np.zeros(n, dtype=bool)
+    held[rows[chosen]] = True
+    return Hold(job.key, held, max(shadow, session.now))
+
+
+def earliest_fit(
+    free: np.ndarray,
+    node: np.ndarray,
+    end: np.ndarray,
+    released: np.ndarray,
+    slot: np.ndarray,
+    need: int,
+) -> tuple[float, np.ndarray] | None:
+    """The earliest time ``need`` slots fit on the nodes, and the nodes that provide them.
+
+    ``free`` is each node's room now (nodes × resources); pod i frees ``released[i]`` on node
+    ``node[i]`` at ``end[i]``. Each pod's end is an event that adds whole slots to its node
+    (counted from the room freed by that node's pods ending up to then), room free now is an
+    event at time -inf; events are taken in time order, the bigger gain first among equal
+    times (fewer nodes held), until the slots reach ``need``. Returns None if they never do;
+    the time is -inf when they fit already.
+    """
+    now_slots = _slots(free, slot)
+    order = np.lexsort((end, node))
+    node, end, released = node[order], end[order], released[order]
+    cumulative = np.cumsum(released, axis=0)
+    first = np.ones(len(node), dtype=bool)
+    first[1:] = node[1:] != node[:-1]
+    group = np.cumsum(first) - 1
+    before_group = (cumulative - released)[first]
+    after = _slots(free[node] + cumulative - before_group[group], slot)
+    before = np.where(first, now_slots[node], np.roll(after, 1))
+    times = np.concatenate([np.full(len(free), -np.inf), end])
+    gains = np.concatenate([now_slots, after - before])
+    where = np.concatenate([np.arange(len(free)), node])
+    useful = gains > 0
+    times, gains, where = times[useful], gains[useful], where[useful]
+    events = np.lexsort((where, -gains, times))
+    reached = int(np.searchsorted(np.cumsum(gains[events]), need))
+    if reached == len(events):
+        return None
+    return float(times[events[reached]]), np.unique(where[events[: reached + 1]])
+
+
+def _slots(room: np.ndarray, slot: np.ndarray) -> np.ndarray:
+    """Whole slots that fit in each row of ``room`` (never below zero)."""
+    if not len(room):
+        return np.zeros(0, dtype=np.int64)
+    return np.maximum((room // slot).min(axis=1), 0)
+
+
+def _expected_end(pod: Pod, now: float) -> float:
+    """When a bound pod should leave its node: its start (its bind, or now for a pod bound
+    this cycle) plus its duration; infinity without a duration."""
+    if pod.duration is None:
+        return math.inf
+    start = pod.start_time if pod.start_time is not None else pod.bind_time
+    return (now if start is None else start) + pod.duration
+
+
+def _missing(job: JobInfo) -> int:
+    """Pods the job still needs placed to start."""
+    return max(job.group.min_member, 1) - job.active
+
+
+def _short(job: JobInfo | None) -> bool:
+    """Pending and still short of minMember (or of its one pod)."""
+    return (
+        job is not None
+        and bool(job.pending)
+        and job.active + job.allocated < max(job.group.min_member, 1)
+    )
+
+
+def _holding(session: Session, job: JobInfo, hold: Hold) -> Refusal:
+    """The held job's reason: its reservation, then what keeps it from starting now."""
+    state, search = session.state, session.search
+    names = [state.names[r] for r in np.flatnonzero(hold.held)]
+    pod = min(job.pending, key=session.task_order_key)
+    minimum = max(job.group.min_member, 1)
+
+    def render() -> str:
+        cls = search.compile(pod)
+        if search.place(cls) is None:
+            now = search.explain(cls)
+        else:
+            now = f"gang {job.active}/{minimum}: not enough nodes for the whole group at once"
+        return f"holds a reservation ({node_list(names)}) until t={hold.shadow:.0f}s; {now}"
+
+    return Refusal(render)
