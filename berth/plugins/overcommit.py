@@ -52,7 +52,9 @@ class Overcommit(Plugin):
     def job_enqueueable(self, job: JobInfo) -> Vote:
         need = self._need(job)
         idle = self.idle[: len(need)]
-        if (need <= idle).all():
+        # Only what the job asks for: a resource over-promised to admitted groups (idle below
+        # zero, as sla's admissions can make it) must not stop jobs that need none of it.
+        if ((need <= idle) | (need <= 0)).all():
             return True
         # ``idle`` is replaced, never changed in place, on admission: no copy needed here.
         return Refusal(partial(self._explain, need, idle))
@@ -62,7 +64,7 @@ class Overcommit(Plugin):
         short = "; ".join(
             f"{names[col]} needs {format_amount(names[col], need[col])}, "
             f"{format_amount(names[col], max(idle[col], 0))} idle"
-            for col in np.flatnonzero(need > idle)
+            for col in np.flatnonzero((need > idle) & (need > 0))
         )
         stretched = f" × {self.factor:g}" if self.factor != 1.0 else ""
         return f"minResources exceed the idle capacity{stretched}: {short}"

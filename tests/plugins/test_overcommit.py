@@ -76,3 +76,33 @@ def test_promised_capacity_counts_across_groups_and_sessions():
     assert s.pending_reason(pods[1]) == reason
     run(s, now=1.0)  # a is admitted but not started: its promise still holds
     assert s.pending_reason(pods[1]) == reason
+
+
+def test_a_resource_promised_past_idle_does_not_stop_jobs_that_need_none_of_it():
+    """sla admits a late job whatever is idle: here 16 GPUs promised on a node with 8. A job
+    asking only for CPU must still be admitted; one asking for a GPU must not."""
+    sla = {"name": "sla", "arguments": {"sla-waiting-time": "1m"}}
+    cfg = config([sla, "gang", "resource-fit"], actions="enqueue")
+    gpu_node = node("g", cpu=8000, gpu=8000)
+    late = PodGroup("late", min_member=2, min_resources={"nvidia.com/gpu": 16000})
+    late_pods = [pod(f"late-{i}", cpu=100, gpu=8000, group="late") for i in range(2)]
+    cpu_job = PodGroup("cpu", min_resources={"cpu": 1000}, submit_time=600)
+    gpu_job = PodGroup("gpu", min_resources={"nvidia.com/gpu": 1000}, submit_time=600)
+    others = [pod("cpu-0", cpu=1000, group="cpu"), pod("gpu-0", cpu=100, gpu=1000, group="gpu")]
+    s = check(
+        Case(
+            [gpu_node],
+            pods=late_pods + others,
+            groups=[late, cpu_job, gpu_job],
+            phases={
+                "late": GroupPhase.INQUEUE,
+                "cpu": GroupPhase.INQUEUE,
+                "gpu": GroupPhase.PENDING,
+            },
+            now=600,
+        ),
+        cfg,
+    )
+    assert s.pending_reason(others[1]) == (
+        "minResources exceed the idle capacity: nvidia.com/gpu needs 1, 0 idle"
+    )
