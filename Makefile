@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench experiment-itp clean
 
 $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +21,10 @@ lint: $(BIN)/berth
 
 bench: $(BIN)/berth
 	$(BIN)/python benchmarks/throughput.py
+
+# docs/experiments/itp-queues.md: three scheduler configurations on ITP clusters 03 and 06
+experiment-itp: $(BIN)/berth
+	$(BIN)/python docs/experiments/itp-queues/run.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
