@@ -232,16 +232,22 @@ class JobController:
     def _restart(self, run: _Run, slots: list[Slot], why: str, then: JobPhase | None) -> None:
         """Kill the slots' pods and refill them; the job fails instead once its restarts
         reach maxRetry (Volcano counts the restart that reaches it as the failing one)."""
-        job = run.job
-        job.retries += 1
-        if job.retries >= job.max_retry:
-            self._finish(run, JobPhase.FAILED, f"{why}: restarts reached maxRetry {job.max_retry}")
+        if not self._retry(run, why):
             return
         run.version += 1
         self._set_phase(run, JobPhase.RESTARTING, why)
         self._kill([run.slots.pop(slot) for slot in slots if slot in run.slots], why)
         self._set_phase(run, then or self._running_or_pending(run), "pods recreated")
         self._sync(run)
+
+    def _retry(self, run: _Run, why: str) -> bool:
+        """Count a restart; False (and the job Failed) once the count reaches maxRetry."""
+        job = run.job
+        job.retries += 1
+        if job.retries < job.max_retry:
+            return True
+        self._finish(run, JobPhase.FAILED, f"{why}: restarts reached maxRetry {job.max_retry}")
+        return False
 
     def _abort(self, run: _Run, why: str) -> None:
         """Suspend: unfinished pods go (finished ones are kept), the PodGroup leaves the
@@ -255,10 +261,7 @@ class JobController:
 
     def _resume(self, run: _Run, why: str) -> None:
         """Resuming counts as a restart, as in Volcano: past maxRetry the job fails instead."""
-        job = run.job
-        job.retries += 1
-        if job.retries >= job.max_retry:
-            self._finish(run, JobPhase.FAILED, f"ResumeJob by {why}: restarts reached maxRetry")
+        if not self._retry(run, f"ResumeJob by {why}"):
             return
         run.version += 1
         run.group.phase = GroupPhase.PENDING

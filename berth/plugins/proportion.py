@@ -24,7 +24,6 @@ from berth.framework.plugin import Vote
 from berth.framework.queues import EPSILON
 from berth.framework.session import JobInfo, Session
 from berth.plugins.queue_share import QueueShare
-from berth.resources import format_amount
 
 #: Volcano's threshold under which a resource counts as used up.
 _EMPTY = 0.1
@@ -84,12 +83,7 @@ class Proportion(QueueShare):
         short = (need > 0) & shared & (need > room + EPSILON)
         if not short.any():
             return None
-        parts = "; ".join(
-            f"{res} needs {format_amount(res, need[i])}, deserves "
-            f"{format_amount(res, max(room[i], 0.0))} more"
-            for i, res in enumerate(self.columns.names)
-            if short[i]
-        )
+        parts = self.shortfall(need, room, short, "deserves {} more")
         return f"queue {self.names[row]} at its deserved share: {parts}"
 
     def limit(self) -> np.ndarray:

@@ -86,6 +86,15 @@ class QueueShare(Plugin):
             self._rooms[row] = room
         return room
 
+    def shortfall(self, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str) -> str:
+        """ "cpu needs 6, <left>" for every resource in ``short``; ``left`` formats the room."""
+        return "; ".join(
+            f"{res} needs {format_amount(res, need[i])}, "
+            + left.format(format_amount(res, max(room[i], 0.0)))
+            for i, res in enumerate(self.columns.names)
+            if short[i]
+        )
+
     def refusal(self, row: int, need: np.ndarray) -> str:
         """Why ``need`` does not fit in the room of the queue in ``row``."""
         over = need > self.room(row)
@@ -121,12 +130,7 @@ class QueueShare(Plugin):
             room = self.capability[row] - self.used[row] - self.inqueue[row]
             short = limited & (need > room + EPSILON)
             if short.any():
-                parts = "; ".join(
-                    f"{res} needs {format_amount(res, need[i])}, "
-                    f"{format_amount(res, max(room[i], 0.0))} left"
-                    for i, res in enumerate(self.columns.names)
-                    if short[i]
-                )
+                parts = self.shortfall(need, room, short, "{} left")
                 return f"minResources exceed the capability of queue {self.names[row]}: {parts}"
         return None
 
