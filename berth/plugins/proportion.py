@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.api.objects import GroupPhase, Queue
+from berth.api.objects import Queue
 from berth.framework.plugin import Vote
 from berth.framework.queues import EPSILON
 from berth.framework.session import JobInfo, Session
@@ -43,16 +43,18 @@ class Proportion(QueueShare):
             if row is None or job.placeholder:
                 continue
             ask = job.asking
-            if job.group.phase == GroupPhase.PENDING and job.group.min_resources:
-                # Before admission a group asks at least its minResources (a batch Job's group
-                # has no pods yet at all), so that its queue can come to deserve that much.
-                ask = _max(ask, session.state.request_vector(job.group.min_resources))
+            if job.group.owned and not job.pending:
+                # A batch Job's group has no pods before admission: its minResources is what
+                # it asks for, so that its queue can come to deserve that much.
+                ask = job.min_request(session.state).astype(np.int64)
             asking[row] = _sum(asking.get(row), ask)
         requests = self.used.copy()
         for row, vector in asking.items():
             requests[row] += columns.of(vector)
         deserved = guarantee.copy()
         wanting = np.flatnonzero((requests > 0).any(axis=1))
+        #: More than one queue asks: only then can a queue's share be held down by the others.
+        self.contested = len(wanting) > 1
         if len(wanting):
             weights = np.array([float(q.weight) for q in queues])
             deserved[wanting] = water_fill(
@@ -70,7 +72,7 @@ class Proportion(QueueShare):
         never place it there, and an admitted group holds its minResources against every other
         admission: admitting it would stall the cluster, not just the queue."""
         refused = super().job_enqueueable(job)
-        if refused is not None or not job.group.min_resources:
+        if refused is not None or not job.group.min_resources or not self.contested:
             return refused
         row = self.index.get(job.queue)
         if row is None:
@@ -99,15 +101,6 @@ class Proportion(QueueShare):
             return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
         over = need > self.room(row)
         return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
-
-
-def _max(left: np.ndarray, right: np.ndarray) -> np.ndarray:
-    """Element-wise maximum of two vectors over the resource axis (either may be shorter)."""
-    width = max(len(left), len(right))
-    result = np.zeros(width, dtype=np.int64)
-    result[: len(left)] = left
-    result[: len(right)] = np.maximum(result[: len(right)], right)
-    return result
 
 
 def _sum(total: np.ndarray | None, vector: np.ndarray) -> np.ndarray:
