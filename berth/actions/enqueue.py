@@ -10,9 +10,11 @@ abstain the idle check decides, which is the overcommit plugin's check with fact
 
 from __future__ import annotations
 
+import numpy as np
+
 from berth.api.objects import GroupPhase
 from berth.framework.plugin import Reason, Refusal, Vote
-from berth.framework.session import Session
+from berth.framework.session import JobInfo, Session
 from berth.plugins.overcommit import Overcommit
 
 
@@ -48,7 +50,16 @@ class Enqueue:
                 remembered[job.key] = session.job_reasons[job.key] = reason
         self._refused = remembered
         self._epoch = epoch
-        for job in sorted(candidates, key=session.job_order_key):
+        ordered = sorted(candidates, key=session.job_order_key)
+        # Without a time-dependent plugin, admission needs the capacity check to pass, and the
+        # idle capacity only shrinks as jobs are admitted: who does not fit is refused at once.
+        check = None if timed else self._capacity_check(session)
+        needs = None if check is None else check.needs(ordered)
+        fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
+        for row, job in enumerate(ordered):
+            if not fits[row]:
+                self._refuse_short(session, check, job)
+                continue
             job.touched = False
             vote: Vote = session.job_valid(job) or session.queue_problem(job)
             if vote is None:
@@ -61,3 +72,23 @@ class Enqueue:
             job.group.phase = GroupPhase.INQUEUE
             session.job_enqueued(job)
             self.idle_check.on_job_enqueued(job)
+            if needs is not None:
+                fits[row + 1 :] &= check.fit(needs[row + 1 :])
+
+    def _refuse_short(self, session: Session, check: Overcommit, job: JobInfo) -> None:
+        """Refuse, without asking the plugins, a job whose minResources exceed the idle capacity
+        (stretched by overcommit when it is configured): whatever they said, it would be refused.
+        On a long backlog most waiting jobs are such, and every freed pod would otherwise have
+        each of them voted on. A gang or queue problem is the more useful reason, so it wins."""
+        job.touched = False
+        reason = session.job_valid(job) or session.queue_problem(job) or check.shortfall(job)
+        session.job_reasons[job.key] = self._refused[job.key] = reason
+
+    def _capacity_check(self, session: Session) -> Overcommit:
+        """The configured overcommit plugin, which has the last word on capacity when present;
+        otherwise the factor-1 idle check."""
+        for tier in session.framework.job_enqueueables:
+            for plugin in tier:
+                if isinstance(plugin, Overcommit):
+                    return plugin
+        return self.idle_check

@@ -63,6 +63,12 @@ class JobInfo:
     touched: bool = True
     #: Placements of the open statement per task, kept only for groups with per-task minimums.
     task_allocated: dict[str, int] = field(default_factory=dict)
+    #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
+    #: for millions of times on a long backlog, so not rebuilt from the group each time.
+    key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = self.group.key
 
     def min_request(self, state: ClusterState) -> np.ndarray:
         if self._min_request is None:
@@ -72,10 +78,6 @@ class JobInfo:
     def only_best_effort(self) -> bool:
         """Whether every pending pod is best-effort (backfill's share)."""
         return self.requesting == 0
-
-    @property
-    def key(self) -> str:
-        return self.group.key
 
     @property
     def queue(self) -> str:

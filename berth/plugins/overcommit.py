@@ -49,15 +49,35 @@ class Overcommit(Plugin):
             self.idle = np.pad(self.idle, (0, len(need) - len(self.idle)))
         return need
 
-    def job_enqueueable(self, job: JobInfo) -> Vote:
-        need = self._need(job)
-        idle = self.idle[: len(need)]
+    def needs(self, jobs: list[JobInfo]) -> np.ndarray:
+        """The jobs' minResources as the rows of one matrix, for ``fit``."""
+        rows = [job.min_request(self.session.state) for job in jobs]
+        matrix = np.zeros((len(rows), max(map(len, rows), default=0)))
+        for row, need in enumerate(rows):
+            matrix[row, : len(need)] = need
+        return matrix
+
+    def fit(self, needs: np.ndarray) -> np.ndarray:
+        """Which rows of ``needs`` fit the idle capacity as it is now: the same test as
+        ``job_enqueueable``, for a whole backlog at once."""
+        idle = np.zeros(max(needs.shape[1], len(self.idle)))
+        idle[: len(self.idle)] = self.idle
+        idle = idle[: needs.shape[1]]
         # Only what the job asks for: a resource over-promised to admitted groups (idle below
         # zero, as sla's admissions can make it) must not stop jobs that need none of it.
-        if ((need <= idle) | (need <= 0)).all():
+        return ((needs <= idle) | (needs <= 0)).all(axis=1)
+
+    def job_enqueueable(self, job: JobInfo) -> Vote:
+        need = self._need(job)
+        if self.fit(need[np.newaxis])[0]:
             return True
+        return self.shortfall(job)
+
+    def shortfall(self, job: JobInfo) -> Refusal:
+        """The refusal for a job that does not fit, rendered only if someone reads it."""
+        need = self._need(job)
         # ``idle`` is replaced, never changed in place, on admission: no copy needed here.
-        return Refusal(partial(self._explain, need, idle))
+        return Refusal(partial(self._explain, need, self.idle[: len(need)]))
 
     def _explain(self, need: np.ndarray, idle: np.ndarray) -> str:
         names = self.session.state.axis.names

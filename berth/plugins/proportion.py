@@ -37,7 +37,7 @@ class Proportion(QueueShare):
         queues = session.queues.values()
         limits = self._rows([columns.limits(q.capability) for q in queues])
         capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, limits)
-        asking: dict[int, np.ndarray] = {}
+        asking: dict[int, list[np.ndarray]] = {}
         for job in session.jobs.values():
             row = self.index.get(job.queue)
             if row is None or job.placeholder:
@@ -47,10 +47,10 @@ class Proportion(QueueShare):
                 # A batch Job's group has no pods before admission: its minResources is what
                 # it asks for, so that its queue can come to deserve that much.
                 ask = job.min_request(session.state).astype(np.int64)
-            asking[row] = _sum(asking.get(row), ask)
+            asking.setdefault(row, []).append(ask)
         requests = self.used.copy()
-        for row, vector in asking.items():
-            requests[row] += columns.of(vector)
+        for row, asks in asking.items():
+            requests[row] += columns.of(_total(asks))
         deserved = guarantee.copy()
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
@@ -103,15 +103,10 @@ class Proportion(QueueShare):
         return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
 
 
-def _sum(total: np.ndarray | None, vector: np.ndarray) -> np.ndarray:
-    """``total`` + ``vector`` over the resource axis (either may be shorter)."""
-    if total is None:
-        return vector
-    if len(total) < len(vector):
-        total, vector = vector, total
-    total = total.copy()
-    total[: len(vector)] += vector
-    return total
+def _total(vectors: list[np.ndarray]) -> np.ndarray:
+    """The sum of ``vectors`` over the resource axis (some may be shorter)."""
+    width = max(map(len, vectors))
+    return np.sum([np.pad(v, (0, width - len(v))) if len(v) < width else v for v in vectors], 0)
 
 
 def water_fill(
