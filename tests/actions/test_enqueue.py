@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import GroupPhase, PodGroup
-from tests.builders import config, node, pod, run, scheduler
+from berth.api.objects import GroupPhase, PodGroup, Queue
+from tests.builders import Case, check, config, node, pod, run, scheduler
 
 ENQUEUE_ONLY = config(["priority", "gang", "resource-fit"], actions="enqueue")
 
@@ -169,3 +169,75 @@ def test_a_new_pod_for_a_refused_gang_is_looked_at_again():
     assert run(s, [one]) == {}
     assert s.pending_reason(one) == "gang 1/2: waiting for pods"
     assert run(s, [pod("g1", group="g", submit_time=1.0)], now=1.0) == {"g0": "n", "g1": "n"}
+
+
+def backlog(*specs: tuple[str, int, int], queue: str = "default") -> tuple[list, list]:
+    """Groups (name, minResources cpu, priority), submitted in that order, one small pod each."""
+    groups = [
+        PodGroup(
+            name,
+            min_member=1,
+            min_resources={"cpu": cpu},
+            priority=prio,
+            queue=queue,
+            submit_time=float(i),
+        )
+        for i, (name, cpu, prio) in enumerate(specs)
+    ]
+    return groups, [pod(f"{g.name}-0", cpu=100, group=g.name) for g in groups]
+
+
+SHORT = "minResources exceed the idle capacity: cpu needs {}, {} idle"
+BACKLOG = {
+    # plugins, queues, backlog on 8 idle CPUs → admitted groups, {pod: reason}
+    "an admission leaves room only for the smaller ones": (
+        ENQUEUE_ONLY,
+        [],
+        backlog(("a", 6000, 0), ("b", 3000, 0), ("c", 2000, 0), ("d", 9000, 0)),
+        {"a", "c"},
+        {"b-0": SHORT.format(3, 2), "d-0": SHORT.format(9, 0)},
+    ),
+    "job order, not size, decides who gets the room": (
+        ENQUEUE_ONLY,
+        [],
+        backlog(("a", 3000, 0), ("b", 6000, 5), ("c", 2000, 0)),
+        {"b", "c"},
+        {"a-0": SHORT.format(3, 2)},
+    ),
+    "a gang problem is a better reason than the shortfall": (
+        ENQUEUE_ONLY,
+        [],
+        ([PodGroup("g", min_member=3, min_resources={"cpu": 9000})], [pod("g-0", group="g")]),
+        set(),
+        {"g-0": "gang 1/3: waiting for pods"},
+    ),
+    "so is a closed queue": (
+        ENQUEUE_ONLY,
+        [Queue("q", state="Closed")],
+        backlog(("a", 9000, 0), queue="q"),
+        set(),
+        {"a-0": "queue q is closed"},
+    ),
+    "the shortfall wins over a queue plugin's refusal": (
+        config(["priority", "gang", "resource-fit", "proportion"], actions="enqueue"),
+        [Queue("q", capability={"cpu": 1000})],
+        backlog(("a", 9000, 0), queue="q"),
+        set(),
+        {"a-0": SHORT.format(9, 8)},
+    ),
+    "a queue plugin still refuses what fits": (
+        config(["priority", "gang", "resource-fit", "proportion"], actions="enqueue"),
+        [Queue("q", capability={"cpu": 1000})],
+        backlog(("a", 2000, 0), queue="q"),
+        set(),
+        {"a-0": "minResources exceed the capability of queue q: cpu needs 2, 1 left"},
+    ),
+}
+
+
+@pytest.mark.parametrize("cfg,queues,work,admitted,reasons", BACKLOG.values(), ids=BACKLOG.keys())
+def test_backlog(cfg, queues, work, admitted, reasons):
+    groups, pods = work
+    s = check(Case(two_nodes(), pods=pods, groups=groups, queues=queues, reasons=reasons), cfg)
+    inqueue = {g.name for g in groups if phase(s, g.name) == GroupPhase.INQUEUE}
+    assert inqueue == admitted
