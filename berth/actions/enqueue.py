@@ -14,7 +14,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase
 from berth.framework.plugin import Reason, Refusal, Vote
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
 
@@ -51,17 +51,20 @@ class Enqueue:
         self._refused = remembered
         self._epoch = epoch
         ordered = sorted(candidates, key=session.job_order_key)
-        # Without a time-dependent plugin, admission needs the capacity check to pass, and the
-        # idle capacity only shrinks as jobs are admitted: who does not fit is refused at once.
+        # Without a time-dependent plugin no vote can admit a job over the idle capacity (as
+        # overcommit stretches it when configured), and that capacity only shrinks as jobs are
+        # admitted. So the whole backlog is tested at once, and again after each admission, and
+        # who does not fit is refused without the plugins' vote: on a long backlog that is most
+        # waiting jobs, every time a pod frees capacity. A gang or queue problem is the more
+        # useful reason, so it still comes first.
         check = None if timed else self._capacity_check(session)
         needs = None if check is None else check.needs(ordered)
         fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
         for row, job in enumerate(ordered):
-            if not fits[row]:
-                self._refuse_short(session, check, job)
-                continue
             job.touched = False
             vote: Vote = session.job_valid(job) or session.queue_problem(job)
+            if vote is None and not fits[row]:
+                vote = check.shortfall(job)
             if vote is None:
                 vote = session.job_enqueueable(job)
             if vote is None:
@@ -74,15 +77,6 @@ class Enqueue:
             self.idle_check.on_job_enqueued(job)
             if needs is not None:
                 fits[row + 1 :] &= check.fit(needs[row + 1 :])
-
-    def _refuse_short(self, session: Session, check: Overcommit, job: JobInfo) -> None:
-        """Refuse, without asking the plugins, a job whose minResources exceed the idle capacity
-        (stretched by overcommit when it is configured): whatever they said, it would be refused.
-        On a long backlog most waiting jobs are such, and every freed pod would otherwise have
-        each of them voted on. A gang or queue problem is the more useful reason, so it wins."""
-        job.touched = False
-        reason = session.job_valid(job) or session.queue_problem(job) or check.shortfall(job)
-        session.job_reasons[job.key] = self._refused[job.key] = reason
 
     def _capacity_check(self, session: Session) -> Overcommit:
         """The configured overcommit plugin, which has the last word on capacity when present;

@@ -22,8 +22,6 @@ class Gang(Plugin):
         have = job.active + len(job.pending)
         if have < job.group.min_member:
             return f"gang {have}/{job.group.min_member}: waiting for pods"
-        if not job.group.min_task_member:
-            return None
         for task, need in _task_minimums(job).items():
             count = sum(1 for pod in job.pending if task_name(pod) == task)
             count += _bound(job, task)

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal, Vote
+from berth.framework.queues import padded
 from berth.framework.session import JobInfo, Session
 from berth.resources import format_amount
 
@@ -43,26 +44,28 @@ class Overcommit(Plugin):
         for job in session.promised():
             self.on_job_enqueued(job)
 
+    def _widen(self, width: int) -> None:
+        """Room in ``idle`` for a resource first seen in a job's minResources (none of it idle)."""
+        if width > len(self.idle):
+            self.idle = padded(self.idle, width)
+
     def _need(self, job: JobInfo) -> np.ndarray:
         need = job.min_request(self.session.state)
-        if len(need) > len(self.idle):
-            self.idle = np.pad(self.idle, (0, len(need) - len(self.idle)))
+        self._widen(len(need))
         return need
 
     def needs(self, jobs: list[JobInfo]) -> np.ndarray:
         """The jobs' minResources as the rows of one matrix, for ``fit``."""
         rows = [job.min_request(self.session.state) for job in jobs]
-        matrix = np.zeros((len(rows), max(map(len, rows), default=0)))
-        for row, need in enumerate(rows):
-            matrix[row, : len(need)] = need
-        return matrix
+        self._widen(max(map(len, rows), default=0))
+        return np.array([padded(need, len(self.idle)) for need in rows]).reshape(
+            len(rows), len(self.idle)
+        )
 
     def fit(self, needs: np.ndarray) -> np.ndarray:
-        """Which rows of ``needs`` fit the idle capacity as it is now: the same test as
-        ``job_enqueueable``, for a whole backlog at once."""
-        idle = np.zeros(max(needs.shape[1], len(self.idle)))
-        idle[: len(self.idle)] = self.idle
-        idle = idle[: needs.shape[1]]
+        """Which rows of ``needs`` (from ``needs`` or ``_need``) fit the idle capacity as it is
+        now: ``job_enqueueable``'s test, for a whole backlog at once."""
+        idle = self.idle[: needs.shape[1]]
         # Only what the job asks for: a resource over-promised to admitted groups (idle below
         # zero, as sla's admissions can make it) must not stop jobs that need none of it.
         return ((needs <= idle) | (needs <= 0)).all(axis=1)

@@ -21,7 +21,7 @@ import numpy as np
 
 from berth.api.objects import Queue
 from berth.framework.plugin import Vote
-from berth.framework.queues import EPSILON
+from berth.framework.queues import EPSILON, padded
 from berth.framework.session import JobInfo, Session
 from berth.plugins.queue_share import QueueShare
 
@@ -106,7 +106,7 @@ class Proportion(QueueShare):
 def _total(vectors: list[np.ndarray]) -> np.ndarray:
     """The sum of ``vectors`` over the resource axis (some may be shorter)."""
     width = max(map(len, vectors))
-    return np.sum([np.pad(v, (0, width - len(v))) if len(v) < width else v for v in vectors], 0)
+    return np.sum([padded(v, width) for v in vectors], axis=0)
 
 
 def water_fill(
