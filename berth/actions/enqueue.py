@@ -53,14 +53,20 @@ class Enqueue:
         ordered = sorted(candidates, key=session.job_order_key)
         # Without a time-dependent plugin no vote can admit a job over the idle capacity (as
         # overcommit stretches it when configured), and that capacity only shrinks as jobs are
-        # admitted. So the whole backlog is tested at once, and again after each admission, and
-        # who does not fit is refused without the plugins' vote: on a long backlog that is most
-        # waiting jobs, every time a pod frees capacity. A gang or queue problem is the more
-        # useful reason, so it still comes first.
+        # admitted. So the backlog is tested in one step, and who does not fit is refused
+        # without the plugins' vote: on a long backlog that is most waiting jobs, every time a
+        # pod frees capacity. A gang or queue problem is the more useful reason, so it comes
+        # first. After an admission the rows ahead are tested again in spans that double while
+        # nothing is admitted: a few steps for a long refused tail, one row per row when
+        # every job is admitted, never the whole rest once per admission.
         check = None if timed else self._capacity_check(session)
         needs = None if check is None else check.needs(ordered)
         fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
+        tested, span = len(ordered), 1  # fits[:tested] holds for the idle capacity as it is
         for row, job in enumerate(ordered):
+            if row == tested:
+                fits[row : row + span] &= check.fit(needs[row : row + span])
+                tested, span = row + span, span * 2
             job.touched = False
             vote: Vote = session.job_valid(job) or session.queue_problem(job)
             if vote is None and not fits[row]:
@@ -76,7 +82,7 @@ class Enqueue:
             session.job_enqueued(job)
             self.idle_check.on_job_enqueued(job)
             if needs is not None:
-                fits[row + 1 :] &= check.fit(needs[row + 1 :])
+                tested, span = row + 1, 1
 
     def _capacity_check(self, session: Session) -> Overcommit:
         """The configured overcommit plugin, which has the last word on capacity when present;
