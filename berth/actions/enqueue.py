@@ -57,7 +57,7 @@ class Enqueue:
         # without the plugins' vote: on a long backlog that is most waiting jobs, every time a
         # pod frees capacity. A gang or queue problem is the more useful reason, so it comes
         # first. After an admission the rows ahead are tested again in spans that double while
-        # nothing is admitted: a few steps for a long refused tail, one row per row when
+        # nothing is admitted: a few steps for a long refused tail, a single row when
         # every job is admitted, never the whole rest once per admission.
         check = None if timed else self._capacity_check(session)
         needs = None if check is None else check.needs(ordered)
