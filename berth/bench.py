@@ -27,15 +27,15 @@ from berth.api.objects import (
 )
 from berth.framework.config import load_config
 from berth.framework.scheduler import Scheduler
+from berth.resources import GIB
 
 SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed")
-_GIB = 1024
-#: (cpu millicores, memory MiB, GPUs in milli) node shapes, drawn with the given weights.
+#: (cpu millicores, memory bytes, GPUs in milli) node shapes, drawn with the given weights.
 _SHAPES = [
-    ((16_000, 64 * _GIB, 0), 0.3),
-    ((32_000, 128 * _GIB, 0), 0.4),
-    ((64_000, 256 * _GIB, 0), 0.2),
-    ((96_000, 768 * _GIB, 8_000), 0.1),
+    ((16_000, 64 * GIB, 0), 0.3),
+    ((32_000, 128 * GIB, 0), 0.4),
+    ((64_000, 256 * GIB, 0), 0.2),
+    ((96_000, 768 * GIB, 8_000), 0.1),
 ]
 _ZONES = 10
 
@@ -74,7 +74,7 @@ def pending_pods(
 ) -> tuple[list[PodGroup], list[Pod]]:
     groups: list[PodGroup] = []
     pods: list[Pod] = []
-    shapes = [(500, 1 * _GIB), (1000, 2 * _GIB), (2000, 4 * _GIB)]
+    shapes = [(500, 1 * GIB), (1000, 2 * GIB), (2000, 4 * GIB)]
     kinds = [scenario] if scenario != "mixed" else ["basic", "spread", "anti-affinity", "gang"]
     i = 0
     while len(pods) < count:
@@ -85,10 +85,10 @@ def pending_pods(
             pods.append(_pod(name, f"basic-{i % 3}", cpu, memory))
         elif kind == "spread":
             spread = (SpreadConstraint(1, ZONE_LABEL, "DoNotSchedule", _selector("spread")),)
-            pods.append(_pod(name, "spread", 500, _GIB, spread=spread))
+            pods.append(_pod(name, "spread", 500, GIB, spread=spread))
         elif kind == "anti-affinity":
             term = PodAffinityTerm(_selector("anti"), HOSTNAME_LABEL)
-            pods.append(_pod(name, "anti", 500, _GIB, affinity=Affinity(anti_required=(term,))))
+            pods.append(_pod(name, "anti", 500, GIB, affinity=Affinity(anti_required=(term,))))
         elif kind == "gang":
             size = int(rng.integers(8, 65))
             size = min(size, count - len(pods))

@@ -1,9 +1,11 @@
 """Resource quantities and the resource axis shared by pods and nodes.
 
 Every resource is held as an integer in a canonical unit so that fit checks are exact integer
-comparisons over numpy arrays: cpu in millicores, memory (and ephemeral storage) in MiB, GPUs in
-milli-GPU (1000 = one device, which is what makes fractional GPU sharing a plain vector entry),
-pods as a count, other extended resources as a count of their own unit.
+comparisons over numpy arrays: cpu in millicores, memory and every other byte-valued resource
+(ephemeral storage, hugepages) in bytes as the Kubernetes API stores them, GPUs in milli-GPU
+(1000 = one device, which is what makes fractional GPU sharing a plain vector entry), pods as a
+count, other extended resources as a count of their own unit. No quantity changes value on the
+way in: ``1G + 2G + 2G`` fits a ``5G`` node here exactly as it does in Kubernetes.
 """
 
 from __future__ import annotations
@@ -20,8 +22,10 @@ PODS = "pods"
 #: The fixed head of the resource axis; extended resources are appended on first sight.
 BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, GPU, PODS)
 
-#: Resources Kubernetes itself counts in bytes; berth keeps them in MiB.
+#: Resources Kubernetes itself counts in bytes (``hugepages-<size>`` too, see ``is_bytes``).
 _BYTE_RESOURCES = {MEMORY, "ephemeral-storage", "storage"}
+MIB = 2**20
+GIB = 2**30
 
 #: Aliases accepted for the GPU resource (trace formats and other vendors' device plugins).
 GPU_ALIASES = {"gpu", "nvidia.com/gpu", "amd.com/gpu"}
@@ -79,34 +83,59 @@ def canonical_name(name: str) -> str:
     return GPU if name in GPU_ALIASES else name
 
 
+def is_bytes(name: str) -> bool:
+    """Whether Kubernetes counts resource ``name`` in bytes."""
+    return name in _BYTE_RESOURCES or name.startswith("hugepages-")
+
+
+#: The largest canonical amount one quantity may convert to: int64 columns then leave room
+#: for sums over many nodes. As a quantity (cpu and GPUs are scaled by 1000) that is 4e15.
+MAX_AMOUNT = 4 * 10**18
+MAX_QUANTITY = MAX_AMOUNT // 1000
+
+
 def to_canonical(name: str, value: str | int | float) -> int:
     """Convert a quantity of resource ``name`` to berth's integer unit for it.
 
-    Requests round up (a pod asking for 0.5 MiB needs a whole MiB), matching the conservative
-    rounding Kubernetes applies when it turns quantities into integers.
+    Byte-valued resources are exact (a whole number of bytes, as the API stores them); cpu and
+    GPUs are in thousandths. A fraction of the unit rounds up, as Kubernetes does when it turns
+    a quantity into an integer (``MilliValue``, ``Value``).
     """
     quantity = parse_quantity(value)
     if quantity < 0:
         raise QuantityError(f"{value!r} is negative")
     name = canonical_name(name)
-    if name == CPU or name == GPU:
-        scaled = quantity * 1000
-    elif name in _BYTE_RESOURCES:
-        scaled = quantity / (2**20)
-    else:
-        scaled = quantity
-    return int(scaled.to_integral_value(rounding="ROUND_CEILING"))
+    scaled = quantity * 1000 if name in (CPU, GPU) else quantity
+    amount = int(scaled.to_integral_value(rounding="ROUND_CEILING"))
+    if amount > MAX_AMOUNT:
+        raise QuantityError(f"{value!r} is too large")
+    return amount
+
+
+def format_quantity(name: str, amount: int) -> str:
+    """A canonical amount as the Kubernetes quantity that converts back to exactly ``amount``
+    (``to_canonical(name, format_quantity(name, a)) == a``)."""
+    name = canonical_name(name)
+    if name in (CPU, GPU):
+        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
+    if is_bytes(name) and amount:
+        for suffix, size in (("Ti", 2**40), ("Gi", GIB), ("Mi", MIB), ("Ki", 2**10)):
+            if amount % size == 0:
+                return f"{amount // size}{suffix}"
+    return str(amount)
 
 
 def format_amount(name: str, amount: float) -> str:
-    """Human form of a canonical amount, for tables and error messages."""
+    """Human form of a canonical amount, for tables and error messages (binary units for
+    bytes, four significant digits)."""
     name = canonical_name(name)
-    if name == CPU:
+    if name in (CPU, GPU):
         return f"{amount / 1000:g}"
-    if name == GPU:
-        return f"{amount / 1000:g}"
-    if name in _BYTE_RESOURCES:
-        return f"{amount / 1024:g}Gi" if amount >= 1024 else f"{amount:g}Mi"
+    if is_bytes(name):
+        for suffix, size in (("Ti", 2**40), ("Gi", GIB), ("Mi", MIB), ("Ki", 2**10)):
+            if abs(amount) >= size:
+                return f"{amount / size:.4g}{suffix}"
+        return f"{amount:g}"
     return f"{amount:g}"
 
 

@@ -1,6 +1,7 @@
 """Small builders shared by the engine tests (plugins, actions, framework).
 
-Quantities are canonical: cpu in millicores, memory in MiB, ``nvidia.com/gpu`` in milli-GPU.
+Quantities are canonical (cpu in millicores, ``nvidia.com/gpu`` in milli-GPU, memory in bytes),
+except that the ``mem`` arguments of ``node`` and ``pod`` are MiB, for readable tables.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from berth.api.objects import (
 )
 from berth.framework.config import SchedulerConfig, load_config, parse_config
 from berth.framework.scheduler import Scheduler
-from berth.resources import GPU
+from berth.resources import GPU, MIB
 
 HOST = HOSTNAME_LABEL
 ZONE = ZONE_LABEL
@@ -44,7 +45,7 @@ def node(
     extra: dict[str, int] | None = None,
     unschedulable: bool = False,
 ) -> Node:
-    allocatable = {"cpu": cpu, "memory": mem, "pods": pods}
+    allocatable = {"cpu": cpu, "memory": mem * MIB, "pods": pods}
     if gpu:
         allocatable[GPU] = gpu
     allocatable.update(extra or {})
@@ -69,7 +70,7 @@ def pod(
     **fields: Any,
 ) -> Pod:
     """A pod requesting ``pods: 1`` plus the given amounts (zero amounts are left out)."""
-    requests = {"cpu": cpu, "memory": mem, GPU: gpu, **(extra or {})}
+    requests = {"cpu": cpu, "memory": mem * MIB, GPU: gpu, **(extra or {})}
     requests = {k: v for k, v in requests.items() if v}
     requests["pods"] = 1
     return Pod(name, requests=requests, **fields)

@@ -46,7 +46,7 @@ from pydantic.alias_generators import to_camel
 from pydantic.fields import FieldInfo
 from pydantic_core import PydanticCustomError
 
-from berth.resources import QuantityError, parse_quantity
+from berth.resources import MAX_QUANTITY, QuantityError, parse_quantity
 
 NODE_API = "v1"
 POD_API = "v1"
@@ -83,17 +83,13 @@ def _fail(message: str) -> PydanticCustomError:
     return PydanticCustomError(_OWN_ERROR, "{message}", {"message": message})
 
 
-#: Kubernetes keeps quantities in 64-bit integers.
-_MAX_QUANTITY = 2**63
-
-
 def _check_quantity(value: object) -> str | int | float:
     """Accept what Kubernetes accepts as a quantity; canonical units depend on the resource name,
     which only the caller knows, so the raw value is kept."""
     expected = f"{show(value)} is not a quantity (expected e.g. 500m, 2, 4Gi)"
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         raise _fail(expected)
-    too_large = f"{show(value)} is too large (expected at most 2^63)"
+    too_large = f"{show(value)} is too large (expected at most {MAX_QUANTITY:g})"
     try:
         amount = parse_quantity(value)
     except QuantityError:
@@ -102,7 +98,7 @@ def _check_quantity(value: object) -> str | int | float:
         raise _fail(too_large) from None
     if amount < 0:
         raise _fail(f"must be >= 0 (got {show(value)})")
-    if amount > _MAX_QUANTITY:
+    if amount > MAX_QUANTITY:
         # Converting it to canonical units would build an integer of arbitrary size.
         raise _fail(too_large)
     return value

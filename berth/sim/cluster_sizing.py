@@ -13,11 +13,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from berth.api.objects import ZONE_LABEL, Node, Pod
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import CPU, GIB, GPU, MEMORY, MIB, PODS
 
 DEFAULT_TARGET_LOAD = 0.7
 #: Node shape for CPU-only traces: 96 cores, 384 GiB.
-CPU_NODE = {CPU: 96_000, MEMORY: 384 * 1024}
+CPU_NODE = {CPU: 96_000, MEMORY: 384 * GIB}
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,7 +44,7 @@ def size_cluster(pods: Sequence[Pod], rule: SizingRule) -> tuple[list[Node], str
         shape = {
             GPU: per_node,
             CPU: rule.gpus_per_node * rule.cpu_per_gpu,
-            MEMORY: rule.gpus_per_node * rule.memory_per_gpu,
+            MEMORY: rule.gpus_per_node * rule.memory_per_gpu * MIB,
         }
     else:
         shape = dict(CPU_NODE)

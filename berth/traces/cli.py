@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from berth.report.console import format_duration
-from berth.resources import CPU, GPU, MEMORY
+from berth.resources import CPU, GIB, GPU, MEMORY
 from berth.traces.errors import ON_BAD_ROW, TraceError, TraceLog
 from berth.traces.formats import FORMATS
 from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
@@ -252,7 +252,7 @@ def _show_nodes(console: Console, title: str, stats: NodeStats, log: TraceLog) -
     overview = _overview(console, title, log)
     overview.add_row("nodes", f"{stats.nodes:,}")
     overview.add_row("CPU cores", f"{stats.totals.get(CPU, 0) / MILLI:,.0f}")
-    overview.add_row("memory", f"{stats.totals.get(MEMORY, 0) / 1024:,.0f} GiB")
+    overview.add_row("memory", f"{stats.totals.get(MEMORY, 0) / GIB:,.0f} GiB")
     overview.add_row("GPUs", f"{stats.totals.get(GPU, 0) / MILLI:,.0f}")
     console.print(overview)
     models = Table(title="By GPU model", title_justify="left")

@@ -21,7 +21,7 @@ from berth.api.objects import (
     Queue,
 )
 from berth.api.schema import NODE_API, POD_API, PRIORITY_CLASS_API, VOLCANO_API
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import PODS, format_quantity
 from berth.traces.model import TraceJob
 from berth.traces.queues import QueueRule
 
@@ -36,17 +36,8 @@ def seconds(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else repr(float(value))
 
 
-def quantity(resource: str, amount: int) -> str:
-    """A canonical amount as a Kubernetes quantity that converts back to exactly ``amount``."""
-    if resource in (CPU, GPU):
-        return str(amount // 1000) if amount % 1000 == 0 else f"{amount}m"
-    if resource == MEMORY:
-        return f"{amount // 1024}Gi" if amount % 1024 == 0 else f"{amount}Mi"
-    return str(amount)
-
-
 def _resources(amounts: dict[str, int]) -> dict[str, str]:
-    return {name: quantity(name, amount) for name, amount in amounts.items() if name != PODS}
+    return {name: format_quantity(name, amount) for name, amount in amounts.items() if name != PODS}
 
 
 def _metadata(name: str, namespace: str, **fields: dict[str, str]) -> dict[str, Any]:

@@ -23,7 +23,7 @@ from berth.api.objects import (
     PodGroup,
     Requirement,
 )
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import CPU, GPU, MEMORY, MIB, PODS
 from berth.traces.errors import ON_BAD_ROW, TraceLog
 from berth.traces.names import dns_name
 from berth.traces.queues import QueueRule, TraceQueues
@@ -76,7 +76,8 @@ class TraceOptions:
 
 @dataclass(slots=True)
 class Task:
-    """``count`` identical pods: canonical units (millicores, MiB, milli-GPU)."""
+    """``count`` identical pods: millicores, MiB (the unit traces record memory in; the pods
+    get bytes) and milli-GPU."""
 
     count: int
     cpu: int
@@ -225,7 +226,7 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
         if duration is not None and duration < options.min_duration:
             log.adjusted[f"tasks shorter than {options.min_duration:g}s (raised to it)"] += 1
             duration = options.min_duration
-        requests = {CPU: task.cpu, MEMORY: task.memory, PODS: 1}
+        requests = {CPU: task.cpu, MEMORY: task.memory * MIB, PODS: 1}
         if task.gpu:
             requests[GPU] = task.gpu
         labels = {JOB_LABEL: spec.name}
@@ -272,7 +273,7 @@ def trace_node(
     all_labels = {HOSTNAME_LABEL: name, **(labels or {})}
     if product:
         all_labels[GPU_PRODUCT_LABEL] = product
-    allocatable = {CPU: cpu, MEMORY: memory, PODS: DEFAULT_NODE_PODS}
+    allocatable = {CPU: cpu, MEMORY: memory * MIB, PODS: DEFAULT_NODE_PODS}
     if gpus:
         allocatable[GPU] = gpus * MILLI
     return Node(name=name, labels=all_labels, annotations=notes, allocatable=allocatable)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
+from berth.resources import MIB
 from tests.builders import Case, check, config, node, pod, run, scheduler
 
 ENQUEUE_ONLY = config(["priority", "gang", "resource-fit"], actions="enqueue")
@@ -20,7 +21,7 @@ def phase(s, group: str) -> GroupPhase:
 
 CASES = {
     "fits the summed idle capacity": (two_nodes(), [], {"cpu": 6000}, None),
-    "exactly the idle capacity": (two_nodes(), [], {"cpu": 8000, "memory": 16384}, None),
+    "exactly the idle capacity": (two_nodes(), [], {"cpu": 8000, "memory": 16384 * MIB}, None),
     "no minResources": (two_nodes(), [], {}, None),
     "cpu short": (
         two_nodes(),
@@ -31,7 +32,7 @@ CASES = {
     "memory short, in Gi": (
         two_nodes(),
         [],
-        {"memory": 20480},
+        {"memory": 20480 * MIB},
         "minResources exceed the idle capacity: memory needs 20Gi, 16Gi idle",
     ),
     "gpu nobody has": (
@@ -55,7 +56,7 @@ CASES = {
     "every short resource listed": (
         two_nodes(),
         [],
-        {"cpu": 8500, "memory": 1024, "nvidia.com/gpu": 500},
+        {"cpu": 8500, "memory": 1024 * MIB, "nvidia.com/gpu": 500},
         "minResources exceed the idle capacity: cpu needs 8.5, 8 idle; "
         "nvidia.com/gpu needs 0.5, 0 idle",
     ),

@@ -12,6 +12,7 @@ import pytest
 from berth.api.manifest import Manifests, cross_check, load_files, parse_documents
 from berth.api.objects import JobAction, JobEvent, LifecyclePolicy
 from berth.cli import main
+from berth.resources import MIB
 
 BATCH_API = "batch.volcano.sh/v1alpha1"
 BUS_API = "bus.volcano.sh/v1alpha1"
@@ -176,7 +177,7 @@ def test_full_job_and_commands(tmp_path: Path) -> None:
     assert (ps.name, ps.replicas, ps.min_available, ps.policies) == ("ps", 1, None, ())
     assert (ps.depends_on, ps.depends_on_any) == ((), False)
     assert ps.template.namespace == "ml"
-    assert ps.template.requests == {"cpu": 500, "memory": 1024, "pods": 1}
+    assert ps.template.requests == {"cpu": 500, "memory": 1024 * MIB, "pods": 1}
     # The template's own class and scheduler win over the job's.
     assert (ps.template.priority_class_name, ps.template.priority) == ("high", 1000)
     assert ps.template.scheduler_name == "other"

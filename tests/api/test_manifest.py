@@ -31,6 +31,7 @@ from berth.api.objects import (
     Toleration,
     WeightedPodAffinityTerm,
 )
+from berth.resources import MIB
 
 
 def write(tmp_path: Path, text: str, name: str = "m.yaml") -> Path:
@@ -84,13 +85,16 @@ def only(docs: list[dict]) -> Manifests:
         ("cpu", "500m", "cpu", 500),
         ("cpu", 1.5, "cpu", 1500),
         ("cpu", "2", "cpu", 2000),
-        ("memory", "4Gi", "memory", 4096),
-        ("memory", "512Mi", "memory", 512),
-        ("memory", "1G", "memory", 954),  # 10^9 bytes, rounded up to whole MiB
+        ("memory", "4Gi", "memory", 4 * 2**30),
+        ("memory", "512Mi", "memory", 512 * 2**20),
+        ("memory", "1G", "memory", 10**9),  # bytes, exactly as the API stores them
+        ("memory", "1.5Ki", "memory", 1536),
+        ("memory", "0.5", "memory", 1),  # a fraction of a byte rounds up, as Value() does
+        ("hugepages-2Mi", "1Gi", "hugepages-2Mi", 2**30),
         ("nvidia.com/gpu", 2, "nvidia.com/gpu", 2000),
         ("nvidia.com/gpu", 0.5, "nvidia.com/gpu", 500),
         ("gpu", "1", "nvidia.com/gpu", 1000),
-        ("ephemeral-storage", "10Gi", "ephemeral-storage", 10240),
+        ("ephemeral-storage", "10Gi", "ephemeral-storage", 10 * 2**30),
         ("example.com/fpga", "3", "example.com/fpga", 3),
     ],
 )
@@ -127,7 +131,12 @@ def test_node(tmp_path: Path) -> None:
     assert node.name == "n1"
     assert node.labels == {"tier": "cpu", "kubernetes.io/hostname": "n1"}
     # allocatable wins; capacity fills in what allocatable leaves out; pods defaults to 110
-    assert node.allocatable == {"cpu": 63500, "memory": 256000, "nvidia.com/gpu": 8000, "pods": 110}
+    assert node.allocatable == {
+        "cpu": 63500,
+        "memory": 256000 * MIB,
+        "nvidia.com/gpu": 8000,
+        "pods": 110,
+    }
     assert node.taints == (Taint("dedicated", "ml", "NoExecute"),)
     assert node.unschedulable is True
     assert node.cpu_topology == CpuTopology(2, 16, 2)
@@ -204,7 +213,12 @@ def test_node_pool_template_and_zones(tmp_path: Path) -> None:
         "kubernetes.io/hostname": "gpu-3",
         "topology.kubernetes.io/zone": "zb",
     }
-    assert node.allocatable == {"cpu": 32000, "memory": 131072, "nvidia.com/gpu": 4000, "pods": 110}
+    assert node.allocatable == {
+        "cpu": 32000,
+        "memory": 131072 * MIB,
+        "nvidia.com/gpu": 4000,
+        "pods": 110,
+    }
     assert node.taints == (Taint("gpu", "", "NoSchedule"),)
     assert node.cpu_topology == CpuTopology(2, 1, 1)
     # every node owns its dicts, so the simulator can change one without touching the others
@@ -256,9 +270,9 @@ def test_scheduler_name_kept_as_is(scheduler: str) -> None:
 @pytest.mark.parametrize(
     ("resources", "expected"),
     [
-        ({"limits": {"cpu": 2, "memory": "1Gi"}}, {"cpu": 2000, "memory": 1024}),
+        ({"limits": {"cpu": 2, "memory": "1Gi"}}, {"cpu": 2000, "memory": 1024 * MIB}),
         ({"limits": {"cpu": 2}, "requests": {"cpu": "500m"}}, {"cpu": 500}),
-        ({"limits": {"cpu": 2}, "requests": {"memory": "1Gi"}}, {"cpu": 2000, "memory": 1024}),
+        ({"limits": {"cpu": 2}, "requests": {"memory": "1Gi"}}, {"cpu": 2000, "memory": 2**30}),
         ({"limits": {"nvidia.com/gpu": 1}}, {"nvidia.com/gpu": 1000}),
     ],
 )
@@ -275,9 +289,9 @@ def container(cpu: str, memory: str = "0", **extra: object) -> dict:
     ("init", "main", "expected"),
     [
         # the largest init container beats the sum of the main containers...
-        ([container("4")], [container("1", "1Gi"), container("1", "1Gi")], (4000, 2048)),
+        ([container("4")], [container("1", "1Gi"), container("1", "1Gi")], (4000, 2048 * MIB)),
         # ...per resource, and init containers run one at a time, so they do not add up
-        ([container("1", "4Gi"), container("1")], [container("3", "1Gi")], (3000, 4096)),
+        ([container("1", "4Gi"), container("1")], [container("3", "1Gi")], (3000, 4096 * MIB)),
         # a sidecar keeps running: it adds to the main phase and to later init containers
         ([container("1", restartPolicy="Always"), container("4")], [container("1")], (5000, 0)),
         ([container("4"), container("1", restartPolicy="Always")], [container("1")], (4000, 0)),
@@ -293,7 +307,7 @@ def test_requests_sum_over_containers_with_overhead() -> None:
         "containers": [container("500m", "1Gi"), container("1.5", "512Mi")],
         "overhead": {"cpu": "250m"},
     }
-    assert only([pod_doc(spec)]).pods[0].requests == {"cpu": 2250, "memory": 1536, "pods": 1}
+    assert only([pod_doc(spec)]).pods[0].requests == {"cpu": 2250, "memory": 1536 * MIB, "pods": 1}
 
 
 def test_pod_scheduling_fields(tmp_path: Path) -> None:
@@ -457,7 +471,7 @@ def test_pod_group_queue_priority_class(tmp_path: Path) -> None:
     assert (defaults.min_member, defaults.queue, defaults.priority) == (1, "default", 0)
     research, closed = m.queues
     assert (research.weight, research.state) == (3, "Open")
-    assert research.capability == {"cpu": 100000, "memory": 1048576}
+    assert research.capability == {"cpu": 100000, "memory": 1048576 * MIB}
     assert (closed.weight, closed.capability, closed.state) == (1, {}, "Closed")
     (pc,) = m.priority_classes
     assert (pc.name, pc.value, pc.global_default) == ("high", 1000, False)
@@ -809,13 +823,13 @@ metadata:
         pytest.param(
             POD_HEAD + "spec:\n  containers: [{resources: {requests: {memory: 1e999999999}}}]\n",
             'm.yaml: Pod/web: spec.containers[0].resources.requests.memory: "1e999999999" is too '
-            "large (expected at most 2^63)",
+            "large (expected at most 4e+15)",
             id="huge-quantity",
         ),
         pytest.param(
             POD_HEAD + "spec:\n  containers: [{resources: {requests: {cpu: 1e30}}}]\n",
             'm.yaml: Pod/web: spec.containers[0].resources.requests.cpu: "1e30" is too large '
-            "(expected at most 2^63)",
+            "(expected at most 4e+15)",
             id="large-quantity",
         ),
         pytest.param(
@@ -1154,11 +1168,11 @@ def test_kubectl_output_loads_without_problems(tmp_path: Path) -> None:
     assert m.problems == []
     (pod,) = m.pods
     assert pod.key == "shop/web-7d4b9c-x2x9q"
-    assert pod.requests == {"cpu": 250, "memory": 256, "pods": 1}
+    assert pod.requests == {"cpu": 250, "memory": 256 * MIB, "pods": 1}
     assert (pod.node_name, pod.scheduler_name, pod.priority) == ("node-3", "default-scheduler", 0)
     assert len(pod.tolerations) == 2
     (node,) = m.nodes
-    assert node.allocatable["memory"] == 32059  # 32827564Ki rounded up to whole MiB
+    assert node.allocatable["memory"] == 32827564 * 1024  # bytes, exactly
     assert node.allocatable["pods"] == 110
     assert node.taints == (Taint("gpu", "true", "NoSchedule"),)
 
@@ -1209,7 +1223,7 @@ def test_kubectl_volcano_output_loads_without_problems(tmp_path: Path) -> None:
     assert m.problems == []
     (group,) = m.groups
     assert (group.key, group.min_member, group.priority) == ("ml/train", 3, 2000000000)
-    assert group.min_resources == {"count/pods": 3, "cpu": 6000, "memory": 12288}
+    assert group.min_resources == {"count/pods": 3, "cpu": 6000, "memory": 12288 * MIB}
     assert [(q.name, q.weight, q.state) for q in m.queues] == [("default", 1, "Open")]
     assert [pc.value for pc in m.priority_classes] == [2000001000]
 

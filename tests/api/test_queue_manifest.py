@@ -11,6 +11,7 @@ import pytest
 from berth.api.manifest import Manifests, cross_check, load_files, parse_documents
 from berth.api.objects import Queue
 from berth.durations import DurationError, parse_duration
+from berth.resources import MIB
 
 API = "scheduling.volcano.sh/v1beta1"
 
@@ -54,7 +55,7 @@ def test_full_queue_spec(tmp_path: Path) -> None:
     assert research == Queue(
         "research",
         weight=2,
-        capability={"cpu": 64000, "memory": 262144, "nvidia.com/gpu": 8000},
+        capability={"cpu": 64000, "memory": 262144 * MIB, "nvidia.com/gpu": 8000},
         guarantee={"cpu": 8000},
         deserved={"cpu": 32000, "nvidia.com/gpu": 4000},
         reclaimable=False,

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from berth.api.objects import Queue
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import CPU, GPU, MEMORY, MIB, PODS
 from berth.traces import JobSpec, Task, TraceLog, TraceOptions, build_job, parse_queue_rule
 from berth.traces.model import gpu_job_tasks, split_evenly
 from berth.traces.names import dns_name
@@ -45,8 +45,8 @@ def test_build_job_names_sizes_and_min_resources() -> None:
     job = build_job(spec, TraceOptions(), TraceLog())
     assert [pod.name for pod in job.pods] == ["j-ps-0", "j-worker-0", "j-worker-1"]
     assert job.group.min_member == 3
-    assert job.group.min_resources == {CPU: 14_000, MEMORY: 5120, GPU: 1000}
-    assert job.pods[1].requests == {CPU: 4000, MEMORY: 2048, GPU: 500, PODS: 1}
+    assert job.group.min_resources == {CPU: 14_000, MEMORY: 5120 * MIB, GPU: 1000}
+    assert job.pods[1].requests == {CPU: 4000, MEMORY: 2048 * MIB, GPU: 500, PODS: 1}
     assert {pod.group for pod in job.pods} == {"j"}
     assert {pod.submit_time for pod in job.pods} == {5}
 
@@ -56,7 +56,7 @@ def test_batch_tasks_are_not_gangs_and_caps_are_reported() -> None:
     log = TraceLog()
     job = build_job(spec, TraceOptions(max_instances=3), log)
     assert [pod.name for pod in job.pods] == ["t-0", "t-1", "t-2"]
-    assert (job.group.min_member, job.group.min_resources) == (1, {CPU: 500, MEMORY: 100})
+    assert (job.group.min_member, job.group.min_resources) == (1, {CPU: 500, MEMORY: 100 * MIB})
     assert {pod.duration for pod in job.pods} == {1.0}
     assert log.lines() == [
         "changed 1 tasks capped at 3 instances",

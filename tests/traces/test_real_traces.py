@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from berth.api.objects import HOSTNAME_LABEL, ZONE_LABEL
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import CPU, GIB, GPU, MEMORY, MIB, PODS
 from berth.traces import (
     Selection,
     TraceOptions,
@@ -38,9 +38,9 @@ def test_itp_cluster04_first_job_and_count(shared: Path) -> None:
     assert first.group.submit_time == 5810
     # 16 GPUs on 8-GPU nodes: a gang of two 8-GPU workers, 8 cores and 64 GiB per GPU.
     assert first.group.min_member == 2
-    assert first.group.min_resources == {CPU: 128_000, MEMORY: 1_048_576, GPU: 16_000}
+    assert first.group.min_resources == {CPU: 128_000, MEMORY: 1_048_576 * MIB, GPU: 16_000}
     assert [pod.requests for pod in first.pods] == [
-        {CPU: 64_000, MEMORY: 524_288, GPU: 8000, PODS: 1}
+        {CPU: 64_000, MEMORY: 524_288 * MIB, GPU: 8000, PODS: 1}
     ] * 2
     assert {pod.duration for pod in first.pods} == {288_476}
     assert 1 + sum(1 for _ in jobs) == 15_802
@@ -59,7 +59,7 @@ def test_openb_default_pods(shared: Path) -> None:
     first, second = next(jobs), next(jobs)
     pod = first.pods[0]
     assert pod.name == first.group.name == "openb-pod-0000"
-    assert pod.requests == {CPU: 12_000, MEMORY: 16_384, GPU: 1000, PODS: 1}
+    assert pod.requests == {CPU: 12_000, MEMORY: 16_384 * MIB, GPU: 1000, PODS: 1}
     assert (pod.submit_time, pod.duration) == (0, 12_537_496)
     assert pod.annotations == {"berth.io/qos": "LS", STATUS_ANNOTATION: "Running"}
     assert (pod.priority_class_name, pod.priority) == ("qos-ls", 1000)
@@ -85,7 +85,7 @@ def test_openb_nodes(shared: Path) -> None:
     assert (len(everything), len(gpu_nodes)) == (1523, 1213)
     first = everything[0]
     assert first.name == "openb-node-0000"
-    assert first.allocatable == {CPU: 32_000, MEMORY: 262_144, PODS: 110}
+    assert first.allocatable == {CPU: 32_000, MEMORY: 262_144 * MIB, PODS: 110}
     assert GPU_PRODUCT_LABEL not in first.labels
     assert gpu_nodes[0].allocatable[GPU] == 2000
     assert gpu_nodes[0].labels == {HOSTNAME_LABEL: "openb-node-0000", GPU_PRODUCT_LABEL: "P100"}
@@ -95,7 +95,7 @@ def test_pai_machine_spec(shared: Path) -> None:
     nodes = load_nodes(shared / "alibaba-pai-2020" / "pai_machine_spec.csv")
     assert len(nodes) == 1897
     assert nodes[0].name == "7399a758eb02bae1a3621236"
-    assert nodes[0].allocatable == {CPU: 96_000, MEMORY: 512 * 1024, PODS: 110}  # gpu_type CPU
+    assert nodes[0].allocatable == {CPU: 96_000, MEMORY: 512 * GIB, PODS: 110}  # gpu_type CPU
     v100 = next(n for n in nodes if n.labels.get(GPU_PRODUCT_LABEL) == "V100M32")
     assert v100.allocatable[GPU] == 8000
 
@@ -134,7 +134,7 @@ def test_alibaba2018_machines(shared: Path) -> None:
     first = nodes[0]
     assert first.name == "m-1"
     assert first.labels[ZONE_LABEL] == "219"
-    assert first.allocatable == {CPU: 96_000, MEMORY: 65_536, PODS: 110}
+    assert first.allocatable == {CPU: 96_000, MEMORY: 65_536 * MIB, PODS: 110}
     assert first.annotations[STATUS_ANNOTATION] == "USING"
 
 

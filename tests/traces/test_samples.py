@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from berth.api.objects import ZONE_LABEL
-from berth.resources import CPU, GPU, MEMORY, PODS
+from berth.resources import CPU, GPU, MEMORY, MIB, PODS
 from berth.traces import (
     TraceError,
     TraceJob,
@@ -70,7 +70,7 @@ def test_philly_csv(data: Path) -> None:
     single, big, cpu_only, twelve = jobs.values()
     assert [p.name for p in big.pods] == ["job-3-0", "job-3-1"]
     assert [p.requests[GPU] for p in twelve.pods] == [6000, 6000]
-    assert cpu_only.pods[0].requests == {CPU: 4000, MEMORY: 16_384, PODS: 1}
+    assert cpu_only.pods[0].requests == {CPU: 4000, MEMORY: 16_384 * MIB, PODS: 1}
     assert (big.group.queue, big.group.submit_time) == ("vc2", 120)
 
 
@@ -82,12 +82,12 @@ def test_helios(data: Path) -> None:
     assert first.group.submit_time == 0
     assert gang.group.submit_time == 539  # 18:50:00 - 18:41:01
     assert [pod.requests for pod in gang.pods] == [
-        {CPU: 32_000, MEMORY: 524_288, GPU: 8000, PODS: 1}
+        {CPU: 32_000, MEMORY: 524_288 * MIB, GPU: 8000, PODS: 1}
     ] * 2
     assert gang.group.min_member == 2
     assert first.group.queue == dns_name("vcJkd") == gang.group.queue
     assert first.group.queue.startswith("vcjkd-")  # capitals: a hash keeps it distinct
-    assert cpu_job.pods[0].requests == {CPU: 8000, MEMORY: 16_384, PODS: 1}
+    assert cpu_job.pods[0].requests == {CPU: 8000, MEMORY: 16_384 * MIB, PODS: 1}
     assert cpu_job.pods[0].duration == 60  # empty duration: end - start
     assert first.pods[0].annotations == {USER_ANNOTATION: "uXBbc", STATUS_ANNOTATION: "COMPLETED"}
 
@@ -117,8 +117,8 @@ def test_pai_tasks_with_the_job_table_beside(data: Path) -> None:
     ]
     ps, worker, _ = both.pods
     # 600% of a core, 10 GB; 400%, 29.296875 GB (30,000 MiB) and half a GPU.
-    assert ps.requests == {CPU: 6000, MEMORY: 10_240, PODS: 1}
-    assert worker.requests == {CPU: 4000, MEMORY: 30_000, GPU: 500, PODS: 1}
+    assert ps.requests == {CPU: 6000, MEMORY: 10_240 * MIB, PODS: 1}
+    assert worker.requests == {CPU: 4000, MEMORY: 30_000 * MIB, GPU: 500, PODS: 1}
     assert (ps.duration, worker.duration) == (525, 510)
     assert both.group.min_member == 3
     assert both.group.submit_time == 4_550_879  # the job table's submission time
@@ -171,5 +171,5 @@ def test_alibaba2018_latest_row_of_a_machine_wins(tmp_path: Path) -> None:
     nodes = load_nodes(path, options=TraceOptions(normalized_memory=1000))
     assert [node.name for node in nodes] == ["m-7", "m-8"]
     assert nodes[0].labels[ZONE_LABEL] == "3"
-    assert nodes[0].allocatable == {CPU: 64_000, MEMORY: 500, PODS: 110}
+    assert nodes[0].allocatable == {CPU: 64_000, MEMORY: 500 * MIB, PODS: 110}
     assert nodes[0].annotations[STATUS_ANNOTATION] == "USING"
