@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from berth.api.manifest import DEFAULT_NODE_PODS
+from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import (
     DEFAULT_QUEUE,
     DURATION_ANNOTATION,

@@ -13,7 +13,7 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from berth.api.manifest import DEFAULT_NODE_PODS
+from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import (
     HOSTNAME_LABEL,
     Affinity,

@@ -1,0 +1,96 @@
+"""Node and NodePool documents → Nodes."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from berth.api import schema
+from berth.api.fields import canonical, positive_int_annotation
+from berth.api.objects import (
+    HOSTNAME_LABEL,
+    TOPOLOGY_CORES,
+    TOPOLOGY_SOCKETS,
+    TOPOLOGY_THREADS,
+    ZONE_LABEL,
+    CpuTopology,
+    Node,
+    Taint,
+)
+from berth.api.problems import Context
+from berth.resources import PODS
+
+DEFAULT_NODE_PODS = 110
+
+
+def node_resources(status: schema.NodeStatus) -> dict[str, int]:
+    """Allocatable is what pods can use; capacity stands in for resources it does not list."""
+    resources = {**canonical(status.capacity), **canonical(status.allocatable)}
+    resources.setdefault(PODS, DEFAULT_NODE_PODS)
+    return resources
+
+
+def _taints(spec: schema.NodeSpec) -> tuple[Taint, ...]:
+    return tuple(Taint(t.key, t.value, t.effect) for t in spec.taints)
+
+
+def _cpu_topology(annotations: Mapping[str, str], path: str, ctx: Context) -> CpuTopology | None:
+    """Topology from the annotations at ``path``; absent ones count as 1."""
+    keys = (TOPOLOGY_SOCKETS, TOPOLOGY_CORES, TOPOLOGY_THREADS)
+    if not any(key in annotations for key in keys):
+        return None
+    values = [positive_int_annotation(annotations, key, path, ctx) for key in keys]
+    sockets, cores, threads = (value or 1 for value in values)
+    return CpuTopology(sockets, cores, threads)
+
+
+def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
+    meta = doc.metadata
+    labels = dict(meta.labels)
+    labels.setdefault(HOSTNAME_LABEL, meta.name)
+    node = Node(
+        name=meta.name,
+        labels=labels,
+        annotations=dict(meta.annotations),
+        allocatable=node_resources(doc.status),
+        taints=_taints(doc.spec),
+        unschedulable=doc.spec.unschedulable,
+        cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
+    )
+    ctx.out._add(ctx.out.nodes, node, ctx.origin())
+
+
+def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
+    pool, spec = doc.metadata.name, doc.spec
+    template = spec.template
+    base_labels = template.metadata.labels
+    if HOSTNAME_LABEL in base_labels:
+        ctx.warn(
+            f"spec.template.metadata.labels.{HOSTNAME_LABEL}",
+            "ignored (each node's hostname label is its own name)",
+        )
+    zones = spec.zones
+    if zones and ZONE_LABEL in base_labels:
+        ctx.warn("spec.zones", f"ignored (the template sets {ZONE_LABEL})")
+        zones = []
+    allocatable = node_resources(template.status)
+    taints = _taints(template.spec)
+    topology = _cpu_topology(
+        template.metadata.annotations, "spec.template.metadata.annotations", ctx
+    )
+    width = len(str(spec.count - 1))
+    origin = ctx.origin()
+    for index in range(spec.count):
+        name = f"{pool}-{index:0{width}d}"
+        labels = {**base_labels, HOSTNAME_LABEL: name}
+        if zones:
+            labels[ZONE_LABEL] = zones[index % len(zones)]
+        node = Node(
+            name=name,
+            labels=labels,
+            annotations=dict(template.metadata.annotations),
+            allocatable=dict(allocatable),
+            taints=taints,
+            unschedulable=template.spec.unschedulable,
+            cpu_topology=topology,
+        )
+        ctx.out._add(ctx.out.nodes, node, origin)

@@ -1,0 +1,74 @@
+"""PodGroup, Queue and PriorityClass documents: what decides when and in which order jobs run."""
+
+from __future__ import annotations
+
+from berth.api import schema
+from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
+from berth.api.objects import SUBMIT_TIME_ANNOTATION, PodGroup, PriorityClass, Queue
+from berth.api.problems import Context
+from berth.resources import format_amount
+
+#: Priority classes every Kubernetes cluster has without anyone defining them.
+BUILTIN_PRIORITY_CLASSES = {
+    "system-cluster-critical": 2_000_000_000,
+    "system-node-critical": 2_000_001_000,
+}
+
+MAX_USER_PRIORITY = 1_000_000_000
+
+
+def convert_pod_group(doc: schema.PodGroupDoc, ctx: Context) -> None:
+    meta, spec = doc.metadata, doc.spec
+    check_sla(meta.annotations, ctx)
+    group = PodGroup(
+        name=meta.name,
+        namespace=meta.namespace,
+        min_member=spec.min_member,
+        min_resources=canonical(spec.min_resources),
+        queue=spec.queue,
+        priority_class_name=spec.priority_class_name,
+        submit_time=float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, at_least_zero)
+        or 0.0,
+        annotations=dict(meta.annotations),
+        preemptable=preemptable(meta, ctx),
+        min_task_member=dict(spec.min_task_member),
+    )
+    ctx.out._add(ctx.out.groups, group, ctx.origin())
+
+
+def convert_queue(doc: schema.QueueDoc, ctx: Context) -> None:
+    spec = doc.spec
+    capability = canonical(spec.capability)
+    guarantee = canonical(spec.guarantee.resource)
+    for name, amount in guarantee.items():
+        if name in capability and amount > capability[name]:
+            ctx.warn(
+                f"spec.guarantee.resource.{name}",
+                f"{format_amount(name, amount)} exceeds spec.capability.{name} "
+                f"({format_amount(name, capability[name])}); only the capability can be used",
+            )
+    queue = Queue(
+        name=doc.metadata.name,
+        weight=spec.weight,
+        capability=capability,
+        state=spec.state or doc.status.state or "Open",
+        guarantee=guarantee,
+        deserved=canonical(spec.deserved),
+        reclaimable=spec.reclaimable,
+        parent=spec.parent or "",
+    )
+    ctx.out._add(ctx.out.queues, queue, ctx.origin())
+
+
+def convert_priority_class(doc: schema.PriorityClassDoc, ctx: Context) -> None:
+    builtin = BUILTIN_PRIORITY_CLASSES.get(doc.metadata.name)
+    if builtin is not None and doc.value != builtin:
+        ctx.error("value", f"must be {builtin} for this built-in class (got {doc.value})")
+    elif builtin is None and doc.value > MAX_USER_PRIORITY:
+        ctx.error(
+            "value",
+            f"must be <= {MAX_USER_PRIORITY} (got {doc.value}; larger values are "
+            "reserved for the built-in system classes)",
+        )
+    pc = PriorityClass(name=doc.metadata.name, value=doc.value, global_default=doc.global_default)
+    ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())

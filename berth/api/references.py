@@ -1,0 +1,173 @@
+"""Checks across objects, once every file is loaded: duplicate names, queue parents, Command
+targets, and priorities resolved from PriorityClasses."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from berth.api import schema
+from berth.api.objects import (
+    SUBMIT_TIME_ANNOTATION,
+    BatchJob,
+    Command,
+    Pod,
+    PodGroup,
+    PriorityClass,
+)
+from berth.api.problems import Problem, display
+from berth.api.queueing import BUILTIN_PRIORITY_CLASSES
+
+if TYPE_CHECKING:
+    from berth.api.manifest import Manifests
+
+#: The parent Volcano gives a queue that names none; berth's top level unless defined.
+ROOT_QUEUE = "root"
+
+
+def check_references(m: Manifests) -> None:
+    _check_duplicates(m)
+    _check_queue_parents(m)
+    _check_command_targets(m)
+    _resolve_priorities(m)
+
+
+def _report(
+    m: Manifests,
+    obj: Any,
+    kind: str,
+    path: str,
+    message: str,
+    severity: str = "error",
+    owner: Any = None,
+) -> None:
+    """A problem with ``obj``, filed under ``owner`` (the Job of a task template) if given."""
+    named = owner if owner is not None else obj
+    name = display(getattr(named, "namespace", None), named.name)
+    m.problems.append(Problem(m._origin(obj).file, kind, name, path, message, severity))
+
+
+def _check_command_targets(m: Manifests) -> None:
+    jobs = {job.key: job for job in m.jobs}
+    for command in m.commands:
+        job = jobs.get(f"{command.namespace}/{command.target}")
+        if job is not None and command.submit_time < job.submit_time:
+            message = (
+                f"issued at {command.submit_time:g}s, before Job {command.target} arrives at "
+                f"{job.submit_time:g}s: it will have no effect"
+            )
+            _report(
+                m,
+                command,
+                "Command",
+                f"metadata.annotations.{SUBMIT_TIME_ANNOTATION}",
+                message,
+                "warning",
+            )
+        if job is None:
+            message = (
+                f"no Job named {schema.show(command.target)} in namespace {command.namespace} "
+                "(expected a batch.volcano.sh Job defined in the loaded files)"
+            )
+            _report(m, command, "Command", "target.name", message)
+
+
+def _check_duplicates(m: Manifests) -> None:
+    for kind, objects in (
+        ("Node", m.nodes),
+        ("Pod", m.pods),
+        ("PodGroup", m.groups),
+        ("Queue", m.queues),
+        ("PriorityClass", m.priority_classes),
+        ("Job", m.jobs),
+        ("Command", m.commands),
+    ):
+        first_file: dict[str, str] = {}
+        for obj in objects:
+            key = obj.key if isinstance(obj, Pod | PodGroup | BatchJob | Command) else obj.name
+            file = m._origin(obj).file
+            if key not in first_file:
+                first_file[key] = file
+                continue
+            where = "earlier in this file" if first_file[key] == file else f"in {first_file[key]}"
+            message = f"duplicate {kind} {schema.show(key)} (also defined {where})"
+            _report(m, obj, kind, "metadata.name", message)
+
+
+def _check_queue_parents(m: Manifests) -> None:
+    """Every parent must be a loaded queue (or Volcano's implicit root) and the parent links
+    must form a tree: a cycle would leave its queues without a top to take capacity from."""
+    parents = {q.name: q.parent for q in m.queues}
+    for queue in m.queues:
+        parent = queue.parent
+        if not parent or (parent == ROOT_QUEUE and ROOT_QUEUE not in parents):
+            continue
+        if parent not in parents:
+            message = (
+                f"no Queue named {schema.show(parent)} (expected a queue defined in the loaded "
+                f"files, or {ROOT_QUEUE})"
+            )
+            _report(m, queue, "Queue", "spec.parent", message)
+            continue
+        chain = [queue.name]
+        while parent in parents and parent not in chain:
+            chain.append(parent)
+            parent = parents[parent]
+        if parent == queue.name:
+            cycle = " → ".join([*chain, queue.name])
+            _report(m, queue, "Queue", "spec.parent", f"queues form a cycle: {cycle}")
+
+
+_UNKNOWN_CLASS = (
+    "no PriorityClass named {name} (expected one defined in the loaded files, "
+    "or system-cluster-critical / system-node-critical)"
+)
+
+
+def _resolve_priorities(m: Manifests) -> None:
+    """Priority from classes, as Kubernetes' admission (pods) and Volcano (groups) do it."""
+    values = dict(BUILTIN_PRIORITY_CLASSES)
+    default: PriorityClass | None = None
+    for pc in m.priority_classes:
+        values[pc.name] = pc.value
+        if not pc.global_default:
+            continue
+        if default is None:
+            default = pc
+        elif pc.name != default.name:
+            message = f"only one PriorityClass may be the global default ({default.name} is)"
+            _report(m, pc, "PriorityClass", "globalDefault", message)
+    entries: list[tuple[Any, str, str, Any]] = [(pod, "Pod", "spec.", None) for pod in m.pods]
+    entries += [(group, "PodGroup", "spec.", None) for group in m.groups]
+    entries += [(job, "Job", "spec.", None) for job in m.jobs]
+    entries += [
+        (task.template, "Job", f"spec.tasks[{index}].template.spec.", job)
+        for job in m.jobs
+        for index, task in enumerate(job.tasks)
+    ]
+    for obj, kind, path, owner in entries:
+        explicit = m._origin(obj).explicit_priority
+        if (
+            not obj.priority_class_name
+            and owner is not None
+            and not explicit
+            and owner.priority_class_name in values
+        ):
+            # Volcano gives a template without a class the Job's own, before the cluster's
+            # default could apply.
+            obj.priority_class_name = owner.priority_class_name
+        if not obj.priority_class_name:
+            if default is not None and not explicit:
+                obj.priority, obj.priority_class_name = default.value, default.name
+            continue
+        value = values.get(obj.priority_class_name)
+        if value is None:
+            message = _UNKNOWN_CLASS.format(name=schema.show(obj.priority_class_name))
+            _report(m, obj, kind, f"{path}priorityClassName", message, owner=owner)
+        elif not explicit:
+            obj.priority = value
+        elif obj.priority != value:
+            message = (
+                f"{obj.priority} differs from the value of {obj.priority_class_name} ({value}); "
+                "spec.priority is used (Kubernetes would reject the pod)"
+            )
+            _report(m, obj, kind, f"{path}priority", message, "warning", owner=owner)

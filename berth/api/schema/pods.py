@@ -1,0 +1,101 @@
+"""``v1 Pod``: containers, resources and the scheduling fields of a pod spec."""
+
+from __future__ import annotations
+
+from pydantic import Field, StrictInt, StrictStr
+
+from berth.api.schema.base import Model, NonEmpty, ResourceList, StringMap
+from berth.api.schema.meta import Affinity, ObjectMeta, Toleration, TopologySpreadConstraint
+
+
+class ResourceRequirements(Model):
+    requests: ResourceList = Field(default_factory=dict)
+    limits: ResourceList = Field(default_factory=dict)
+    ignored = frozenset({"claims"})
+
+
+class Container(Model):
+    resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
+    # "Always" on an init container makes it a sidecar, which changes how requests add up.
+    restart_policy: StrictStr = ""
+    ignored = frozenset(
+        {
+            "name",
+            "image",
+            "imagePullPolicy",
+            "command",
+            "args",
+            "workingDir",
+            "env",
+            "envFrom",
+            "ports",
+            "volumeMounts",
+            "volumeDevices",
+            "livenessProbe",
+            "readinessProbe",
+            "startupProbe",
+            "lifecycle",
+            "terminationMessagePath",
+            "terminationMessagePolicy",
+            "securityContext",
+            "stdin",
+            "stdinOnce",
+            "tty",
+            "resizePolicy",
+            "restartPolicyRules",
+        }
+    )
+
+
+class PodSpec(Model):
+    containers: list[Container] = Field(min_length=1)
+    init_containers: list[Container] = Field(default_factory=list)
+    overhead: ResourceList = Field(default_factory=dict)
+    node_selector: StringMap = Field(default_factory=dict)
+    affinity: Affinity | None = None
+    tolerations: list[Toleration] = Field(default_factory=list)
+    topology_spread_constraints: list[TopologySpreadConstraint] = Field(default_factory=list)
+    priority: StrictInt | None = None
+    priority_class_name: StrictStr = ""
+    scheduler_name: NonEmpty | None = None
+    node_name: StrictStr = ""
+    ignored = frozenset(
+        {
+            "volumes",
+            "restartPolicy",
+            "serviceAccountName",
+            "serviceAccount",
+            "automountServiceAccountToken",
+            "terminationGracePeriodSeconds",
+            "activeDeadlineSeconds",
+            "hostNetwork",
+            "hostPID",
+            "hostIPC",
+            "hostUsers",
+            "hostAliases",
+            "hostname",
+            "subdomain",
+            "setHostnameAsFQDN",
+            "dnsPolicy",
+            "dnsConfig",
+            "securityContext",
+            "imagePullSecrets",
+            "enableServiceLinks",
+            "preemptionPolicy",
+            "runtimeClassName",
+            "readinessGates",
+            "shareProcessNamespace",
+            "ephemeralContainers",
+            "os",
+            "resourceClaims",
+        }
+    )
+    unsupported = frozenset({"schedulingGates", "resources"})
+
+
+class PodDoc(Model):
+    api_version: StrictStr
+    kind: StrictStr
+    metadata: ObjectMeta
+    spec: PodSpec
+    ignored = frozenset({"status"})
