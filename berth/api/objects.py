@@ -223,6 +223,7 @@ class Pod:
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
+    gpu_devices: str = ""  # the GPU devices it was placed on ("3:460", "0,1,2,3")
     bind_time: float | None = None
     start_time: float | None = None
     end_time: float | None = None
