@@ -121,6 +121,8 @@ class DeviceTable:
         self.memory = np.zeros((capacity, 0), dtype=np.int64)
         self.count = np.zeros(capacity, dtype=np.int32)
         self.placements: dict[str, Placement] = {}
+        #: Per kind of GPU ask (milli-GPU per pod), how many such pods each row holds.
+        self.kinds: dict[int, np.ndarray] = {}
 
     # ------------------------------------------------------------------ shape
 
@@ -132,6 +134,8 @@ class DeviceTable:
         count = np.zeros(capacity, dtype=np.int32)
         count[: self.capacity] = self.count
         self.remaining, self.memory, self.count = remaining, memory, count
+        for kind, held in self.kinds.items():
+            self.kinds[kind] = np.pad(held, (0, capacity - self.capacity))
         self.capacity = capacity
 
     def _widen(self, width: int) -> None:
@@ -245,3 +249,7 @@ class DeviceTable:
         self.remaining[placement.row, index] += sign * np.asarray(placement.amount, np.int32)
         if placement.memory:
             self.memory[placement.row, index] += sign * placement.memory
+        held = self.kinds.get(sum(placement.amount))
+        if held is None:
+            held = self.kinds[sum(placement.amount)] = np.zeros(self.capacity, dtype=np.int32)
+        held[placement.row] -= sign

@@ -75,6 +75,8 @@ class ClusterState:
         self.usage_total = np.zeros(width, dtype=np.float64)
         self._allocatable_total: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
+        #: Random numbers for plugins that choose at random (seeded, so runs repeat).
+        self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
         self._log_base = 0
 

@@ -1,0 +1,208 @@
+"""GPU fragmentation measured against a target workload (Weng et al., "Beware of Fragmentation",
+USENIX ATC'23).
+
+The target workload is the distribution of pod shapes — cpu, per-device GPU share, GPU count,
+GPU models allowed — keeping the most frequent shapes until they cover 95% of the pods. A node's
+fragmentation for one shape is the idle GPU capacity that shape cannot use: when the shape fits
+(GPU and cpu), the remainders of the devices too small for it; when it does not fit (or may not
+run on the node's GPU model, or asks no GPU at all), all of the node's idle GPU capacity. The
+node's fragmentation is the expectation over the shapes; the cluster's is the sum over nodes.
+
+Everything is vectorized over node rows × shapes × devices.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from berth.api.objects import GPU_PRODUCT_LABEL, Pod, Requirement
+from berth.cluster.devices import MILLI
+from berth.cluster.state import ClusterState
+from berth.resources import CPU, GPU
+
+#: Shapes kept, most frequent first, until they cover this share of the pods.
+DEFAULT_COVERAGE = 0.95
+
+
+@dataclass(slots=True, frozen=True)
+class Shape:
+    """One kind of pod: millicores, milli-GPU per device it uses (1,000 for whole devices),
+    devices (0: a CPU-only pod) and the GPU models it may run on (empty: any)."""
+
+    cpu: int
+    share: int
+    count: int
+    models: tuple[str, ...] = ()
+
+
+def pod_models(pod: Pod) -> tuple[str, ...]:
+    """GPU models a pod is restricted to by its node selector or required node affinity."""
+    chosen = pod.node_selector.get(GPU_PRODUCT_LABEL)
+    if chosen:
+        return (chosen,)
+    for term in pod.affinity.node_required:
+        for req in term.expressions:
+            if req.key == GPU_PRODUCT_LABEL and req.operator == "In":
+                return tuple(sorted(req.values))
+    return ()
+
+
+def pod_shape(pod: Pod) -> Shape:
+    gpu = pod.requests.get(GPU, 0)
+    cpu = pod.requests.get(CPU, 0)
+    if gpu <= 0:
+        return Shape(cpu, 0, 0)
+    models = pod_models(pod)
+    if gpu < MILLI:
+        return Shape(cpu, gpu, 1, models)
+    return Shape(cpu, MILLI, gpu // MILLI, models)
+
+
+@dataclass(slots=True)
+class Workload:
+    """The target workload: shapes and their probabilities (summing to 1)."""
+
+    shapes: tuple[Shape, ...]
+    weight: np.ndarray
+    cpu: np.ndarray = field(init=False)
+    need: np.ndarray = field(init=False)
+    count: np.ndarray = field(init=False)
+    #: The distinct per-device needs, and which one each shape has: the per-device work is
+    #: done once per need, not once per shape.
+    needs: np.ndarray = field(init=False)
+    need_of: np.ndarray = field(init=False)
+    _access: tuple[int, int, np.ndarray] | None = None
+
+    def __post_init__(self) -> None:
+        self.cpu = np.array([s.cpu for s in self.shapes], dtype=np.int64)
+        self.need = np.array([s.share for s in self.shapes], dtype=np.int64)
+        self.count = np.array([s.count for s in self.shapes], dtype=np.int64)
+        self.needs, self.need_of = np.unique(self.need, return_inverse=True)
+        self.needs = self.needs.astype(np.int32)
+
+    def __len__(self) -> int:
+        return len(self.shapes)
+
+    def access(self, state: ClusterState) -> np.ndarray:
+        """(nodes, shapes): whether a shape may use a node's GPUs (model constraints), cached
+        until nodes change."""
+        cached = self._access
+        if cached is not None and cached[0] == state.structure_epoch and cached[1] == state.n:
+            return cached[2]
+        n = state.n
+        table = np.ones((n, len(self.shapes)), dtype=bool)
+        for t, shape in enumerate(self.shapes):
+            if shape.models:
+                req = Requirement(GPU_PRODUCT_LABEL, "In", shape.models)
+                table[:, t] = state.labels.match(req, n)
+        self._access = (state.structure_epoch, n, table)
+        return table
+
+
+def target_workload(pods: Iterable[Pod], coverage: float = DEFAULT_COVERAGE) -> Workload:
+    """The most frequent shapes of ``pods`` covering ``coverage`` of them, renormalised; ties
+    in frequency in a fixed order, so the same pods give the same workload."""
+    counts = Counter(pod_shape(pod) for pod in pods)
+    if not counts:
+        return Workload((), np.zeros(0))
+    total = sum(counts.values())
+    ranked = sorted(counts.items(), key=lambda item: (-item[1], _order(item[0])))
+    kept: list[tuple[Shape, int]] = []
+    covered = 0
+    for shape, count in ranked:
+        if covered >= coverage * total:
+            break
+        kept.append((shape, count))
+        covered += count
+    weight = np.array([count for _, count in kept], dtype=np.float64) / covered
+    return Workload(tuple(s for s, _ in kept), weight)
+
+
+def _order(shape: Shape) -> tuple:
+    return (shape.count, shape.share, shape.cpu, shape.models)
+
+
+def _per_shape(
+    workload: Workload, remaining: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """For devices ``remaining`` (rows × devices, clipped at 0): per row and distinct need, the
+    devices large enough and the milli-GPU on devices too small; and idle per row."""
+    need = workload.needs[None, :, None]
+    large = remaining[:, None, :] >= need
+    small = np.where(large, 0, remaining[:, None, :]).sum(axis=2)
+    return large.sum(axis=2), small, remaining.sum(axis=1)
+
+
+def _expected(
+    workload: Workload,
+    large: np.ndarray,
+    small: np.ndarray,
+    idle: np.ndarray,
+    cpu_free: np.ndarray,
+    access: np.ndarray,
+) -> np.ndarray:
+    """Expected fragmentation over the shapes; ``large`` and ``small`` have the distinct needs
+    on axis 1 (expanded here to the shapes), any trailing axes (candidate devices) broadcast."""
+    large = large[:, workload.need_of]
+    small = small[:, workload.need_of]
+    extra = (None,) * (large.ndim - 2)
+    count = workload.count[(None, slice(None), *extra)]
+    cpu = workload.cpu[(None, slice(None), *extra)]
+    fits = (count > 0) & (large >= count) & (cpu_free >= cpu) & access
+    frag = np.where(fits, small, idle)
+    return np.einsum("mt...,t->m...", frag, workload.weight)
+
+
+def node_fragmentation(
+    workload: Workload, remaining: np.ndarray, cpu_free: np.ndarray, access: np.ndarray
+) -> np.ndarray:
+    """Expected idle milli-GPU per row that the workload's pods cannot use.
+
+    ``remaining``: (rows, devices) milli-GPU left per device (-1 for no device); ``cpu_free``:
+    (rows,); ``access``: (rows, shapes) from ``Workload.access``.
+    """
+    if not len(workload):
+        return np.zeros(len(remaining))
+    left = np.maximum(remaining, 0)
+    large, small, idle = _per_shape(workload, left)
+    return _expected(workload, large, small, idle[:, None], cpu_free[:, None], access)
+
+
+def fragmentation_after_share(
+    workload: Workload,
+    remaining: np.ndarray,
+    cpu_free: np.ndarray,
+    access: np.ndarray,
+    share: int,
+) -> np.ndarray:
+    """(rows, devices): the rows' fragmentation if a share of ``share`` milli-GPU went to each
+    device (``cpu_free`` already net of the pod's cpu). Devices too small get +inf."""
+    left = np.maximum(remaining, 0)
+    large, small, idle = _per_shape(workload, left)
+    need = workload.needs[None, :, None]
+    before = left[:, None, :]
+    after = np.maximum(before - share, 0)
+    was_large = before >= need
+    now_large = after >= need
+    large2 = large[:, :, None] - was_large + now_large
+    small2 = small[:, :, None] - np.where(was_large, 0, before) + np.where(now_large, 0, after)
+    idle2 = (idle - share)[:, None, None]
+    frag = _expected(workload, large2, small2, idle2, cpu_free[:, None, None], access[:, :, None])
+    return np.where(remaining >= share, frag, np.inf)
+
+
+def cluster_fragmentation(workload: Workload, state: ClusterState) -> tuple[float, float]:
+    """(fragmented milli-GPU, idle milli-GPU) over the schedulable nodes."""
+    n = state.n
+    live = np.flatnonzero(state.schedulable[:n])
+    remaining = state.gpus.remaining[live]
+    idle = float(np.maximum(remaining, 0).sum())
+    if not len(workload) or not len(live):
+        return 0.0, idle
+    cpu_free = state.free[live, state.axis.index(CPU)]
+    frag = node_fragmentation(workload, remaining, cpu_free, workload.access(state)[live])
+    return float(frag.sum()), idle
