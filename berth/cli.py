@@ -14,6 +14,7 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from berth import __version__
 from berth.api.manifest import ManifestError
+from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.sim.engine import SimConfigError
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
+    add_fill_command(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
     val.add_argument("files", type=Path, nargs="+")

@@ -170,3 +170,108 @@ def fill(
         dropped=len(workload) - placed,
         wall_seconds=time.perf_counter() - started,
     )
+
+
+# ---------------------------------------------------------------------- inputs and sweeps
+
+
+@dataclass(frozen=True, slots=True)
+class FillSpec:
+    """One run by paths, cheap to hand to a worker process (which loads the inputs itself)."""
+
+    cluster: str
+    workload: str
+    policy: str  # a policy name, or a scheduler configuration file
+    seed: int
+    target: float = DEFAULT_TARGET
+
+
+def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]]:
+    """Nodes from a machine list or manifests; pods from a trace's job table or manifests.
+    Raises InputError with one short line for anything unusable."""
+    from berth.api.manifest import ManifestError, load_file
+    from berth.sim.cluster_input import load_cluster, node_list_format
+    from berth.sim.runner import InputError
+    from berth.traces import TraceError, detect_format, find_table, iter_jobs
+
+    try:
+        manifests = load_cluster(cluster)
+        if manifests.errors:
+            raise ManifestError(manifests.errors)
+        nodes = list(manifests.nodes)
+        if not nodes:
+            raise InputError(f"{cluster}: no nodes")
+        if node_list_format(workload) is None and _is_trace(workload, detect_format, find_table):
+            pods = [pod for job in iter_jobs(workload) for pod in job.pods]
+        else:
+            loaded = load_file(workload)
+            if loaded.errors:
+                raise ManifestError(loaded.errors)
+            pods = list(loaded.pods)
+    except (TraceError, OSError) as exc:
+        raise InputError(str(exc)) from exc
+    if not pods:
+        raise InputError(f"{workload}: no pods")
+    return nodes, pods
+
+
+def _is_trace(path: str, detect_format: object, find_table: object) -> bool:
+    if path.lower().endswith((".yaml", ".yml", ".json")):
+        return False
+    from berth.traces import TraceError
+
+    try:
+        _, table = find_table(path, detect_format(path))  # type: ignore[operator]
+    except (TraceError, OSError):
+        return False
+    return bool(table.kind == "jobs")
+
+
+def spec_config(policy: str) -> SchedulerConfig:
+    """A policy name, or the path of a scheduler configuration."""
+    from berth.framework.config import load_config
+    from berth.plugins import REGISTRY
+
+    if policy in REGISTRY:
+        return policy_config(policy)
+    return load_config(policy)
+
+
+_LOADED: dict[tuple[str, str], tuple[list[Node], list[Pod]]] = {}
+
+
+def run_spec(spec: FillSpec) -> FillRun:
+    """One run in this process; inputs are loaded once per process and copied per run."""
+    key = (spec.cluster, spec.workload)
+    if key not in _LOADED:
+        _LOADED[key] = load_fill_inputs(spec.cluster, spec.workload)
+    nodes, pods = _LOADED[key]
+    fresh = [dataclasses.replace(p, annotations=dict(p.annotations)) for p in pods]
+    return fill(nodes, fresh, spec_config(spec.policy), spec.seed, spec.target, spec.policy)
+
+
+def run_specs(specs: list[FillSpec], jobs: int = 1) -> list[FillRun]:
+    """Every run, in ``jobs`` processes; results in the order of ``specs``."""
+    if jobs <= 1 or len(specs) <= 1:
+        return [run_spec(spec) for spec in specs]
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        return list(pool.map(run_spec, specs, chunksize=1))
+
+
+def mean_curves(runs: list[FillRun]) -> dict[str, dict[str, list[float]]]:
+    """Per policy: the arrived grid and the mean allocation and fragmentation over its seeds
+    (runs cut to their shortest common grid)."""
+    by_policy: dict[str, list[FillRun]] = {}
+    for run in runs:
+        by_policy.setdefault(run.label, []).append(run)
+    curves = {}
+    for policy, group in by_policy.items():
+        size = min(len(r.arrived) for r in group)
+        curves[policy] = {
+            "arrived": [float(np.mean([r.arrived[i] for r in group])) for i in range(size)],
+            "allocated": [float(np.mean([r.allocated[i] for r in group])) for i in range(size)],
+            "fragmented": [float(np.mean([r.fragmented[i] for r in group])) for i in range(size)],
+        }
+    return curves

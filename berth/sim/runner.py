@@ -12,7 +12,7 @@ from berth.api.manifest import (
     ManifestError,
     Manifests,
     cross_check,
-    load_files,
+    load_file,
     parse_documents,
 )
 from berth.api.objects import JobPhase, PodPhase
@@ -21,7 +21,9 @@ from berth.framework.framework import Framework
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
+from berth.sim.cluster_input import load_cluster
 from berth.sim.engine import SimConfig, SimResult, Simulation
+from berth.traces import TraceError
 from berth.traces.synthetic import DAY, builtin_documents
 
 
@@ -87,7 +89,10 @@ def load_inputs(
     else:
         if spec.cluster is None:
             raise InputError("--cluster is required when --workload is given")
-        manifests = load_files([spec.cluster, *spec.workloads])
+        manifests = _cluster(spec.cluster)
+        for workload in spec.workloads:
+            manifests.extend(load_file(workload))
+        cross_check(manifests)
         label = spec.cluster
     if manifests.errors:
         raise ManifestError(manifests.errors)
@@ -97,6 +102,13 @@ def load_inputs(
     if check_only:
         manifests = Manifests()
     return Inputs(manifests, config, sim_config, label, until, warnings, notes)
+
+
+def _cluster(path: str) -> Manifests:
+    try:
+        return load_cluster(path)
+    except TraceError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def simulate(
