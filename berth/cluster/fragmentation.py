@@ -126,35 +126,30 @@ def _order(shape: Shape) -> tuple:
     return (shape.count, shape.share, shape.cpu, shape.models)
 
 
-def _per_shape(
-    workload: Workload, remaining: np.ndarray
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """For devices ``remaining`` (rows × devices, clipped at 0): per row and distinct need, the
-    devices large enough and the milli-GPU on devices too small; and idle per row."""
-    need = workload.needs[None, :, None]
-    large = remaining[:, None, :] >= need
-    small = np.where(large, 0, remaining[:, None, :]).sum(axis=2)
-    return large.sum(axis=2), small, remaining.sum(axis=1)
+def _per_need(workload: Workload, left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For devices ``left`` (rows × devices, clipped at 0): per row and distinct need, the
+    devices large enough and the milli-GPU on devices too small."""
+    large = left[:, :, None] >= workload.needs
+    small = np.where(large, 0, left[:, :, None]).sum(axis=1)
+    return large.sum(axis=1), small
+
+
+def _fit_base(workload: Workload, cpu_free: np.ndarray, access: np.ndarray) -> np.ndarray:
+    """(rows, shapes): the shape asks GPU, may use the node's model and its cpu fits."""
+    return (workload.count > 0) & (cpu_free[:, None] >= workload.cpu) & access
 
 
 def _expected(
-    workload: Workload,
-    large: np.ndarray,
-    small: np.ndarray,
-    idle: np.ndarray,
-    cpu_free: np.ndarray,
-    access: np.ndarray,
+    workload: Workload, large: np.ndarray, small: np.ndarray, idle: np.ndarray, ok: np.ndarray
 ) -> np.ndarray:
-    """Expected fragmentation over the shapes; ``large`` and ``small`` have the distinct needs
-    on axis 1 (expanded here to the shapes), any trailing axes (candidate devices) broadcast."""
-    large = large[:, workload.need_of]
-    small = small[:, workload.need_of]
-    extra = (None,) * (large.ndim - 2)
-    count = workload.count[(None, slice(None), *extra)]
-    cpu = workload.cpu[(None, slice(None), *extra)]
-    fits = (count > 0) & (large >= count) & (cpu_free >= cpu) & access
-    frag = np.where(fits, small, idle)
-    return np.einsum("mt...,t->m...", frag, workload.weight)
+    """Expected fragmentation: ``idle`` less, for each shape that fits, what it can use (the
+    devices large enough for it), weighted by the shapes' probabilities. ``large`` and ``small``
+    have the distinct needs on their last axis; ``ok`` (rows, shapes) broadcasts over any axes
+    between (candidate devices)."""
+    large = large[..., workload.need_of]
+    usable = idle[..., None] - small[..., workload.need_of]
+    fits = ok & (large >= workload.count)
+    return idle - np.where(fits, usable, 0) @ workload.weight
 
 
 def node_fragmentation(
@@ -165,11 +160,12 @@ def node_fragmentation(
     ``remaining``: (rows, devices) milli-GPU left per device (-1 for no device); ``cpu_free``:
     (rows,); ``access``: (rows, shapes) from ``Workload.access``.
     """
+    left = np.maximum(remaining, 0)
+    idle = left.sum(axis=1).astype(np.float64)
     if not len(workload):
         return np.zeros(len(remaining))
-    left = np.maximum(remaining, 0)
-    large, small, idle = _per_shape(workload, left)
-    return _expected(workload, large, small, idle[:, None], cpu_free[:, None], access)
+    large, small = _per_need(workload, left)
+    return _expected(workload, large, small, idle, _fit_base(workload, cpu_free, access))
 
 
 def fragmentation_after_share(
@@ -180,19 +176,31 @@ def fragmentation_after_share(
     share: int,
 ) -> np.ndarray:
     """(rows, devices): the rows' fragmentation if a share of ``share`` milli-GPU went to each
-    device (``cpu_free`` already net of the pod's cpu). Devices too small get +inf."""
+    device (``cpu_free`` already net of the pod's cpu). Devices too small get +inf.
+
+    Devices of a row with the same remainder give the same answer (idle devices, above all),
+    so each distinct (row, remainder) that fits is computed once."""
     left = np.maximum(remaining, 0)
-    large, small, idle = _per_shape(workload, left)
-    need = workload.needs[None, :, None]
-    before = left[:, None, :]
-    after = np.maximum(before - share, 0)
-    was_large = before >= need
-    now_large = after >= need
-    large2 = large[:, :, None] - was_large + now_large
-    small2 = small[:, :, None] - np.where(was_large, 0, before) + np.where(now_large, 0, after)
-    idle2 = (idle - share)[:, None, None]
-    frag = _expected(workload, large2, small2, idle2, cpu_free[:, None, None], access[:, :, None])
-    return np.where(remaining >= share, frag, np.inf)
+    out = np.full(left.shape, np.inf)
+    fit = remaining >= share
+    if not fit.any():
+        return out
+    large, small = _per_need(workload, left)
+    span = MILLI + 1
+    keys, inverse = np.unique(
+        (np.arange(len(left))[:, None] * span + left)[fit], return_inverse=True
+    )
+    rows, before = np.divmod(keys, span)
+    before = before[:, None]
+    after = before - share
+    was_large = before >= workload.needs
+    now_large = after >= workload.needs
+    large2 = large[rows] - was_large + now_large
+    small2 = small[rows] - np.where(was_large, 0, before) + np.where(now_large, 0, after)
+    idle2 = left.sum(axis=1)[rows].astype(np.float64) - share
+    ok = _fit_base(workload, cpu_free[rows], access[rows])
+    out[fit] = _expected(workload, large2, small2, idle2, ok)[inverse]
+    return out
 
 
 def cluster_fragmentation(workload: Workload, state: ClusterState) -> tuple[float, float]:
