@@ -203,14 +203,33 @@ def fragmentation_after_share(
     return out
 
 
-def cluster_fragmentation(workload: Workload, state: ClusterState) -> tuple[float, float]:
-    """(fragmented milli-GPU, idle milli-GPU) over the schedulable nodes."""
-    n = state.n
-    live = np.flatnonzero(state.schedulable[:n])
-    remaining = state.gpus.remaining[live]
-    idle = float(np.maximum(remaining, 0).sum())
-    if not len(workload) or not len(live):
-        return 0.0, idle
-    cpu_free = state.free[live, state.axis.index(CPU)]
-    frag = node_fragmentation(workload, remaining, cpu_free, workload.access(state)[live])
-    return float(frag.sum()), idle
+class FragmentationTracker:
+    """Every node's fragmentation as the cluster stands, kept across calls and recomputed only
+    on the rows the state's change log says were touched (or all of them when nodes changed
+    or the log was trimmed)."""
+
+    def __init__(self, workload: Workload) -> None:
+        self.workload = workload
+        self._values = np.zeros(0)
+        self._key = (-1, -1)
+        self._position = 0
+
+    def rows(self, state: ClusterState, idx: np.ndarray | slice) -> np.ndarray:
+        key = (state.structure_epoch, state.n)
+        changed = state.changed_rows(self._position) if key == self._key else None
+        if changed is None:
+            changed = np.arange(state.n)
+            self._values = np.zeros(state.n)
+        if len(changed) and len(self.workload):
+            cpu_free = state.free[changed, state.axis.index(CPU)]
+            access = self.workload.access(state)[changed]
+            remaining = state.gpus.remaining[changed]
+            self._values[changed] = node_fragmentation(self.workload, remaining, cpu_free, access)
+        self._key = key
+        self._position = state.log_position
+        return self._values[idx]
+
+    def total(self, state: ClusterState) -> float:
+        """Fragmented milli-GPU over the schedulable nodes."""
+        values = self.rows(state, slice(0, state.n))
+        return float(values[state.schedulable[: state.n]].sum())

@@ -20,6 +20,7 @@ import numpy as np
 from berth.api.objects import Pod
 from berth.cluster.fragmentation import (
     DEFAULT_COVERAGE,
+    FragmentationTracker,
     Workload,
     fragmentation_after_share,
     node_fragmentation,
@@ -53,16 +54,14 @@ class Fgd(Plugin):
         self._learnt_from = 0
         # Fragmentation of every node as it stands: the same for every pod, so kept across
         # classes and refreshed on the rows the state's change log names.
-        self._before = np.zeros(0)
-        self._before_key = (-1, -1)
-        self._before_position = 0
+        self.tracker = FragmentationTracker(self.workload)
 
     # ------------------------------------------------------------------ workload
 
     def on_workload(self, pods: list[Pod]) -> None:
         self.workload = target_workload(pods, self.coverage)
         self._told = True
-        self._before_key = (-1, -1)
+        self.tracker = FragmentationTracker(self.workload)
 
     def on_session_open(self, session: Session) -> None:
         if self._told:
@@ -73,34 +72,13 @@ class Fgd(Plugin):
         if len(self._seen) > self._learnt_from * (1 + _RELEARN_GROWTH):
             self.workload = target_workload(self._seen.values(), self.coverage)
             self._learnt_from = len(self._seen)
-            self._before_key = (-1, -1)
+            self.tracker = FragmentationTracker(self.workload)
             session.state.structure_epoch += 1  # cached scores were against the old shapes
 
     # ------------------------------------------------------------------ scoring
 
     def relevant(self, cls: PodClass, point: str) -> bool:
         return point == "score"
-
-    def current(self, state: ClusterState, idx: np.ndarray) -> np.ndarray:
-        """Fragmentation of the rows ``idx`` as the cluster stands."""
-        key = (state.structure_epoch, state.n)
-        changed = state.changed_rows(self._before_position) if key == self._before_key else None
-        if changed is None:
-            rows = np.arange(state.n)
-            self._before = np.zeros(state.n)
-        else:
-            rows = changed
-        if len(rows):
-            self._before[rows] = self._fragmentation(state, rows)
-        self._before_key = key
-        self._before_position = state.log_position
-        return self._before[idx]
-
-    def _fragmentation(self, state: ClusterState, rows: np.ndarray) -> np.ndarray:
-        workload = self.workload
-        cpu_free = state.free[rows, cpu_column(state)]
-        access = workload.access(state)[rows]
-        return node_fragmentation(workload, state.gpus.remaining[rows], cpu_free, access)
 
     def growth(self, cls: PodClass, state: ClusterState, idx: np.ndarray) -> np.ndarray:
         """(rows, choices): fragmentation growth for each way of placing the pod on each row
@@ -110,7 +88,7 @@ class Fgd(Plugin):
         col = cpu_column(state)
         cpu_free = state.free[idx, col]
         access = workload.access(state)[idx]
-        before = self.current(state, idx)
+        before = self.tracker.rows(state, idx)
         cpu_after = cpu_free - pod_cpu(cls, state)
         ask = cls.gpu
         if ask is None:

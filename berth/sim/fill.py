@@ -21,7 +21,7 @@ import numpy as np
 
 from berth.api.objects import Node, Pod
 from berth.cluster.devices import record_devices
-from berth.cluster.fragmentation import cluster_fragmentation, target_workload
+from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.framework import Framework
@@ -129,7 +129,7 @@ def fill(
     started = time.perf_counter()
     framework = Framework(config)
     framework.on_workload(pods)
-    shapes = target_workload(pods)
+    tracker = FragmentationTracker(target_workload(pods))
     search = NodeSearch(state, framework.filters, framework.scorers, config.search, seed=seed)
     arrived: list[float] = []
     allocated: list[float] = []
@@ -140,7 +140,7 @@ def fill(
     def sample() -> None:
         arrived.append(100.0 * asked / capacity)
         allocated.append(100.0 * float(state.requested_total[state.gpu_column]) / capacity)
-        fragmented.append(100.0 * cluster_fragmentation(shapes, state)[0] / capacity)
+        fragmented.append(100.0 * tracker.total(state) / capacity)
 
     for pod in workload:
         while 100.0 * asked / capacity >= next_step:
