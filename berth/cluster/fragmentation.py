@@ -103,10 +103,18 @@ class Workload:
         return table
 
 
-def target_workload(pods: Iterable[Pod], coverage: float = DEFAULT_COVERAGE) -> Workload:
+def target_workload(
+    pods: Iterable[Pod], coverage: float = DEFAULT_COVERAGE, gpu_only: bool = False
+) -> Workload:
     """The most frequent shapes of ``pods`` covering ``coverage`` of them, renormalised; ties
-    in frequency in a fixed order, so the same pods give the same workload."""
-    counts = Counter(pod_shape(pod) for pod in pods)
+    in frequency in a fixed order, so the same pods give the same workload.
+
+    ``gpu_only`` leaves CPU-only pods out. fgd keeps them, as the paper's simulator does (they
+    count every idle GPU as fragment, the same for every node, and their cpu matters); the
+    fragmentation reported leaves them out, or a mostly-CPU workload would call every idle GPU
+    fragmented."""
+    shapes = (pod_shape(pod) for pod in pods)
+    counts = Counter(s for s in shapes if s.count or not gpu_only)
     if not counts:
         return Workload((), np.zeros(0))
     total = sum(counts.values())

@@ -212,9 +212,11 @@ class Simulation:
         queue_names = sorted(self.scheduler.queues)
         weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}
         self.series = TimeSeries(list(state.axis.names), queue_names, weights)
-        # GPU fragmentation is measured against the shapes of every pod the run will see.
+        # GPU fragmentation is measured against the shapes of every GPU pod the run will see.
         templates = [t.template for job in self.jobs for t in job.tasks for _ in range(t.replicas)]
-        self.fragmentation = FragmentationTracker(target_workload(self.pods + templates))
+        self.fragmentation = FragmentationTracker(
+            target_workload(self.pods + templates, gpu_only=True)
+        )
         for group in manifests.groups:
             self._push(group.submit_time, Ev.GROUP, group)
         for pod in self.pods:

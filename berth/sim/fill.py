@@ -129,7 +129,7 @@ def fill(
     started = time.perf_counter()
     framework = Framework(config)
     framework.on_workload(pods)
-    tracker = FragmentationTracker(target_workload(pods))
+    tracker = FragmentationTracker(target_workload(pods, gpu_only=True))
     search = NodeSearch(state, framework.filters, framework.scorers, config.search, seed=seed)
     arrived: list[float] = []
     allocated: list[float] = []
