@@ -31,6 +31,9 @@ GPU_DEVICES_ANNOTATION = "berth.io/gpu-devices"
 #: Memory of a device that does not declare any: more than any pod asks.
 UNLIMITED_MEMORY = 1 << 50
 _NO_DEVICE = -1
+_NONE = np.zeros(0, dtype=np.intp)
+#: Above any device's remainder: masks devices out of an argmin.
+_NOT_CHOSEN = MILLI + 1
 
 
 class DeviceError(ValueError):
@@ -205,14 +208,19 @@ class DeviceTable:
     def best_fit(self, row: int, ask: GpuAsk) -> np.ndarray:
         """The default device choice: the lowest-index idle devices for the whole part, then the
         fitting device with the least left for the share (ties to the lowest index)."""
-        remaining = self.whole_taken(np.array([row]), ask.whole)[0]
-        chosen = [int(i) for i in np.flatnonzero((self.remaining[row] >= MILLI) & (remaining == 0))]
-        if ask.share:
-            ok = self.share_candidates(remaining[None, :], np.array([row]), ask)[0]
-            if not ok.any():
-                raise ValueError(f"no device on row {row} has {ask.share} milli-GPU free")
-            chosen.append(int(np.argmin(np.where(ok, remaining, np.iinfo(np.int32).max))))
-        return np.asarray(chosen, dtype=np.intp)
+        remaining = self.remaining[row]
+        chosen = np.flatnonzero(remaining >= MILLI)[: ask.whole] if ask.whole else _NONE
+        if not ask.share:
+            return chosen
+        ok = remaining >= ask.share
+        if ask.memory:
+            ok &= self.memory[row] >= ask.memory
+        if ask.whole:
+            ok[chosen] = False
+        if not ok.any():
+            raise ValueError(f"no device on row {row} has {ask.share} milli-GPU free")
+        device = int(np.argmin(np.where(ok, remaining, _NOT_CHOSEN)))
+        return np.append(chosen, device) if ask.whole else np.array([device], dtype=np.intp)
 
     # ------------------------------------------------------------------ accounting
 
@@ -221,14 +229,16 @@ class DeviceTable:
         if key in self.placements:
             raise ValueError(f"pod {key} already holds GPU devices")
         index = self.best_fit(row, ask) if devices is None else np.asarray(devices, dtype=np.intp)
-        if len(index) != ask.devices or len(set(index.tolist())) != len(index):
+        amount = (MILLI,) * ask.whole + ((ask.share,) if ask.share else ())
+        if len(index) != ask.devices or len(np.unique(index)) != len(index):
             raise ValueError(f"pod {key}: {len(index)} devices chosen for {ask}")
-        amount = [MILLI] * ask.whole + ([ask.share] if ask.share else [])
-        remaining = self.remaining[row]
-        for i, a in zip(index, amount, strict=True):
-            if remaining[i] < (MILLI if a == MILLI else a) or self.memory[row, i] < ask.memory:
-                raise ValueError(f"pod {key}: device {i} of row {row} cannot take {a} milli-GPU")
-        placement = Placement(row, tuple(int(i) for i in index), tuple(amount), ask.memory)
+        short = self.remaining[row, index] < amount
+        if ask.memory:
+            short |= self.memory[row, index] < ask.memory
+        if short.any():
+            device = int(index[int(np.argmax(short))])
+            raise ValueError(f"pod {key}: device {device} of row {row} cannot take its share")
+        placement = Placement(row, tuple(index.tolist()), amount, ask.memory)
         self._apply(placement, -1)
         self.placements[key] = placement
         return placement
@@ -245,11 +255,12 @@ class DeviceTable:
         return placement
 
     def _apply(self, placement: Placement, sign: int) -> None:
-        index = np.asarray(placement.index, dtype=np.intp)
-        self.remaining[placement.row, index] += sign * np.asarray(placement.amount, np.int32)
+        row, index = placement.row, list(placement.index)
+        self.remaining[row, index] += np.multiply(placement.amount, sign, dtype=np.int32)
         if placement.memory:
-            self.memory[placement.row, index] += sign * placement.memory
-        held = self.kinds.get(sum(placement.amount))
+            self.memory[row, index] += sign * placement.memory
+        kind = sum(placement.amount)
+        held = self.kinds.get(kind)
         if held is None:
-            held = self.kinds[sum(placement.amount)] = np.zeros(self.capacity, dtype=np.int32)
-        held[placement.row] -= sign
+            held = self.kinds[kind] = np.zeros(self.capacity, dtype=np.int32)
+        held[row] -= sign
