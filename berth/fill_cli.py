@@ -11,6 +11,7 @@ from typing import Any
 from rich.console import Console
 from rich.table import Table
 
+from berth.api.manifest import ManifestError
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.sim.fill import DEFAULT_TARGET, POLICIES, FillSpec
@@ -48,17 +49,19 @@ def run_fill_command(args: argparse.Namespace) -> int:
     from berth.sim.fill import load_fill_inputs, run_specs, spec_config
     from berth.sim.runner import InputError
 
-    err = Console(stderr=True)
+    def err(message: str) -> None:
+        print(f"berth fill: {message}", file=sys.stderr)
+
     policies = args.policy or list(POLICIES)
     if args.seeds < 1 or not args.target > 0:
-        err.print("berth fill: --seeds must be >= 1 and --target > 0", markup=False)
+        err("--seeds must be >= 1 and --target > 0")
         return EXIT_INPUT
     try:
         for policy in policies:
             spec_config(policy)
         load_fill_inputs(args.cluster, args.workload)
-    except (InputError, ConfigError, PluginArgumentError, ValueError) as exc:
-        err.print(f"berth fill: {exc}", markup=False)
+    except (InputError, ManifestError, ConfigError, PluginArgumentError, ValueError) as exc:
+        err(str(exc))
         return EXIT_INPUT
     specs = [
         FillSpec(args.cluster, args.workload, policy, seed, args.target)
@@ -69,7 +72,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
     try:
         runs = run_specs(specs, jobs)
     except ValueError as exc:
-        err.print(f"berth fill: {exc}", markup=False)
+        err(str(exc))
         return EXIT_INPUT
     summary = write_fill_outputs(runs, args.out)
     table = Table("policy", "seeds", "GPU allocation %", "GPUs unallocated", "fragmentation %")

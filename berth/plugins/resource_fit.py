@@ -24,13 +24,12 @@ def _device_fit(state: ClusterState, rows: Rows, ask: GpuAsk, mask: np.ndarray) 
 
 
 def device_reason(ask: GpuAsk) -> str:
-    parts = []
-    if ask.whole:
-        parts.append(f"{ask.whole} idle GPU device{'s' if ask.whole > 1 else ''}")
-    if ask.share:
-        parts.append(f"a GPU device with {ask.share}m free")
-    memory = f" and {ask.memory} MiB GPU memory each" if ask.memory else ""
-    return "no " + " + ".join(parts) + memory
+    """Why a node's GPU sums fit but its devices do not."""
+    memory = f" with {ask.memory} MiB GPU memory" if ask.memory else ""
+    if not ask.whole:
+        return f"no GPU device with {ask.share}m{memory} free"
+    idle = f"fewer than {ask.whole} idle GPU device{'s' if ask.whole > 1 else ''}{memory}"
+    return idle + (f" plus one with {ask.share}m free" if ask.share else "")
 
 
 class ResourceFit(Plugin):

@@ -201,7 +201,11 @@ def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]
         nodes = list(manifests.nodes)
         if not nodes:
             raise InputError(f"{cluster}: no nodes")
-        if node_list_format(workload) is None and _is_trace(workload, detect_format, find_table):
+        if node_list_format(workload) is not None:
+            raise InputError(
+                f"{workload}: is a node list; --workload takes a pod list (a trace) or manifests"
+            )
+        if _is_trace(workload, detect_format, find_table):
             pods = [pod for job in iter_jobs(workload) for pod in job.pods]
         else:
             loaded = load_file(workload)
