@@ -80,6 +80,8 @@ def gpu_ask(milli: int, memory: int = 0) -> GpuAsk | None:
 
 
 def pod_ask(pod: Pod, milli: int) -> GpuAsk | None:
+    if milli <= 0:
+        return None
     return gpu_ask(milli, memory_mib(pod.annotations, f"pod {pod.key}"))
 
 

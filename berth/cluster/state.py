@@ -178,7 +178,7 @@ class ClusterState:
     def gpu_ask(self, pod: Pod, vector: np.ndarray) -> GpuAsk | None:
         """What ``pod`` (requesting ``vector``) needs from a node's GPU devices."""
         col = self.gpu_column
-        return pod_ask(pod, int(vector[col])) if col < len(vector) else None
+        return pod_ask(pod, int(vector[col])) if col < len(vector) and vector[col] else None
 
     def bind(
         self,

@@ -25,7 +25,7 @@ class GpuClustering(Plugin):
     name = "gpu-clustering"
 
     def relevant(self, cls: PodClass, point: str) -> bool:
-        return point == "score"
+        return point == "score" and cls.gpu is not None
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         idx = row_index(state, rows)

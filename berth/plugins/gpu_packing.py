@@ -21,7 +21,7 @@ class GpuPacking(Plugin):
     name = "gpu-packing"
 
     def relevant(self, cls: PodClass, point: str) -> bool:
-        return point == "score"
+        return point == "score" and cls.gpu is not None
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         idx = row_index(state, rows)
