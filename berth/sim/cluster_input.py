@@ -12,8 +12,9 @@ from berth.traces import TraceError, detect_format, find_table, load_nodes
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-def node_list_format(path: str | Path) -> str | None:
-    """The trace format of ``path`` if it is a machine list, else None."""
+def trace_table(path: str | Path) -> tuple[str, str] | None:
+    """(format, kind of table: jobs, nodes or usage) when ``path`` is a trace file, None when
+    it is to be read as manifests."""
     if str(path).lower().endswith(_MANIFEST_SUFFIXES):
         return None
     try:
@@ -21,7 +22,13 @@ def node_list_format(path: str | Path) -> str | None:
         _, table = find_table(path, fmt)
     except (TraceError, OSError):
         return None
-    return fmt if table.kind == "nodes" else None
+    return fmt, table.kind
+
+
+def node_list_format(path: str | Path) -> str | None:
+    """The trace format of ``path`` if it is a machine list, else None."""
+    found = trace_table(path)
+    return found[0] if found is not None and found[1] == "nodes" else None
 
 
 def load_cluster(path: str | Path) -> Manifests:

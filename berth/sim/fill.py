@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.api.manifest import ManifestError, load_file
 from berth.api.objects import Node, Pod
 from berth.cluster.devices import record_devices
 from berth.cluster.fragmentation import FragmentationTracker, target_workload
@@ -27,6 +28,8 @@ from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
 from berth.resources import GPU
+from berth.sim.cluster_input import load_cluster, trace_table
+from berth.traces import TraceError, iter_jobs
 
 #: The paper's workload size: GPU requests of 130% of the cluster's GPUs.
 DEFAULT_TARGET = 1.3
@@ -189,10 +192,7 @@ class FillSpec:
 def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]]:
     """Nodes from a machine list or manifests; pods from a trace's job table or manifests.
     Raises InputError with one short line for anything unusable."""
-    from berth.api.manifest import ManifestError, load_file
-    from berth.sim.cluster_input import load_cluster, node_list_format
     from berth.sim.runner import InputError
-    from berth.traces import TraceError, detect_format, find_table, iter_jobs
 
     try:
         manifests = load_cluster(cluster)
@@ -201,12 +201,14 @@ def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]
         nodes = list(manifests.nodes)
         if not nodes:
             raise InputError(f"{cluster}: no nodes")
-        if node_list_format(workload) is not None:
+        table = trace_table(workload)
+        if table is not None and table[1] != "jobs":
             raise InputError(
-                f"{workload}: is a node list; --workload takes a pod list (a trace) or manifests"
+                f"{workload}: holds {table[1]} ({table[0]}), not pods; --workload takes a pod "
+                "list (a trace's jobs) or manifests"
             )
-        if _is_trace(workload, detect_format, find_table):
-            pods = [pod for job in iter_jobs(workload) for pod in job.pods]
+        if table is not None:
+            pods = [pod for job in iter_jobs(workload, table[0]) for pod in job.pods]
         else:
             loaded = load_file(workload)
             if loaded.errors:
@@ -217,18 +219,6 @@ def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]
     if not pods:
         raise InputError(f"{workload}: no pods")
     return nodes, pods
-
-
-def _is_trace(path: str, detect_format: object, find_table: object) -> bool:
-    if path.lower().endswith((".yaml", ".yml", ".json")):
-        return False
-    from berth.traces import TraceError
-
-    try:
-        _, table = find_table(path, detect_format(path))  # type: ignore[operator]
-    except (TraceError, OSError):
-        return False
-    return bool(table.kind == "jobs")
 
 
 def spec_config(policy: str) -> SchedulerConfig:

@@ -74,7 +74,7 @@ def test_fill_workload_reaches_the_target_and_no_further():
     [
         ("missing.csv", "PODS", "missing.csv"),
         ("CPU_ONLY", "PODS", "the cluster has no GPUs"),
-        ("NODES", "NODES", "is a node list"),
+        ("NODES", "NODES", "holds nodes (openb), not pods"),
     ],
 )
 def test_fill_bad_input_is_one_line(inputs, tmp_path, capsys, cluster, workload, message):
