@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from berth.traces.errors import TraceLog
+from berth.traces.errors import TraceError, TraceLog
 from berth.traces.model import TraceOptions
 from berth.traces.rows import open_text
 
@@ -40,12 +40,13 @@ class Sniff:
 
     @classmethod
     def of(cls, path: Path) -> Sniff:
+        """Raises TraceError for a file that cannot be a trace at all: missing, a directory,
+        not text, or empty."""
         with open_text(path) as handle:
-            try:
-                head = handle.read(_SNIFF_BYTES)
-            except UnicodeDecodeError:
-                head = ""
+            head = handle.read(_SNIFF_BYTES)
         first = next((line for line in head.splitlines() if line.strip()), "")
+        if not first:
+            raise TraceError(f"{path}: is empty (expected a trace file)")
         return cls(path.name.lower(), first)
 
 
