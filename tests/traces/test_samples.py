@@ -74,6 +74,36 @@ def test_philly_csv(data: Path) -> None:
     assert (big.group.queue, big.group.submit_time) == ("vc2", 120)
 
 
+def test_philly_csv_with_dates_as_published_with_pollux(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "philly.csv",
+        """
+        timestamp,duration,num_gpus,gpu_time,cluster
+        2017-10-09 07:01:55,3600,1,3600,vc1
+        2017-10-09 07:00:00,60,8,480,vc2
+        2017-10-10 07:00:00,60,2,120,vc2
+        """,
+    )
+    jobs = by_name(path)
+    times = {name: job.group.submit_time for name, job in jobs.items()}
+    assert times == {"job-2": 115, "job-3": 0, "job-4": 86_400}
+
+
+def test_philly_csv_bad_date_is_a_bad_row(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "philly.csv",
+        """
+        timestamp,duration,num_gpus,gpu_time,cluster
+        2017-10-09 07:01:55,3600,1,3600,vc1
+        yesterday,60,8,480,vc2
+        """,
+    )
+    with pytest.raises(TraceError, match=r"philly.csv:3: timestamp \"yesterday\" is not a date"):
+        by_name(path)
+
+
 def test_helios(data: Path) -> None:
     path = data / "helios" / "cluster_log.csv"
     assert detect_format(path) == "helios"
