@@ -1,8 +1,9 @@
 """What a trace format is: a name and the tables it can read, each recognisable from its file.
 
 A format may publish several tables (Alibaba openb has a pod list and a node list, PAI has job,
-task and machine tables), and a table is one of three kinds: jobs (become PodGroups and Pods),
-nodes (become Nodes) or usage (machine utilisation samples). A table recognises its files from
+task and machine tables), and a table is one of four kinds: jobs (become PodGroups and Pods),
+nodes (become Nodes), usage (machine utilisation samples) or load (request arrivals, read as a
+load curve). A table recognises its files from
 the file name and the first line, which is all ``detect_format`` reads.
 """
 
@@ -18,7 +19,7 @@ from berth.traces.model import TraceOptions
 from berth.traces.rows import open_text
 
 T = TypeVar("T")
-Kind = Literal["jobs", "nodes", "usage"]
+Kind = Literal["jobs", "nodes", "usage", "load"]
 
 _SNIFF_BYTES = 65_536
 

@@ -17,6 +17,7 @@ from berth.report.console import format_duration
 from berth.resources import CPU, GIB, GPU, MEMORY
 from berth.traces.errors import ON_BAD_ROW, TraceError, TraceLog
 from berth.traces.formats import FORMATS
+from berth.traces.load import LoadCurve, load_curve, write_curve
 from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
 from berth.traces.manifests import node_manifest, workload_manifests
 from berth.traces.model import MILLI, TraceJob, TraceOptions
@@ -29,6 +30,7 @@ from berth.traces.stats import (
     UsageStats,
     job_stats,
     node_stats,
+    percentiles,
     usage_stats,
 )
 from berth.traces.writer import write_manifests
@@ -119,6 +121,13 @@ def _add_reading_options(parser: argparse.ArgumentParser) -> None:
         help="cap the pods of one task (alibaba2017 has tasks of 60,000 instances)",
     )
     parser.add_argument(
+        "--bin",
+        type=_positive(float),
+        default=60.0,
+        metavar="SECONDS",
+        help="load traces: the width of a load-curve bin (default %(default)s)",
+    )
+    parser.add_argument(
         "--machine-memory",
         type=_positive(int),
         default=TraceOptions.normalized_memory,
@@ -195,6 +204,9 @@ def _info(args: argparse.Namespace) -> int:
             nodes = load_nodes(args.file, args.format, options)
             log = nodes.log
             _show_nodes(console, title, node_stats(nodes), log)
+        elif table.kind == "load":
+            curve, log = load_curve(args.file, args.format, args.bin, options)
+            _show_load(console, title, curve, log)
         else:
             samples = iter_usage(args.file, args.format, options)
             usage = usage_stats(samples)
@@ -280,6 +292,25 @@ def _show_usage(console: Console, title: str, stats: UsageStats, log: TraceLog) 
     console.print(table)
 
 
+def _show_load(console: Console, title: str, curve: LoadCurve, log: TraceLog) -> None:
+    overview = _overview(console, title, log)
+    overview.add_row("requests", f"{curve.total_requests:,}")
+    overview.add_row("time span", format_duration(curve.span))
+    console.print(overview)
+    table = Table(title=f"Per {curve.bin_seconds:g}s bin", title_justify="left")
+    table.add_column("rate")
+    for name in ("mean", *_STATS):
+        table.add_column(name, justify="right")
+    for what, values in (("requests/s", curve.requests), ("tokens/s", curve.tokens)):
+        stats = percentiles(values)
+        table.add_row(what, _rate(values.mean()), *(_rate(stats[n]) for n in _STATS))
+    console.print(table)
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
 # -- convert --------------------------------------------------------------------------------------
 
 
@@ -321,6 +352,13 @@ def _convert(args: argparse.Namespace) -> int:
                 f"{_plural(len(tally.queues), 'queue')} to {args.out}"
             )
             log = jobs.log
+        elif table.kind == "load":
+            curve, log = load_curve(args.file, args.format, args.bin, options)
+            write_curve(args.out, curve)
+            summary = (
+                f"wrote a load curve of {len(curve.requests):,} bins of {curve.bin_seconds:g}s "
+                f"({curve.total_requests:,} requests) to {args.out}"
+            )
         else:
             return _fail(f"{args.file}: machine usage has no jobs or nodes to convert")
     except TraceError as exc:

@@ -16,6 +16,7 @@ from berth.traces.base import Kind, Sniff, Table, TraceFormat
 from berth.traces.errors import TraceError, TraceLog
 from berth.traces.formats import FORMATS
 from berth.traces.formats.alibaba2018 import UsageSample
+from berth.traces.formats.azure_llm import Request
 from berth.traces.model import TRACE_ID_ANNOTATION, JobSpec, TraceJob, TraceOptions, build_job
 from berth.traces.select import Selection, select
 
@@ -103,7 +104,7 @@ def _open(
     return _not_empty(table.read(Path(path), options, log), log, path, table.kind), log
 
 
-_ROW_KIND = {"jobs": "job", "nodes": "node", "usage": "usage"}
+_ROW_KIND = {"jobs": "job", "nodes": "node", "usage": "usage", "load": "request"}
 
 
 def _not_empty(items: Iterator[T], log: TraceLog, path: str | Path, kind: Kind) -> Iterator[T]:
@@ -184,3 +185,11 @@ def iter_usage(
     """Machine utilisation samples (Alibaba 2018 machine_usage), row by row."""
     samples, log = _open(path, fmt, "usage", options)
     return Stream(samples, log)
+
+
+def iter_load(
+    path: str | Path, fmt: str | None = None, options: TraceOptions | None = None
+) -> Stream[Request]:
+    """Request arrivals of a load trace (Azure LLM), row by row."""
+    requests, log = _open(path, fmt, "load", options)
+    return Stream(requests, log)
