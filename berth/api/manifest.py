@@ -107,13 +107,26 @@ def load_file(path: str | Path) -> Manifests:
     return parse_documents(docs, file)
 
 
+#: What a folder given as a workload is read for.
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+
+
 def load_files(paths: Iterable[str | Path] | str | Path) -> Manifests:
-    """All files together, then the checks that need every object (see ``cross_check``)."""
+    """All files together, then the checks that need every object (see ``cross_check``). A
+    folder stands for the manifest files directly in it, in name order."""
     if isinstance(paths, str | Path):
         paths = [paths]
     result = Manifests()
     for path in paths:
-        result.extend(load_file(path))
+        if Path(path).is_dir():
+            files = sorted(p for p in Path(path).iterdir() if p.suffix.lower() in MANIFEST_SUFFIXES)
+            if not files:
+                suffixes = ", ".join(MANIFEST_SUFFIXES)
+                result.extend(_file_problem(str(path), f"no manifest files ({suffixes}) in it"))
+            for file in files:
+                result.extend(load_file(file))
+        else:
+            result.extend(load_file(path))
     cross_check(result)
     return result
 

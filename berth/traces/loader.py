@@ -142,7 +142,8 @@ def iter_jobs(
 
 
 RENAMED = (
-    "jobs renamed because an earlier job has their name (the trace's id is in berth.io/trace-id)"
+    "jobs whose name an earlier job already has: renamed <name>-2, -3, ... "
+    "(the trace's id is kept in berth.io/trace-id)"
 )
 
 

@@ -1228,9 +1228,10 @@ def test_kubectl_volcano_output_loads_without_problems(tmp_path: Path) -> None:
     assert [pc.value for pc in m.priority_classes] == [2000001000]
 
 
-def test_directory_is_a_problem(tmp_path: Path) -> None:
+def test_a_folder_without_manifests_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "README.txt").write_text("notes")
     assert lines(load_files([tmp_path]), tmp_path.parent) == [
-        f"{tmp_path.name}: is a directory (expected a YAML or JSON file)"
+        f"{tmp_path.name}: no manifest files (.yaml, .yml, .json, .jsonl) in it"
     ]
 
 

@@ -252,7 +252,7 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         "malformed-cluster": (["--cluster", str(broken)], f"{broken}: invalid YAML at line "),
         "workload-without-cluster": (
             ["--workload", str(WORKLOAD)],
-            "--cluster is required when --workload is given",
+            "--workload needs nodes: give --cluster FILE, or --cluster-from-trace",
         ),
         "cluster-without-nodes": (["--cluster", str(WORKLOAD)], "no Node or NodePool objects"),
     }[case]
