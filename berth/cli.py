@@ -76,6 +76,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     sim.set_defaults(handler=_simulate)
 
     cmp = sub.add_parser("compare", help="run several scheduler configurations on one input")
@@ -88,7 +89,10 @@ def _parser() -> argparse.ArgumentParser:
         help="a scheduler configuration, or 'default' (repeat: 2 or more)",
     )
     cmp.add_argument("--out", type=Path, default=Path("out/compare"), help="output directory")
-    cmp.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
+    cmp.add_argument(
+        "--jobs", type=positive(int), help="parallel processes (default: one per core)"
+    )
+    cmp.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
@@ -200,13 +204,16 @@ def _input_failure(exc: Exception) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from berth.report.console import summary_table
-    from berth.sim.runner import load_inputs, simulate, write_outputs
+    from berth.sim.runner import load_inputs, prepare_output, simulate, write_outputs
 
     try:
         spec = _input_spec(args)
         inputs = load_inputs(spec, args.config)
+        overwrite = prepare_output(args.out, args.force)
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
+    if overwrite:
+        inputs.notes.append(overwrite)
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in inputs.notes:
@@ -242,14 +249,19 @@ def _simulate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from berth.compare import compare
     from berth.report.compare import comparison_console_table
+    from berth.sim.runner import prepare_output
 
     if len(args.config) < 2:
         print("error: --config: give at least two configurations to compare", file=sys.stderr)
         return EXIT_INPUT
     console = Console()
     try:
+        spec = _input_spec(args)
+        overwrite = prepare_output(args.out, args.force)
+        if overwrite:
+            print(f"note: {overwrite}", file=sys.stderr)
         outcomes, report = compare(
-            _input_spec(args),
+            spec,
             args.config,
             args.out,
             args.jobs,

@@ -3,6 +3,7 @@ and validate every input before anything runs, simulate, write the output direct
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -126,6 +127,41 @@ def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
     rule = SizingRule(options.gpus_per_node, options.cpu_per_gpu, options.memory_per_gpu)
     nodes, note = size_cluster(pods, rule)
     manifests.nodes.extend(nodes)
+    return note
+
+
+#: What a folder berth wrote holds; a folder with only these may be written over.
+RUN_MARKERS = ("summary.json", "compare.json")
+
+
+def prepare_output(out_dir: str | Path, force: bool = False) -> str | None:
+    """Make sure results can be written to ``out_dir`` before anything runs: it is created if
+    missing; a folder holding an earlier berth run is written over (the note returned says so);
+    one holding anything else is refused unless ``force``, so no file of the user's is lost."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    if out.is_dir():
+        entries = {entry.name for entry in out.iterdir()}
+        if not entries:
+            note = None
+        elif entries & set(RUN_MARKERS):
+            note = f"writing over the earlier run in {out}"
+        elif force:
+            note = f"writing into {out}, which holds other files (--force)"
+        else:
+            raise InputError(
+                f"--out {out}: holds files berth did not write; choose a new or empty folder, "
+                "or give --force to write into it"
+            )
+    else:
+        note = None
+        try:
+            out.mkdir(parents=True)
+        except OSError as exc:
+            raise InputError(f"--out {out}: cannot create ({exc.strerror or exc})") from None
+    if not os.access(out, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: not writable")
     return note
 
 

@@ -435,6 +435,9 @@ def test_bench_human_output(capsys):
         ["--pods", "0"],
         ["--pods", "-3"],
         ["--running", "-1"],
+        ["--nodes", "1000000000000"],
+        ["--pods", "99999999999999999999"],
+        ["--seed", "-1"],
     ],
 )
 def test_bench_invalid_numbers(capsys, argv):

@@ -195,3 +195,25 @@ def test_bad_values_are_refused_by_the_parser(tmp_path: Path, capsys, argv: list
     assert exc.value.code == 2
     err = capsys.readouterr().err
     assert "Traceback" not in err and "error: argument" in err
+
+
+def test_output_folder_is_checked_before_anything_runs(tmp_path: Path, capsys) -> None:
+    trace = itp(tmp_path, ROWS[:2])
+    argv = ["simulate", "--trace", str(trace), "--cluster-from-trace", "--quiet", "--out"]
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    assert (
+        run(capsys, *argv, str(afile))[2] == f"error: --out {afile}: exists and is not a folder\n"
+    )
+    rc, _, err = run(capsys, *argv, str(afile / "sub"))
+    assert rc == 1 and err.startswith(f"error: --out {afile / 'sub'}: cannot create (")
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "thesis.tex").write_text("precious")
+    rc, _, err = run(capsys, *argv, str(mine))
+    assert rc == 1 and "holds files berth did not write" in err and "--force" in err
+    rc, _, err = run(capsys, *argv, str(mine), "--force")
+    assert rc == 0 and "writing into" in err
+    assert (mine / "thesis.tex").read_text() == "precious"
+    rc, _, err = run(capsys, *argv, str(mine))  # now it holds a berth run
+    assert rc == 0 and f"note: writing over the earlier run in {mine}" in err
