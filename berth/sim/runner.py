@@ -135,33 +135,32 @@ RUN_MARKERS = ("summary.json", "compare.json")
 
 
 def prepare_output(out_dir: str | Path, force: bool = False) -> str | None:
-    """Make sure results can be written to ``out_dir`` before anything runs: it is created if
-    missing; a folder holding an earlier berth run is written over (the note returned says so);
-    one holding anything else is refused unless ``force``, so no file of the user's is lost."""
+    """Check before anything runs that results can be written to ``out_dir`` (created when
+    they are written): a folder holding an earlier berth run is written over (the note returned
+    says so); one holding anything else is refused unless ``force``, so no file of the user's
+    is lost."""
     out = Path(out_dir)
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out}: exists and is not a folder")
+    note = None
     if out.is_dir():
         entries = {entry.name for entry in out.iterdir()}
-        if not entries:
-            note = None
-        elif entries & set(RUN_MARKERS):
+        if entries & set(RUN_MARKERS):
             note = f"writing over the earlier run in {out}"
-        elif force:
+        elif entries and force:
             note = f"writing into {out}, which holds other files (--force)"
-        else:
+        elif entries:
             raise InputError(
                 f"--out {out}: holds files berth did not write; choose a new or empty folder, "
                 "or give --force to write into it"
             )
+        existing = out
     else:
-        note = None
-        try:
-            out.mkdir(parents=True)
-        except OSError as exc:
-            raise InputError(f"--out {out}: cannot create ({exc.strerror or exc})") from None
-    if not os.access(out, os.W_OK | os.X_OK):
-        raise InputError(f"--out {out}: not writable")
+        existing = next(parent for parent in out.absolute().parents if parent.exists())
+        if not existing.is_dir():
+            raise InputError(f"--out {out}: cannot create ({existing} is not a folder)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: cannot write in {existing}")
     return note
 
 
