@@ -41,13 +41,14 @@ def add_fill_command(sub: Any) -> None:
     fill.add_argument("--target", type=float, default=DEFAULT_TARGET, help="workload / capacity")
     fill.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
     fill.add_argument("--out", type=Path, default=Path("out/fill"), help="output directory")
+    fill.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     fill.set_defaults(handler=run_fill_command)
 
 
 def run_fill_command(args: argparse.Namespace) -> int:
     from berth.report.fill import write_fill_outputs
     from berth.sim.fill import load_fill_inputs, run_specs, spec_config
-    from berth.sim.runner import InputError
+    from berth.sim.runner import InputError, prepare_output
 
     def err(message: str) -> None:
         print(f"berth fill: {message}", file=sys.stderr)
@@ -57,12 +58,15 @@ def run_fill_command(args: argparse.Namespace) -> int:
         err("--seeds must be >= 1 and --target > 0")
         return EXIT_INPUT
     try:
+        overwrite = prepare_output(args.out, args.force)
         for policy in policies:
             spec_config(policy)
         load_fill_inputs(args.cluster, args.workload)
     except (InputError, ManifestError, ConfigError, PluginArgumentError, ValueError) as exc:
         err(str(exc))
         return EXIT_INPUT
+    if overwrite:
+        print(f"note: {overwrite}", file=sys.stderr)
     specs = [
         FillSpec(args.cluster, args.workload, policy, seed, args.target)
         for policy in policies

@@ -88,6 +88,17 @@ def test_fill_bad_input_is_one_line(inputs, tmp_path, capsys, cluster, workload,
     assert message in err and "Traceback" not in err and len(err.splitlines()) == 1
 
 
+def test_fill_refuses_a_folder_of_other_files(inputs, tmp_path, capsys):
+    nodes, pods = inputs
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "notes.txt").write_text("keep")
+    argv = ["fill", "--cluster", str(nodes), "--workload", str(pods), "--out", str(out)]
+    assert main([*argv, "--jobs", "1"]) == 1
+    assert "holds files berth did not write" in capsys.readouterr().err
+    assert (out / "notes.txt").read_text() == "keep"
+
+
 def test_simulate_reads_a_node_list_as_the_cluster(inputs, tmp_path):
     nodes, pods = inputs
     out = tmp_path / "sim"
