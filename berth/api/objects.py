@@ -25,6 +25,8 @@ UTILIZATION_ANNOTATION = "berth.io/utilization"
 FAIL_AFTER_ANNOTATION = "berth.io/fail-after"
 EXIT_CODE_ANNOTATION = "berth.io/exit-code"
 FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
+#: GPU memory per device (on nodes) or needed on each device a pod uses, MiB.
+GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
 # What Volcano's job controller puts on the pods it creates.
 JOB_NAME_LABEL = "volcano.sh/job-name"
 TASK_NAME_LABEL = "volcano.sh/task-spec"

@@ -7,8 +7,8 @@ share of one more. This is how GPU-sharing device plugins and schedulers account
 gpushare, Volcano's gpu-share, Koordinator's DeviceShare, HAMi): the node-level sum says three
 0.6-GPU pods fit on two GPUs, the devices say only two do.
 
-Nodes may declare GPU memory per device (``berth.io/gpu-memory``, MiB); a pod asking GPU memory
-(the same annotation, MiB per device) needs it on each device it uses. A device without a
+Nodes may declare GPU memory per device (annotation ``berth.io/gpu-memory``, MiB); a pod asking
+GPU memory (the same annotation, MiB per device) needs it on each device it uses. A device without a
 declared memory has as much as anyone asks.
 
 Every test here is vectorized over node rows × devices; only binding a pod touches one row.
@@ -20,12 +20,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from berth.api.objects import Node, Pod
+from berth.api.objects import GPU_MEMORY_ANNOTATION, Node, Pod
 
 #: milli-GPU in one device.
 MILLI = 1000
-#: GPU memory per device (on nodes) or needed per device (on pods), MiB.
-GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
 #: The devices a bound pod holds, as a device plugin would be told ("node/3:460").
 GPU_DEVICES_ANNOTATION = "berth.io/gpu-devices"
 #: Memory of a device that does not declare any: more than any pod asks.
@@ -158,9 +156,7 @@ class DeviceTable:
         count = whole + (1 if rest else 0)
         if count > self.width:
             self._widen(count)
-        mib = memory_mib(node.annotations, f"node {node.name}") or memory_mib(
-            node.labels, f"node {node.name}"
-        )
+        mib = memory_mib(node.annotations, f"node {node.name}")
         self.remaining[row] = _NO_DEVICE
         self.remaining[row, :whole] = MILLI
         if rest:

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from berth.api.objects import Pod
-from berth.cluster.devices import GPU_MEMORY_ANNOTATION, GpuAsk
+from berth.api.objects import GPU_MEMORY_ANNOTATION, Pod
+from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
     from berth.framework.plugin import Plugin

@@ -5,16 +5,27 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from berth.api.objects import GPU_PRODUCT_LABEL, Affinity, NodeSelectorTerm, Requirement
+from berth.api.objects import (
+    GPU_MEMORY_ANNOTATION,
+    GPU_PRODUCT_LABEL,
+    Affinity,
+    Node,
+    NodeSelectorTerm,
+    Requirement,
+)
 from berth.cluster.devices import (
     GPU_DEVICES_ANNOTATION,
-    GPU_MEMORY_ANNOTATION,
     DeviceError,
     GpuAsk,
     gpu_ask,
 )
 from berth.cluster.state import ClusterState
 from tests.builders import node, place_one, pod, run, scheduler
+
+
+def _memory(n: Node, mib: str) -> Node:
+    n.annotations[GPU_MEMORY_ANNOTATION] = mib
+    return n
 
 
 def _model(*models: str) -> Affinity:
@@ -86,15 +97,15 @@ FIT_CASES = {
     ),
     "GPU memory per device": (
         [
-            node("small", gpu=2000, labels={GPU_MEMORY_ANNOTATION: "16384"}),
-            node("large", gpu=2000, labels={GPU_MEMORY_ANNOTATION: "32768"}),
+            _memory(node("small", gpu=2000), "16384"),
+            _memory(node("large", gpu=2000), "32768"),
         ],
         [],
         pod("p", gpu=500, annotations={GPU_MEMORY_ANNOTATION: "20000"}),
         "large",
     ),
     "GPU memory of a shared device is what is left of it": (
-        [node("g", gpu=1000, labels={GPU_MEMORY_ANNOTATION: "16384"})],
+        [_memory(node("g", gpu=1000), "16384")],
         [(pod("a", gpu=300, annotations={GPU_MEMORY_ANNOTATION: "12000"}), "g")],
         pod("p", gpu=300, annotations={GPU_MEMORY_ANNOTATION: "8000"}),
         None,
@@ -183,7 +194,7 @@ def test_statement_rollback_and_undone_eviction_restore_exact_devices():
 def test_bad_gpu_memory_annotation_is_a_clear_error():
     state = ClusterState()
     with pytest.raises(DeviceError, match="node g: annotation berth.io/gpu-memory: 'lots'"):
-        state.add_node(node("g", gpu=1000, labels={GPU_MEMORY_ANNOTATION: "lots"}))
+        state.add_node(_memory(node("g", gpu=1000), "lots"))
 
 
 def test_partial_gpu_allocatable_makes_a_smaller_last_device():
@@ -191,3 +202,27 @@ def test_partial_gpu_allocatable_makes_a_smaller_last_device():
     state.add_node(node("g", gpu=2500))
     assert state.gpus.remaining[0].tolist() == [1000, 1000, 500]
     assert np.array_equal(state.gpus.fits(np.array([0]), GpuAsk(3, 0)), [False])
+
+
+BAD_MEMORY = {
+    "pod": (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: p\n  annotations:\n"
+        "    berth.io/gpu-memory: 8GB\nspec:\n  containers:\n  - name: c\n",
+        'm.yaml: Pod/p: metadata.annotations.berth.io/gpu-memory: "8GB" is not an integer',
+    ),
+    "node": (
+        "apiVersion: v1\nkind: Node\nmetadata:\n  name: n\n  annotations:\n"
+        "    berth.io/gpu-memory: '0'\nstatus:\n  allocatable: {cpu: '4'}\n",
+        "m.yaml: Node/n: metadata.annotations.berth.io/gpu-memory: must be >= 1 (got 0)",
+    ),
+}
+
+
+@pytest.mark.parametrize("text,problem", BAD_MEMORY.values(), ids=BAD_MEMORY.keys())
+def test_bad_gpu_memory_in_manifests(tmp_path, text, problem):
+    from berth.api.manifest import load_files
+
+    path = tmp_path / "m.yaml"
+    path.write_text(text)
+    errors = [str(e) for e in load_files([path]).errors]
+    assert len(errors) == 1 and errors[0].startswith(problem.replace("m.yaml", str(path)))
