@@ -15,8 +15,10 @@ from pathlib import Path
 from berth.report.fill import fill_summary, plot_allocation
 from berth.sim.fill import POLICIES, FillSpec, run_specs
 
-HERE = Path(__file__).parent
-TRACES = Path("/work/shared/traces/alibaba-openb-2023")
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[2]
+#: The shared trace folder sits beside the repository.
+TRACES = ROOT.parent / "shared/traces/alibaba-openb-2023"
 CLUSTER = "openb_node_list_gpu_node.csv"
 #: The paper's 10-seed means at 130% arrived on ``default`` (GPU allocation %).
 PAPER_DEFAULT = {
