@@ -31,13 +31,14 @@ PAPER_DEFAULT = {
 }
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--seeds", type=int, default=10)
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--traces", default="", help="comma list (default: every pod list)")
     parser.add_argument("--data", type=Path, default=TRACES)
-    args = parser.parse_args()
+    parser.add_argument("--out", type=Path, default=HERE, help="results and plots (default: here)")
+    args = parser.parse_args(argv)
     names = (
         args.traces.split(",")
         if args.traces
@@ -59,8 +60,8 @@ def main() -> None:
     for i, name in enumerate(names):
         chunk = runs[i * per_trace : (i + 1) * per_trace]
         results[name] = fill_summary(chunk)["policies"]
-        plot_allocation(chunk, HERE / f"allocation-{name}.png", f"openb {name}")
-    (HERE / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
+        plot_allocation(chunk, args.out / f"allocation-{name}.png", f"openb {name}")
+    (args.out / "results.json").write_text(json.dumps(results, indent=2, sort_keys=True) + "\n")
     print(f"{len(runs)} runs in {wall:.0f} s")
     print("| pod list | " + " | ".join(POLICIES) + " |")
     print("|---|" + "---:|" * len(POLICIES))
