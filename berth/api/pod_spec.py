@@ -53,7 +53,7 @@ def _max_into(total: dict[str, int], amounts: Mapping[str, int]) -> None:
         total[name] = max(total.get(name, 0), amount)
 
 
-def _container_requests(container: schema.Container, path: str, ctx: Context) -> dict[str, int]:
+def container_requests(container: schema.Container, path: str, ctx: Context) -> dict[str, int]:
     """Requests as the scheduler sees them: a resource given only a limit requests the limit."""
     limits = canonical(container.resources.limits)
     requests: dict[str, int] = {}
@@ -79,11 +79,11 @@ def _pod_requests(spec: schema.PodSpec, ctx: Context) -> dict[str, int]:
     """
     main: dict[str, int] = {}
     for index, container in enumerate(spec.containers):
-        _add_into(main, _container_requests(container, f"spec.containers[{index}]", ctx))
+        _add_into(main, container_requests(container, f"spec.containers[{index}]", ctx))
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
     for index, container in enumerate(spec.init_containers):
-        requests = _container_requests(container, f"spec.initContainers[{index}]", ctx)
+        requests = container_requests(container, f"spec.initContainers[{index}]", ctx)
         if container.restart_policy == "Always":
             _add_into(sidecars, requests)
         else:
@@ -266,6 +266,10 @@ def build_pod(
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),
         preemptable=preemptable(meta, ctx),
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
+        containers=tuple(
+            (container.name or f"container-{index}", container.image)
+            for index, container in enumerate(spec.containers)
+        ),
     )
     positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)

@@ -93,7 +93,7 @@ def _eviction_counts(pods: list[Pod], reasons: Mapping[str, str]) -> dict[str, i
     counts = {cause: 0 for _, cause in _EVICTION_CAUSES} | {"other": 0}
     for pod in pods:
         if pod.phase == PodPhase.EVICTED:
-            counts[eviction_cause(reasons.get(pod.key, ""))] += 1
+            counts[eviction_cause(reasons.get(pod.ref, ""))] += 1
     return counts | {"total": sum(counts.values())}
 
 
@@ -150,7 +150,7 @@ def summarize(
 ) -> dict[str, Any]:
     """Build the summary dict; see the module docstring for why every float is rounded.
 
-    ``reasons`` (pod key → why, as the simulator keeps them) is what tells a preempted pod from
+    ``reasons`` (pod ref → why, as the simulator keeps them) is what tells a preempted pod from
     a reclaimed one; without it every eviction counts as "other".
     """
     completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]

@@ -82,7 +82,7 @@ def write_pods_csv(
     reasons: dict[str, str] | None = None,
 ) -> None:
     """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
-    pod key, why a pod is still pending or why it was evicted."""
+    pod ref (``Pod.ref``), why a pod is still pending or why it was evicted."""
     reasons = reasons or {}
     write_rows(
         path,
@@ -101,7 +101,7 @@ def write_pods_csv(
                 format_decimal(pod.end_time),
                 str(pod.phase),
                 str(pod.priority),
-                reasons.get(pod.key, ""),
+                reasons.get(pod.ref, ""),
             )
             for pod in pods
         ),

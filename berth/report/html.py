@@ -161,7 +161,7 @@ def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) 
             pod.namespace,
             pod.name,
             pod.group,
-            reasons.get(pod.key, ""),
+            reasons.get(pod.ref, ""),
             format_duration(end_time - pod.submit_time),
         ]
         for pod in pending[:PENDING_ROWS]
@@ -207,7 +207,7 @@ def write_report(
     reasons: dict[str, str] | None = None,
 ) -> Path:
     """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
-    says, by pod key, why a pod still pending could not be placed."""
+    says, by pod ref (``Pod.ref``), why a pod still pending could not be placed."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = [png.name for png in write_plots(out_dir, series, groups)]

@@ -202,11 +202,11 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
         if outcome is None:
             continue
         outcome.tasks += 1
-        cause = eviction_cause(result.reasons.get(pod.key, ""))
+        cause = eviction_cause(result.reasons.get(pod.ref, ""))
         if pod.phase == PodPhase.EVICTED and cause != "other":
             outcome.preemptions += 1
         if pod.phase == PodPhase.PENDING and not outcome.reason:
-            outcome.reason = result.reasons.get(pod.key, "")
+            outcome.reason = result.reasons.get(pod.ref, "")
     for key, reason in result.scheduler.last_reasons.items():
         if key in outcomes:
             outcomes[key].reason = str(reason)

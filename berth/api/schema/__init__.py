@@ -16,3 +16,4 @@ from berth.api.schema.meta import *  # noqa: F403
 from berth.api.schema.nodes import *  # noqa: F403
 from berth.api.schema.pods import *  # noqa: F403
 from berth.api.schema.volcano import *  # noqa: F403
+from berth.api.schema.workloads import *  # noqa: F403
