@@ -87,6 +87,12 @@ def _sidecars(
 
 def convert_sidecar_set(doc: schema.SidecarSetDoc, ctx: Context) -> None:
     spec = doc.spec
+    if doc.metadata.namespace != "default":
+        ctx.warn(
+            "metadata.namespace",
+            "SidecarSet is cluster-scoped: ignored (spec.namespace limits it to a namespace)",
+        )
+        doc.metadata.namespace = "default"
     selector = label_selector(spec.selector, "spec.selector", ctx)
     if not selector.requirements:
         ctx.error("spec.selector", "empty selector is invalid (expected matchLabels)")

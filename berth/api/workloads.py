@@ -191,6 +191,7 @@ class Rollout:
 class WorkloadStatus:
     """What the controller reports, as the upstream status fields name it."""
 
+    desired: int = 0  # pods wanted: replicas, completions, eligible nodes, matched pods
     replicas: int = 0  # pods that exist (not ended)
     ready: int = 0
     available: int = 0

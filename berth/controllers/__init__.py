@@ -4,7 +4,16 @@ Importing the package registers every controller (``runtime.register``); a backe
 all with ``start_controllers``.
 """
 
-from berth.controllers import job, replicaset  # noqa: F401  (each registers its controller)
+from berth.controllers import (  # noqa: F401  (each registers its controller)
+    broadcastjob,
+    cloneset,
+    deployment,
+    job,
+    kube_job,
+    replicaset,
+    sidecarset,
+    statefulset,
+)
 from berth.controllers.runtime import Controller, Runtime, register, start_controllers
 
 __all__ = ["Controller", "Runtime", "register", "start_controllers"]

@@ -38,9 +38,9 @@ class ReplicaSetController(WorkloadController):
             if owner is not None:
                 why += f" by Deployment {owner.name}"
             for pod in doomed:
-                self.delete_pod(rs, pod, why, replaced=False)
-                if replaced:
+                if replaced:  # a rolling update's old pod: the Deployment's rollout counts it
                     rollout.recreated(owner.status, pod)  # type: ignore[union-attr]
+                self.delete_pod(rs, pod, why)
         self._status(rs)
 
     def _related(self, rs: Workload) -> list[Pod]:
@@ -55,7 +55,7 @@ class ReplicaSetController(WorkloadController):
         active = [pod for pod in self.owned.get(rs.key, {}).values() if pod.phase in ACTIVE]
         status = rs.status
         before = (status.replicas, status.ready, status.available)
-        status.replicas = len(active)
+        status.desired, status.replicas = rs.spec.replicas, len(active)
         status.ready = sum(1 for pod in active if is_ready(pod))
         status.available = sum(
             1 for pod in active if self.available(rs, pod, rs.spec.min_ready_seconds)

@@ -230,7 +230,10 @@ class WorkloadController:
             pod.annotations[INPLACE_GRACE_ANNOTATION] = f"{grace:g}"
         else:
             pod.annotations.pop(INPLACE_GRACE_ANNOTATION, None)
-        pod.containers = new.pod.containers
+        # By container name: containers the template does not have (injected sidecars) keep
+        # their images.
+        images = dict(new.pod.containers)
+        pod.containers = tuple((name, images.get(name, image)) for name, image in pod.containers)
         rollout.updated_in_place(obj.status)
         self.store.update("Pod", pod)
 

@@ -19,6 +19,7 @@ from berth.report.plots import (
     QUEUE_SHARES_FILE,
     write_plots,
 )
+from berth.resources import CPU, MEMORY, format_amount
 
 #: Enough pending pods to spot a pattern (one namespace, one job) without a megabyte page.
 PENDING_ROWS = 50
@@ -128,6 +129,71 @@ def _resource_section(summary: dict[str, Any]) -> str:
     )
 
 
+def _churn_text(churn: dict[str, int]) -> str:
+    parts = [
+        f"{format_amount(name, churn[name])} {name}" for name in (CPU, MEMORY) if churn.get(name)
+    ]
+    return ", ".join(parts) or "—"
+
+
+def _workloads_section(summary: dict[str, Any]) -> str:
+    """Each workload object, then each rollout (absent for runs without workload objects)."""
+    workloads = summary.get("workloads")
+    if not workloads:
+        return ""
+    rows = [
+        [
+            row["kind"],
+            row["name"] if row["namespace"] == "default" else f"{row['namespace']}/{row['name']}",
+            row["phase"] or "—",
+            f"{row['available']}/{row['desired']}",
+            str(row["pods_created"]),
+            str(row["pods_deleted"]),
+            f"{row['rollouts_complete']}/{row['rollouts']}",
+        ]
+        for row in workloads
+    ]
+    header = ["kind", "name", "phase", "available", "pods created", "deleted", "rollouts done"]
+    html = "<h2>Workloads</h2>" + _table(header, rows, text_columns=3)
+    rollouts = [
+        [
+            row["name"],
+            rollout["strategy"],
+            format_duration(rollout["start"]),
+            format_duration(rollout["duration"])
+            if rollout["duration"] is not None
+            else ("superseded" if rollout["superseded"] is not None else "not done"),
+            str(rollout["pods_recreated"]),
+            str(rollout["pods_updated_in_place"]),
+            f"{rollout['peak_unavailable']}"
+            + ("" if rollout["max_unavailable"] is None else f" (≤ {rollout['max_unavailable']})"),
+            str(rollout["peak_surge"]),
+            _churn_text(rollout["churn"]),
+        ]
+        for row in workloads
+        for rollout in row["rollout_list"]
+    ]
+    if rollouts:
+        header = [
+            "workload",
+            "strategy",
+            "at",
+            "took",
+            "recreated",
+            "in place",
+            "peak unavailable",
+            "peak surge",
+            "capacity churn",
+        ]
+        note = (
+            '<p class="note">A rollout is done when every pod that should run the new revision '
+            "does and is available. Recreated pods went through the scheduler again; capacity "
+            "churn is what they held on the nodes they left.</p>"
+        )
+        html += "<h3>Rollouts</h3>" + note + _table(header, rollouts, text_columns=2)
+    return html
+
+
 def _run_section(summary: dict[str, Any]) -> str:
     rows = [
         ["seed", str(summary["seed"])],
@@ -185,6 +251,7 @@ def render_html(
         _counts_section(summary),
         _delay_section(summary),
         _resource_section(summary),
+        _workloads_section(summary),
         _run_section(summary),
         _plots_section(plots),
         _pending_section(pods, summary["end_time"], reasons or {}),

@@ -21,6 +21,7 @@ from berth.framework.config import SchedulerConfig, load_config
 from berth.framework.framework import Framework
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
+from berth.metrics.workloads import summarize_workloads, write_workloads_csv
 from berth.report.html import write_report
 from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.engine import SimConfig, SimResult, Simulation
@@ -225,9 +226,11 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
 
 
 def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any], Path]:
-    """summary.json, pods.csv, jobs.csv, timeseries.csv and report.html (+ PNGs) in out_dir."""
+    """summary.json, pods.csv, jobs.csv, workloads.csv, timeseries.csv and report.html (+ PNGs)
+    in out_dir."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
+    workloads = summarize_workloads(result.workloads)
     summary = summarize(
         result.pods,
         result.groups,
@@ -237,8 +240,10 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
         wall_seconds=result.wall_seconds,
         end_time=result.end_time,
         reasons=result.reasons,
+        workloads=workloads,
     )
     write_summary(out / "summary.json", summary)
+    write_workloads_csv(out / "workloads.csv", summary.get("workloads", []))
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
     write_jobs_csv(out / "jobs.csv", result.groups, job_outcomes(result))
