@@ -125,7 +125,9 @@ class StatefulSetController(WorkloadController):
             pod = pods.get(ordinal)
             if pod is None:
                 revision = self._creation_revision(sts, position, slots, pods)
-                self._create(sts, ordinal, revision)
+                created = self._create(sts, ordinal, revision)
+                if created is not None:
+                    pods[ordinal] = created  # unavailable for the rest of the pass
                 if monotonic:
                     return False
                 if spend():
@@ -157,7 +159,7 @@ class StatefulSetController(WorkloadController):
             else spec.template.revision
         )
 
-    def _create(self, sts: Workload, ordinal: int, revision: str) -> None:
+    def _create(self, sts: Workload, ordinal: int, revision: str) -> Pod | None:
         template = self.history[sts.key].get(revision, sts.spec.template)
         name = f"{sts.name}-{ordinal}"
         labels = {
@@ -165,7 +167,7 @@ class StatefulSetController(WorkloadController):
             POD_NAME_LABEL: name,
             POD_INDEX_LABEL: str(ordinal),
         }
-        self.create_pod(sts, template, name, labels)
+        return self.create_pod(sts, template, name, labels)
 
     def _condemned(
         self, sts: Workload, slots: list[int], pods: dict[int, Pod], condemned: list[Pod]

@@ -34,7 +34,7 @@ from berth.api.workloads import (
 from berth.controllers import rollout
 from berth.controllers.pod_order import is_ready
 from berth.controllers.runtime import Runtime
-from berth.store import AlreadyExists, NotFound, WatchEvent
+from berth.store import AlreadyExists, NotFound, ObjectStore, WatchEvent
 
 #: Pods that have not ended (Kubernetes' active pods).
 ACTIVE = (PodPhase.PENDING, PodPhase.BOUND, PodPhase.RUNNING)
@@ -285,6 +285,16 @@ class WorkloadController:
             return
         group.phase = GroupPhase.COMPLETED if succeeded else GroupPhase.FAILED
         group.end_time = self.runtime.now()
+
+
+def set_replicas(store: ObjectStore, kind: str, key: str, replicas: int) -> None:
+    """Change an object's desired replicas at run time, as an autoscaler writing the scale
+    subresource does; its controller scales on the change."""
+    obj = store.get(kind, key)
+    if obj is None:
+        raise NotFound(f"{kind} {key} not found")
+    obj.spec = replace(obj.spec, replicas=replicas)
+    store.update(kind, obj)
 
 
 def _patched(current: dict[str, str], old: dict[str, str], new: dict[str, str]) -> dict[str, str]:

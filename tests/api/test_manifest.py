@@ -726,8 +726,8 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, "
-            "BroadcastJob, List)",
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -924,8 +924,8 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, "
-            "BroadcastJob, List)",
+            "PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1356,8 +1356,8 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, "
-        "BroadcastJob, List)"
+        "PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+        "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 
 
