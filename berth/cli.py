@@ -291,6 +291,11 @@ def _validate(args: argparse.Namespace) -> int:
     )
     if manifests.jobs or manifests.commands:
         counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
+    if manifests.workloads:
+        objects = len({(w.kind, w.key) for w in manifests.workloads})
+        counts += f", {objects} workload objects"
+        if len(manifests.workloads) > objects:
+            counts += f" ({len(manifests.workloads)} versions)"
     print(f"valid: {counts}")
     return 0
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from berth.api.objects import Pod, PodPhase
 from berth.api.workloads import KUBE_JOB, KubeJobSpec, Workload
-from berth.controllers.pod_order import kube_active_order
+from berth.controllers.pod_order import is_ready, kube_active_order
 from berth.controllers.runtime import Runtime, register
 from berth.controllers.workload import ACTIVE, WorkloadController
 
@@ -166,6 +166,7 @@ class KubeJobController(WorkloadController):
                 for index in plan.indexes:
                     self._create(job, index)
         status.replicas = plan.active
+        status.ready = status.available = sum(1 for pod in pods if is_ready(pod))
         status.desired = spec.completions if spec.completions is not None else spec.parallelism
         status.succeeded, status.failed = plan.succeeded, plan.failed
         if plan.verdict:
