@@ -43,16 +43,10 @@ SPECIFIED_DELETE_LABEL = "apps.kruise.io/specified-delete"
 class CloneSetController(WorkloadController):
     kind = CLONE_SET
 
-    def __init__(self, runtime: Runtime) -> None:
-        super().__init__(runtime)
-        #: object key → revision → template.
-        self.history: dict[str, dict[str, PodTemplate]] = {}
-
     def reconcile(self, cs: Workload) -> None:
         spec, status = cs.spec, cs.status
-        template = spec.template
+        template = self.remember(cs)
         self.ensure_group(cs, template)
-        self.history.setdefault(cs.key, {})[template.revision] = template
         update = template.revision
         if status.update_revision and status.update_revision != update:
             allowed = None if spec.update_type == "OnDelete" else self._allowed(cs)
@@ -75,9 +69,6 @@ class CloneSetController(WorkloadController):
 
     # ------------------------------------------------------------------ counting
 
-    def _revision(self, pod: Pod) -> str:
-        return pod.labels.get(REVISION_LABEL, "").rpartition("-")[2]
-
     def _to_delete(self, cs: Workload, pod: Pod) -> bool:
         return (
             pod.labels.get(SPECIFIED_DELETE_LABEL) == "true" or pod.name in cs.spec.pods_to_delete
@@ -88,7 +79,7 @@ class CloneSetController(WorkloadController):
         update = spec.template.revision
         views = [
             PodView(
-                self._revision(pod) == update,
+                self.pod_revision(pod) == update,
                 self.available(cs, pod, spec.min_ready_seconds),
                 self._to_delete(cs, pod),
             )
@@ -112,52 +103,31 @@ class CloneSetController(WorkloadController):
         diffs = self._diffs(cs, pods)
         if diffs.scale_up > 0:
             return self._create(cs, diffs.scale_up_limit, diffs.scale_up_old)
-        ready_budget = diffs.delete_ready_limit
         marked = [pod for pod in pods if self._to_delete(cs, pod)]
-        if marked:
-            deleting = []
-            for pod in marked:
-                if not is_ready(pod):
-                    deleting.append(pod)
-                elif ready_budget > 0:
-                    deleting.append(pod)
-                    ready_budget -= 1
-            for pod in deleting:
-                recreate = pod.labels.get(SPECIFIED_DELETE_LABEL) == "true"
-                why = (
-                    "recreated for the update"
-                    if recreate
-                    else "listed in scaleStrategy.podsToDelete"
-                )
-                self.delete_pod(cs, pod, why, replaced=recreate)
-            if deleting:
-                return True
-        if diffs.scale_down > 0:
-            if marked:
-                return False  # the marked pods go first
-            update = cs.spec.template.revision
-            chosen = self._choose(
-                cs,
-                diffs.scale_down,
-                diffs.scale_down_old,
-                [p for p in pods if self._revision(p) != update],
-                [p for p in pods if self._revision(p) == update],
-            )
-            deleting = []
-            for pod in chosen:
-                if not is_ready(pod):
-                    deleting.append(pod)
-                elif ready_budget > 0:
-                    deleting.append(pod)
-                    ready_budget -= 1
-            for pod in deleting:
-                self.delete_pod(cs, pod, f"scaled in to {cs.spec.replicas} replicas")
-            return bool(deleting)
-        return False
+        deleting, budget = _ready_budget(marked, diffs.delete_ready_limit)
+        for pod in deleting:
+            recreate = pod.labels.get(SPECIFIED_DELETE_LABEL) == "true"
+            why = "recreated for the update" if recreate else "listed in scaleStrategy.podsToDelete"
+            self.delete_pod(cs, pod, why, replaced=recreate)
+        if deleting:
+            return True
+        if diffs.scale_down <= 0 or marked:
+            return False  # marked pods go before any scale-in
+        update = cs.spec.template.revision
+        chosen = self._choose(
+            cs,
+            diffs.scale_down,
+            diffs.scale_down_old,
+            [p for p in pods if self.pod_revision(p) != update],
+            [p for p in pods if self.pod_revision(p) == update],
+        )
+        deleting, _ = _ready_budget(chosen, budget)
+        for pod in deleting:
+            self.delete_pod(cs, pod, f"scaled in to {cs.spec.replicas} replicas")
+        return bool(deleting)
 
     def _create(self, cs: Workload, count: int, old: int) -> bool:
-        history = self.history[cs.key]
-        current = history.get(cs.status.current_revision, cs.spec.template)
+        current = self.revision_template(cs, cs.status.current_revision) or cs.spec.template
         made = 0
         for index in range(count):
             template = current if index < old else cs.spec.template
@@ -208,7 +178,7 @@ class CloneSetController(WorkloadController):
         waiting = [
             pod
             for pod in pods
-            if (self._revision(pod) != update) == (diffs.update > 0)
+            if (self.pod_revision(pod) != update) == (diffs.update > 0)
             and pod.labels.get(SPECIFIED_DELETE_LABEL) != "true"
         ]
         min_ready = spec.min_ready_seconds
@@ -217,16 +187,16 @@ class CloneSetController(WorkloadController):
             diffs,
             pods,
             lambda p: self.available(cs, p, min_ready),
-            lambda p: self._revision(p) == target,
+            lambda p: self.pod_revision(p) == target,
         )
-        template = self.history[cs.key].get(target, spec.template)
+        template = self.revision_template(cs, target) or spec.template
         for pod in chosen:
             self._update_pod(cs, pod, template)
 
     def _update_pod(self, cs: Workload, pod: Pod, template: PodTemplate) -> None:
         spec = cs.spec
         if spec.update_type in ("InPlaceIfPossible", "InPlaceOnly"):
-            old = self.history[cs.key].get(self._revision(pod))
+            old = self.revision_template(cs, self.pod_revision(pod))
             if in_place_update(old, template) is not None:
                 labels = {REVISION_LABEL: f"{cs.name}-{template.revision}"}
                 self.update_in_place(cs, pod, old, template, labels, spec.grace_seconds)
@@ -247,8 +217,8 @@ class CloneSetController(WorkloadController):
         status.desired, status.replicas = spec.replicas, len(pods)
         status.ready = sum(1 for pod in pods if is_ready(pod))
         status.available = len(available)
-        status.updated = sum(1 for pod in pods if self._revision(pod) == update)
-        status.updated_available = sum(1 for pod in available if self._revision(pod) == update)
+        status.updated = sum(1 for pod in pods if self.pod_revision(pod) == update)
+        status.updated_available = sum(1 for pod in available if self.pod_revision(pod) == update)
         expected = spec.replicas - partition_count(spec.partition, spec.replicas)
         complete = (
             status.replicas == spec.replicas
@@ -261,6 +231,19 @@ class CloneSetController(WorkloadController):
         rollout.observe(
             status, self.runtime.now(), spec.replicas, status.available, status.replicas, complete
         )
+
+
+def _ready_budget(pods: list[Pod], budget: int) -> tuple[list[Pod], int]:
+    """The pods that may be deleted now: every unready one, ready ones while the budget lasts;
+    and what is left of the budget."""
+    allowed = []
+    for pod in pods:
+        if not is_ready(pod):
+            allowed.append(pod)
+        elif budget > 0:
+            allowed.append(pod)
+            budget -= 1
+    return allowed, budget
 
 
 @register("cloneset")

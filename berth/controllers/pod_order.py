@@ -88,19 +88,25 @@ def _by(key: Callable[[Pod], object]) -> Callable[[Pod, Pod], int]:
     return step
 
 
-def kube_deletion_order(
-    pods: Iterable[Pod], ranks: Mapping[str, float] | None = None, now: float | None = None
+def _order(
+    pods: Iterable[Pod],
+    *,
+    ranks: Mapping[str, float] | None,
+    now: float | None,
+    cost: bool,
+    available: Callable[[Pod], bool] | None = None,
 ) -> list[Pod]:
-    """Kubernetes' ActivePodsWithRanks (ReplicaSet scale-down, Job): ``ranks`` by pod ref
-    (higher goes first), ``now`` turns on the logarithmic comparison of times. Without ranks
-    and cost this is ActivePods, the order in which OpenKruise updates a CloneSet's pods."""
-    ranks = ranks or {}
-    steps = [
-        _by(_assigned),
-        _by(_phase),
-        _by(lambda p: is_ready(p)),
-        _by(deletion_cost),
-        _by(lambda p: -ranks.get(p.ref, 0)),
+    """Sort by the steps the orders below share; ``cost`` and ``ranks`` add the deletion cost
+    and rank steps, ``available`` OpenKruise's availability step, ``now`` the logarithmic
+    comparison of times."""
+    steps = [_by(_assigned), _by(_phase)]
+    if available is not None:
+        steps.append(_by(lambda p: available(p)))
+    steps.append(_by(is_ready))
+    if cost:
+        rank = ranks or {}
+        steps += [_by(deletion_cost), _by(lambda p: -rank.get(p.ref, 0))]
+    steps += [
         lambda a, b: (
             _newer_first(a.ready_since, b.ready_since, now, a, b)
             if is_ready(a) and is_ready(b)
@@ -112,21 +118,18 @@ def kube_deletion_order(
     return sorted(pods, key=functools.cmp_to_key(lambda a, b: _compare(a, b, steps)))
 
 
+def kube_deletion_order(
+    pods: Iterable[Pod], ranks: Mapping[str, float] | None = None, now: float | None = None
+) -> list[Pod]:
+    """Kubernetes' ActivePodsWithRanks (ReplicaSet scale-down, Job): ``ranks`` by pod ref
+    (higher goes first), ``now`` turns on the logarithmic comparison of times."""
+    return _order(pods, ranks=ranks, now=now, cost=True)
+
+
 def kube_active_order(pods: Iterable[Pod]) -> list[Pod]:
-    """Kubernetes' ActivePods: no deletion cost, no ranks, plain time comparisons."""
-    steps = [
-        _by(_assigned),
-        _by(_phase),
-        _by(lambda p: is_ready(p)),
-        lambda a, b: (
-            _newer_first(a.ready_since, b.ready_since, None, a, b)
-            if is_ready(a) and is_ready(b)
-            else 0
-        ),
-        _by(lambda p: -p.restarts),
-        lambda a, b: _newer_first(a.submit_time, b.submit_time, None, a, b),
-    ]
-    return sorted(pods, key=functools.cmp_to_key(lambda a, b: _compare(a, b, steps)))
+    """Kubernetes' ActivePods (no deletion cost, no ranks, plain time comparisons): the order
+    in which Jobs shed pods and OpenKruise updates a CloneSet's or SidecarSet's pods."""
+    return _order(pods, ranks=None, now=None, cost=False)
 
 
 def kruise_deletion_order(
@@ -136,23 +139,7 @@ def kruise_deletion_order(
 ) -> list[Pod]:
     """OpenKruise's ActivePodsWithRanks (CloneSet scale-in): as Kubernetes', with
     availability after phase and plain time comparisons."""
-    ranks = ranks or {}
-    steps = [_by(_assigned), _by(_phase)]
-    if available is not None:
-        steps.append(_by(lambda p: available(p)))
-    steps += [
-        _by(lambda p: is_ready(p)),
-        _by(deletion_cost),
-        _by(lambda p: -ranks.get(p.ref, 0)),
-        lambda a, b: (
-            _newer_first(a.ready_since, b.ready_since, None, a, b)
-            if is_ready(a) and is_ready(b)
-            else 0
-        ),
-        _by(lambda p: -p.restarts),
-        lambda a, b: _newer_first(a.submit_time, b.submit_time, None, a, b),
-    ]
-    return sorted(pods, key=functools.cmp_to_key(lambda a, b: _compare(a, b, steps)))
+    return _order(pods, ranks=ranks, now=None, cost=True, available=available)
 
 
 def related_on_node(pods: Sequence[Pod], related: Iterable[Pod]) -> dict[str, float]:

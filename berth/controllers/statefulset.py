@@ -18,7 +18,6 @@ from berth.api.objects import REVISION_LABEL, Pod, PodPhase
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,
     STATEFUL_SET,
-    PodTemplate,
     Workload,
     scaled,
 )
@@ -52,17 +51,10 @@ def ordinal_of(set_name: str, pod: Pod) -> int:
 class StatefulSetController(WorkloadController):
     kind = STATEFUL_SET
 
-    def __init__(self, runtime: Runtime) -> None:
-        super().__init__(runtime)
-        #: object key → revision → template: the templates its pods may still run.
-        self.history: dict[str, dict[str, PodTemplate]] = {}
-
     def reconcile(self, sts: Workload) -> None:
         spec = sts.spec
-        template = spec.template
+        template = self.remember(sts)
         self.ensure_group(sts, template)
-        history = self.history.setdefault(sts.key, {})
-        history[template.revision] = template
         status = sts.status
         update = template.revision
         if status.update_revision and status.update_revision != update:
@@ -160,7 +152,7 @@ class StatefulSetController(WorkloadController):
         )
 
     def _create(self, sts: Workload, ordinal: int, revision: str) -> Pod | None:
-        template = self.history[sts.key].get(revision, sts.spec.template)
+        template = self.revision_template(sts, revision) or sts.spec.template
         name = f"{sts.name}-{ordinal}"
         labels = {
             REVISION_LABEL: f"{sts.name}-{template.revision}",
@@ -216,7 +208,7 @@ class StatefulSetController(WorkloadController):
             if positions[index] is not None:
                 targets.append(positions[index])
         for pod in targets:
-            if pod.phase not in ACTIVE or self._revision(pod) == update:
+            if pod.phase not in ACTIVE or self.pod_revision(pod) == update:
                 continue
             if len(unavailable) >= max_unavailable and pod.name not in unavailable:
                 return
@@ -227,14 +219,11 @@ class StatefulSetController(WorkloadController):
                 self.delete_pod(sts, pod, f"update to revision {update}", replaced=True)
             unavailable.add(pod.name)
 
-    def _revision(self, pod: Pod) -> str:
-        return pod.labels.get(REVISION_LABEL, "").rpartition("-")[2]
-
     def _update_in_place(self, sts: Workload, pod: Pod) -> bool:
         spec = sts.spec
         if not spec.advanced or spec.pod_update_policy == "ReCreate":
             return False
-        old = self.history[sts.key].get(self._revision(pod))
+        old = self.revision_template(sts, self.pod_revision(pod))
         if in_place_update(old, spec.template) is None:
             return False
         labels = {REVISION_LABEL: f"{sts.name}-{spec.template.revision}"}
@@ -251,8 +240,8 @@ class StatefulSetController(WorkloadController):
         status.ready = sum(1 for pod in active if is_ready(pod))
         available = [pod for pod in active if self.available(sts, pod, spec.min_ready_seconds)]
         status.available = len(available)
-        status.updated = sum(1 for pod in active if self._revision(pod) == update)
-        status.updated_available = sum(1 for pod in available if self._revision(pod) == update)
+        status.updated = sum(1 for pod in active if self.pod_revision(pod) == update)
+        status.updated_available = sum(1 for pod in available if self.pod_revision(pod) == update)
         expected = (
             max(spec.replicas - spec.partition, 0) if spec.update_type == "RollingUpdate" else 0
         )

@@ -19,6 +19,7 @@ from berth.api.objects import (
     FINAL_POD_PHASES,
     INPLACE_GRACE_ANNOTATION,
     QUEUE_NAME_ANNOTATION,
+    REVISION_LABEL,
     GroupPhase,
     Pod,
     PodGroup,
@@ -60,6 +61,9 @@ class WorkloadController:
         self._wakes: dict[str, float] = {}
         self._names: dict[str, int] = {}
         self._publishing = False
+        #: object key → revision → template: the templates its pods may still run (what
+        #: Kubernetes keeps as ControllerRevisions).
+        self.history: dict[str, dict[str, PodTemplate]] = {}
         self.store.watch(self.kind, self._on_object)
         self.store.watch("Pod", self._on_pod)
 
@@ -122,6 +126,22 @@ class WorkloadController:
 
     def reconcile(self, obj: Workload) -> None:
         raise NotImplementedError
+
+    # ------------------------------------------------------------------ revisions
+
+    def remember(self, obj: Workload) -> PodTemplate:
+        """Record the object's current template among its revisions, and return it."""
+        template = obj.spec.template
+        self.history.setdefault(obj.key, {})[template.revision] = template
+        return template
+
+    def revision_template(self, obj: Workload, revision: str) -> PodTemplate | None:
+        return self.history.get(obj.key, {}).get(revision)
+
+    @staticmethod
+    def pod_revision(pod: Pod) -> str:
+        """The revision in a pod's ``controller-revision-hash`` (``<owner>-<revision>``)."""
+        return pod.labels.get(REVISION_LABEL, "").rpartition("-")[2]
 
     # ------------------------------------------------------------------ pods
 
