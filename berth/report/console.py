@@ -23,7 +23,8 @@ def rollouts_text(workloads: list[dict[str, Any]]) -> str:
     """All rollouts of the run in one line: how many finished, how long, what they moved."""
     rollouts = [r for w in workloads for r in w["rollout_list"]]
     if not rollouts:
-        return f"{len(workloads)} workload objects, no rollout"
+        count = len(workloads)
+        return f"{count} workload object{'' if count == 1 else 's'}, no rollout"
     done = [r["duration"] for r in rollouts if r["duration"] is not None]
     text = f"{len(done)}/{len(rollouts)} done"
     if done:

@@ -283,3 +283,20 @@ def test_a_run_is_deterministic() -> None:
         ], result.reasons
 
     assert outcome(simulate(docs, seed=3)) == outcome(simulate(docs, seed=3))
+
+
+def test_broadcast_job_never_reaches_a_node_that_comes_back() -> None:
+    job = broadcast(completionPolicy={"type": "Never"})
+    failure = {"nodeFailures": [{"node": "n1", "at": 0, "recoverAfter": 100}]}
+    result = simulate([*nodes(2), job], simulation=failure, until=300)
+    placed = sorted((p.bound_node, p.start_time) for p in result.pods)
+    assert placed == [("n0", 1.0), ("n1", 101.0)]  # n1 gets its pod once it is back
+    assert by_kind(result, "warm").status.phase == "Running"  # Never: it does not complete
+
+
+def test_broadcast_job_pause_on_failure() -> None:
+    job = broadcast(failurePolicy={"type": "Pause"}, parallelism=1)
+    job["spec"]["template"]["metadata"]["annotations"]["berth.io/fail-after"] = "5"
+    result = simulate([*nodes(3), job], until=300)
+    warm = by_kind(result, "warm")
+    assert warm.status.phase == "Paused" and len(result.pods) == 1
