@@ -103,9 +103,9 @@ class NodeAgent:
         succeeded, else failed (pods evicted without a controller to replace them are lost).
         A controller decides for the groups it made."""
         if (
-            group.owned
+            stats.done + stats.failed + stats.evicted < stats.pods
+            or group.owned
             or group.key in self.controlled
-            or stats.done + stats.failed + stats.evicted < stats.pods
         ):
             return
         group.phase = GroupPhase.COMPLETED if stats.done >= group.min_member else GroupPhase.FAILED

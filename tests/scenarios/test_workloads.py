@@ -26,9 +26,9 @@ def run(out: Path, variant: str) -> dict:
         "--cluster",
         str(EXAMPLES / "cluster.yaml"),
         "--workload",
-        str(EXAMPLES / f"rollout-{variant}.yaml"),
+        str(EXAMPLES / "rollout" / f"{variant}.yaml"),
         "--config",
-        str(EXAMPLES / "rollout-config.yaml"),
+        str(EXAMPLES / "rollout" / "scheduler.conf"),
         "--until",
         "7200",
         "--out",
@@ -113,7 +113,7 @@ def test_same_inputs_give_the_same_files(runs, tmp_path) -> None:
 
 
 def test_validate_counts_workload_objects(capsys) -> None:
-    assert main(["validate", str(EXAMPLES / "rollout-inplace.yaml")]) == 0
+    assert main(["validate", str(EXAMPLES / "rollout" / "inplace.yaml")]) == 0
     assert capsys.readouterr().out.strip().endswith("2 workload objects (3 versions)")
 
 
