@@ -1,0 +1,456 @@
+"""``berth serve``: the Scheduler and the controllers against a live API server.
+
+One thread owns every berth object: it drains the event queue (informer events, bind
+outcomes), keeps the Scheduler's inputs current through the cache's watches, runs a cycle when
+something changed (no more often than the configuration's ``period``), hands binds to the
+binder, evicts, writes PodGroup and Job statuses, and runs the controllers' timers. Informers,
+binder workers and the leader elector are threads around it that never touch berth objects.
+
+The first cycle waits for every informer's first list (as kube-scheduler waits for its caches),
+and the initial lists are applied kind by kind in a fixed order (priority classes, queues,
+nodes, groups, jobs, commands, pods), so the scheduler starts from the same state the
+simulator's loader gives it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.api.objects import FINAL_POD_PHASES, GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
+from berth.controllers.job import JobController
+from berth.framework.config import SchedulerConfig
+from berth.framework.scheduler import Scheduler
+from berth.k8s.binder import AnnotationHook, Binder, BindResult
+from berth.k8s.cache import KubeStore
+from berth.k8s.client import KubeClient
+from berth.k8s.convert import job_status
+from berth.k8s.informer import Event, Informer
+from berth.k8s.kinds import WATCHED
+from berth.k8s.leader import LeaderElector
+from berth.k8s.metrics import HealthServer, Metrics
+from berth.store import WatchEvent
+
+log = logging.getLogger("berth.k8s")
+
+
+@dataclass(slots=True)
+class ServeOptions:
+    scheduler_name: str = "berth"
+    resync: float = 300.0  # seconds between an informer's relists
+    watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
+    bind_workers: int = 4
+    leader_elect: bool = False
+    identity: str = "berth"
+    lease_name: str = "berth"
+    lease_namespace: str = "berth-system"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_port: int | None = None  # None: no HTTP endpoint (0: any free port)
+    seed: int = 0
+    annotate: list[AnnotationHook] = field(default_factory=list)
+
+
+class Server:
+    def __init__(
+        self,
+        client: KubeClient,
+        config: SchedulerConfig,
+        options: ServeOptions | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.options = options = options or ServeOptions()
+        if not config.scheduler_names:
+            config.scheduler_names = (options.scheduler_name,)
+        self.client = client
+        self.config = config
+        self.clock = clock
+        self.metrics = Metrics()
+        self.events: queue.Queue = queue.Queue()
+        self.scheduler = Scheduler(config, seed=options.seed)
+        self.store = KubeStore(client)
+        self.controller = JobController(self.store, clock, self._at)
+        self.store.watch("Node", self._on_node)
+        self.store.watch("Queue", self._on_queue)
+        self.store.watch("PodGroup", self._on_group)
+        self.store.watch("Pod", self._on_pod)
+        self.informers = [
+            Informer(
+                client,
+                resource,
+                self.events,
+                resync=options.resync,
+                watch_timeout=options.watch_timeout,
+            )
+            for resource in WATCHED
+        ]
+        self.binder: Binder | None = None
+        self.elector: LeaderElector | None = None
+        if options.leader_elect:
+            self.elector = LeaderElector(
+                client,
+                options.identity,
+                name=options.lease_name,
+                namespace=options.lease_namespace,
+                lease_duration=options.lease_duration,
+                renew_deadline=options.renew_deadline,
+                retry_period=options.retry_period,
+            )
+        self.health: HealthServer | None = None
+        if options.metrics_port is not None:
+            self.health = HealthServer(self.metrics, self.ready, options.metrics_port)
+        self.synced = False
+        self.stopping = threading.Event()
+        #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
+        self.settled = threading.Event()
+        # Pods as the Scheduler holds them: submitted (pending), or accounted on a node.
+        self._pending: set[str] = set()
+        self._placed: dict[str, str] = {}
+        self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
+        self._first_seen: dict[str, float] = {}  # pending pod → when its event came in
+        self._orphans: dict[str, list[Pod]] = {}  # pods on nodes not seen yet, by node
+        self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+        self._dirty = False
+        self._last_cycle = -float("inf")
+        self._written_groups: dict[str, GroupPhase] = {}
+        self._written_jobs: dict[str, tuple[Any, ...]] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def ready(self) -> bool:
+        """Ready once the caches have synced; a standby waiting for the Lease is ready too
+        (it is healthy, and has nothing to serve yet)."""
+        if self.elector is not None and not self.elector.leading.is_set():
+            return not self.elector.lost.is_set()
+        return self.synced
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def run(self, crash: threading.Event | None = None) -> None:
+        """Serve until ``stop()`` or a lost leadership. ``crash`` (tests) stops without
+        releasing the Lease, as a killed process would."""
+        if self.health is not None:
+            self.health.start()
+        try:
+            if self.elector is not None:
+                self.elector.run()
+                while not self.elector.leading.wait(0.05):
+                    if self.stopping.is_set():
+                        return
+                self.metrics.leader.set(1)
+            self.binder = Binder(
+                self.client,
+                self.events,
+                workers=self.options.bind_workers,
+                annotate=self.options.annotate,
+            )
+            for informer in self.informers:
+                informer.start()
+            self._loop()
+        finally:
+            self.metrics.leader.set(0)
+            for informer in self.informers:
+                informer.stop()
+            self.client.stop()
+            if self.binder is not None:
+                self.binder.stop()
+            if self.elector is not None:
+                self.elector.stop(release=crash is None or not crash.is_set())
+            if self.health is not None:
+                self.health.stop()
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            if self.elector is not None and self.elector.lost.is_set():
+                log.error("stopping: leadership lost")
+                return
+            self._drain(self._wait_time())
+            if not self.synced:
+                self._try_sync()
+                continue
+            self._run_timers()
+            self._write_statuses()
+            if self._dirty and self.clock() >= self._last_cycle + self.config.period:
+                self._cycle()
+            idle = (
+                self.events.empty()
+                and not self._in_flight
+                and not (self._dirty and self.scheduler.has_waiting)
+                and not self._timers
+            )
+            if idle:
+                self.settled.set()
+            else:
+                self.settled.clear()
+
+    def _wait_time(self) -> float:
+        wait = 0.2
+        now = self.clock()
+        if self._dirty and self.synced:
+            wait = min(wait, max(0.0, self._last_cycle + self.config.period - now))
+        if self._timers:
+            wait = min(wait, max(0.0, self._timers[0][0] - now))
+        return wait
+
+    def _drain(self, wait: float) -> None:
+        try:
+            item = self.events.get(timeout=wait) if wait > 0 else self.events.get_nowait()
+        except queue.Empty:
+            return
+        for _ in range(20_000):
+            self._handle(item)
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                return
+
+    def _handle(self, item: Event | BindResult) -> None:
+        if isinstance(item, BindResult):
+            self._bind_result(item)
+        elif not self.synced:
+            if item.type != "SYNCED":
+                self._buffered[item.kind].append(item)
+        elif item.type != "SYNCED":
+            self.store.apply(item)
+
+    def _try_sync(self) -> None:
+        if not all(informer.synced.is_set() for informer in self.informers):
+            return
+        for resource in WATCHED:
+            for event in self._buffered.pop(resource.kind):
+                self.store.apply(event)
+        self.synced = True
+        self.metrics.skipped_objects.set(len(self.store.skipped))
+        log.info(
+            "caches synced",
+            extra={"nodes": self.scheduler.state.n, "pending": len(self._pending)},
+        )
+
+    # ------------------------------------------------------------------ controller timers
+
+    def _at(self, at: float, callback: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (at, self._timer_seq, callback))
+        self._timer_seq += 1
+
+    def _run_timers(self) -> None:
+        now = self.clock()
+        while self._timers and self._timers[0][0] <= now:
+            heapq.heappop(self._timers)[2]()
+
+    # ------------------------------------------------------------------ scheduler inputs
+
+    def _on_node(self, event: WatchEvent, node: Node) -> None:
+        state = self.scheduler.state
+        if event == WatchEvent.DELETED:
+            if node.name in state.rows:
+                # ClusterState keeps its rows; a deleted node just takes no more pods.
+                self.scheduler.set_schedulable(node.name, False)
+                self._dirty = True
+            return
+        if node.name not in state.rows:
+            self.scheduler.add_node(node)
+            for pod in self._orphans.pop(node.name, []):
+                self._place(pod)
+        else:
+            self.scheduler.set_schedulable(node.name, not node.unschedulable)
+        self._dirty = True
+
+    def _on_queue(self, event: WatchEvent, queue_: Queue) -> None:
+        if event != WatchEvent.DELETED:
+            self.scheduler.add_queue(queue_)
+            self._dirty = True
+
+    def _on_group(self, event: WatchEvent, group: PodGroup) -> None:
+        if event == WatchEvent.ADDED:
+            self.scheduler.add_group(group)
+            self._written_groups[group.key] = group.phase
+        elif event == WatchEvent.DELETED:
+            self.scheduler.remove_group(group.key)
+            self._written_groups.pop(group.key, None)
+        self._dirty = True
+
+    def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
+        key = pod.key
+        if event == WatchEvent.DELETED and pod.phase not in FINAL_POD_PHASES:
+            pod.phase = PodPhase.DELETED
+        if pod.phase in FINAL_POD_PHASES:
+            self._forget(pod)
+            return
+        placed = self._placed.get(key)
+        if pod.bound_node:
+            if placed == pod.bound_node:
+                if pod.phase == PodPhase.RUNNING:
+                    self._maybe_running(pod)
+                return
+            if placed is not None:
+                self._unplace(pod)  # on another node than berth thought: believe the API
+            elif key in self._pending:
+                self._withdraw(pod)
+            self._place(pod)
+            return
+        if placed is not None or key in self._pending:
+            return  # a bind in flight, or already queued
+        if self.scheduler.handles(pod):
+            self.scheduler.submit(pod)
+            self._pending.add(key)
+            self._first_seen.setdefault(key, time.perf_counter())
+            self._dirty = True
+
+    def _place(self, pod: Pod) -> None:
+        """Account a pod the API has on a node (another scheduler's, or berth's own after a
+        restart) as load."""
+        if pod.bound_node not in self.scheduler.state.rows:
+            self._orphans.setdefault(pod.bound_node, []).append(pod)
+            return
+        self.scheduler.place_bound(pod, pod.bound_node)
+        self._placed[pod.key] = pod.bound_node
+        self._dirty = True
+
+    def _unplace(self, pod: Pod) -> None:
+        node = self._placed.pop(pod.key)
+        actual = pod.bound_node
+        pod.bound_node = node
+        self.scheduler.release(pod)
+        pod.bound_node = actual
+        self._dirty = True
+
+    def _withdraw(self, pod: Pod) -> None:
+        self._pending.discard(pod.key)
+        self._first_seen.pop(pod.key, None)
+        self.scheduler.withdraw(pod)
+        self._dirty = True
+
+    def _forget(self, pod: Pod) -> None:
+        if pod.key in self._placed:
+            self._unplace(pod)
+        elif pod.key in self._pending:
+            self._withdraw(pod)
+        else:
+            orphans = self._orphans.get(pod.bound_node)
+            if orphans and pod in orphans:
+                orphans.remove(pod)
+
+    def _maybe_running(self, pod: Pod) -> None:
+        """A group runs once minMember of its pods run (Volcano's rule, as the simulator
+        applies it)."""
+        job = self.scheduler.jobs.get(f"{pod.namespace}/{pod.group}")
+        if job is None or job.group.implicit or job.group.phase != GroupPhase.INQUEUE:
+            return
+        running = sum(1 for p in job.bound.values() if p.phase == PodPhase.RUNNING)
+        if running >= max(job.group.min_member, 1):
+            job.group.phase = GroupPhase.RUNNING
+            if job.group.start_time is None:
+                job.group.start_time = self.clock()
+
+    # ------------------------------------------------------------------ cycles
+
+    def _cycle(self) -> None:
+        self._dirty = False
+        self._last_cycle = self.clock()
+        if not self.scheduler.has_waiting:
+            return
+        started = time.perf_counter()
+        binds = self.scheduler.run_session(self.clock())
+        self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        assert self.binder is not None
+        for bind in binds:
+            pod = bind.pod
+            pod.phase = PodPhase.BOUND
+            pod.bind_time = self.clock()
+            self._pending.discard(pod.key)
+            self._placed[pod.key] = bind.node
+            self._in_flight[pod.key] = bind.node
+            self.binder.bind(pod, bind.node)
+        self.metrics.attempts.labels("scheduled").inc(len(binds))
+        self._evict()
+        waiting: dict[str, int] = {}
+        for job in self.scheduler.waiting.values():
+            waiting[job.group.queue] = waiting.get(job.group.queue, 0) + len(job.pending)
+        for name in self.scheduler.queues:
+            self.metrics.pending.labels(name).set(waiting.get(name, 0))
+        self.metrics.attempts.labels("unschedulable").inc(sum(waiting.values()))
+        for group in self.scheduler.admitted:
+            self.store.update("PodGroup", group)  # its controller creates the pods now
+            self._written_groups[group.key] = group.phase
+
+    def _evict(self) -> None:
+        """Post the session's evictions; the controllers hear of the evicted pods only after
+        all are marked (as in the simulator). A refused eviction (a PodDisruptionBudget) puts
+        the pod back on its node in the Scheduler's books."""
+        assert self.binder is not None
+        evicted = []
+        for eviction in self.scheduler.evictions:
+            pod = eviction.pod
+            self._placed.pop(pod.key, None)
+            error = self.binder.evict(pod)
+            if error is None:
+                self.metrics.evictions.labels("evicted").inc()
+                pod.phase = PodPhase.EVICTED
+                pod.end_time = self.clock()
+                evicted.append(pod)
+                log.info("evicted", extra={"pod": pod.key, "reason": eviction.reason})
+            else:
+                refused = getattr(error, "status", 0) == 429
+                self.metrics.evictions.labels("refused" if refused else "failed").inc()
+                log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
+                self.scheduler.place_bound(pod, eviction.node)
+                self._placed[pod.key] = eviction.node
+        for pod in evicted:
+            if pod.owner:
+                self.store.notify("Pod", WatchEvent.MODIFIED, pod)
+        if self.scheduler.evictions:
+            self._dirty = True
+
+    def _bind_result(self, result: BindResult) -> None:
+        pod = result.pod
+        self._in_flight.pop(pod.key, None)
+        if result.error is None:
+            self.metrics.binds.labels("bound").inc()
+            seen = self._first_seen.pop(pod.key, None)
+            if seen is not None:
+                self.metrics.e2e_latency.observe(time.perf_counter() - seen)
+            return
+        self.metrics.binds.labels("failed").inc()
+        self.metrics.attempts.labels("error").inc()
+        log.warning(
+            "bind failed", extra={"pod": pod.key, "node": result.node, "error": str(result.error)}
+        )
+        if self._placed.get(pod.key) != result.node:
+            return  # the watch has already told where the pod really is
+        self._unplace(pod)
+        status = getattr(result.error, "status", 0)
+        if self.store.get("Pod", pod.key) is not pod or status in (404, 409):
+            # Gone, or bound by someone else: the watch brings the pod's real state.
+            pod.bound_node, pod.phase = "", PodPhase.PENDING
+            return
+        pod.bound_node, pod.phase = "", PodPhase.PENDING
+        self.scheduler.submit(pod)  # requeued for the next cycle
+        self._pending.add(pod.key)
+
+    # ------------------------------------------------------------------ status write-back
+
+    def _write_statuses(self) -> None:
+        for key, job in self.scheduler.jobs.items():
+            group = job.group
+            if group.implicit or job.placeholder or self.store.get("PodGroup", key) is not group:
+                continue
+            if self._written_groups.get(key) != group.phase:
+                self.store.update("PodGroup", group)
+                self._written_groups[key] = group.phase
+        for key, run in self.controller.runs.items():
+            job = run.job
+            mark = (job.phase, job.retries, tuple(sorted(job.counts.items())), len(job.conditions))
+            if self._written_jobs.get(key) != mark and self.store.get("Job", key) is job:
+                self.store.write_status("Job", key, job_status(job))
+                self._written_jobs[key] = mark
