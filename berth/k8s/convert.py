@@ -60,7 +60,9 @@ def from_api(
         return None, problems
     obj = objects[0]
     created = creation_time(raw)
-    if created is not None and hasattr(obj, "submit_time") and not obj.submit_time:
+    if created is not None and hasattr(obj, "submit_time"):
+        # In a cluster an object arrives when it is created (the simulator's submit-time
+        # annotation is a replay instruction, not a fact about the object).
         obj.submit_time = created
     if kind == "Pod":
         read_pod_status(obj, raw)

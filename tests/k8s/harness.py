@@ -67,6 +67,35 @@ class Cluster:
             if p.get("spec", {}).get("nodeName")
         }
 
+    @contextmanager
+    def kubelet(self, every: float = 0.01) -> Iterator[None]:
+        """Start the containers of bound pods, as the node agent would: a pod with a node and
+        no phase past Pending becomes Running."""
+        stop = threading.Event()
+
+        def start_bound() -> None:
+            for resource_key, pods in (("Pod", self.api.store[RESOURCES["Pod"]]),):
+                for pod in list(pods.values()):
+                    status = pod.get("status") or {}
+                    if pod.get("spec", {}).get("nodeName") and status.get("phase") in (
+                        None,
+                        "Pending",
+                    ):
+                        running = merge_patch(pod, {"status": {"phase": "Running"}})
+                        self.api.put(RESOURCES[resource_key], running, "MODIFIED")
+
+        def loop() -> None:
+            while not stop.wait(every):
+                self.emulator.run(start_bound)
+
+        thread = threading.Thread(target=loop, daemon=True)
+        thread.start()
+        try:
+            yield
+        finally:
+            stop.set()
+            thread.join(5)
+
     def client(self, **options: Any) -> KubeClient:
         configuration = k8s_client.Configuration()
         configuration.host = self.emulator.url
