@@ -79,7 +79,7 @@ class KubeClient:
         self,
         configuration: k8s_client.Configuration,
         *,
-        pool_size: int = 8,
+        pool_size: int = 16,
         retries: int = 5,
         backoff: float = 0.1,
         max_backoff: float = 5.0,

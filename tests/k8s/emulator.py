@@ -96,6 +96,9 @@ class ApiEmulator(kmock.KubernetesScaffold):
     #: Binding posts per pod key (accepted and refused), to check nothing is bound twice.
     binds: dict[str, int] = attrs.field(factory=lambda: defaultdict(int), init=False)
     evictions: list[str] = attrs.field(factory=list, init=False)
+    #: Responses to give instead of the emulated ones: (method, path regex, status, reason,
+    #: times left, action run first). See ``inject``.
+    injected: list[list[Any]] = attrs.field(factory=list, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -126,9 +129,12 @@ class ApiEmulator(kmock.KubernetesScaffold):
         for queue in self.watchers[resource]:
             queue.put_nowait(event)
 
-    def compact(self) -> None:
-        """Forget every past event, as etcd compaction does: older watches get 410 Gone."""
+    def compact(self, skip: int = 0) -> None:
+        """Forget every past event, as etcd compaction does: older watches get 410 Gone.
+        ``skip`` moves the revision on as well (a server restored from a backup), so even a
+        watch from the latest resourceVersion must relist."""
         self.history.clear()
+        self.revision += skip
         self.horizon = self.revision
 
     def drop_watches(self) -> None:
@@ -136,6 +142,34 @@ class ApiEmulator(kmock.KubernetesScaffold):
         for queues in self.watchers.values():
             for queue in queues:
                 queue.put_nowait(None)
+
+    def inject(
+        self,
+        method: str,
+        path: str,
+        status: int,
+        reason: str = "Injected",
+        times: int = 1,
+        before: Any = None,
+    ) -> None:
+        """Answer the next ``times`` requests of ``method`` on paths matching ``path`` with
+        ``status`` (for a watch: an ERROR event of that code), after running ``before()``
+        (e.g. another scheduler binding the pod first). The answers the emulator cannot
+        produce by itself: conflicts, server errors, an expired resourceVersion."""
+        self.injected.append([method, re.compile(path), status, reason, times, before])
+
+    def _injected(self, method: str, path: str, is_watch: bool) -> Any:
+        for entry in self.injected:
+            verb, pattern, status, reason, times, before = entry
+            if times <= 0 or verb != method or not pattern.search(path):
+                continue
+            if is_watch != (verb == "WATCH"):
+                continue
+            entry[4] -= 1
+            if before is not None:
+                before()
+            return status, reason
+        return None
 
     def objects(self, group: str, version: str, plural: str) -> list[dict]:
         return list(self.store[(group, version, plural)].values())
@@ -159,8 +193,16 @@ class ApiEmulator(kmock.KubernetesScaffold):
         namespace, name, sub = parts["namespace"] or "", parts["name"], parts["sub"]
         method = request.method.value if request.method else "GET"
         body = request.data
+        is_watch = request.params.get("watch") in ("true", "1")
+        if method == "POST" and sub == "binding":
+            self.binds[f"{namespace}/{name}"] += 1  # every attempt, injected answers included
+        injected = self._injected("WATCH" if is_watch else method, request.url.path, is_watch)
+        if injected is not None:
+            if is_watch:
+                return self._error_stream(*injected)
+            raise _status(injected[0], injected[1], f"injected {injected[0]}")
         if method == "GET" and name is None:
-            if request.params.get("watch") in ("true", "1"):
+            if is_watch:
                 return self._watch(resource, namespace, request.params)
             return self._list(resource, namespace)
         if method == "POST" and name is None:
@@ -216,7 +258,6 @@ class ApiEmulator(kmock.KubernetesScaffold):
         return self.put(resource, body)
 
     def _bind(self, resource, pod, namespace, name, body) -> Any:
-        self.binds[f"{namespace}/{name}"] += 1
         if pod is None:
             raise _status(404, "NotFound", f"pods {name!r} not found")
         if pod.get("spec", {}).get("nodeName"):
@@ -254,6 +295,10 @@ class ApiEmulator(kmock.KubernetesScaffold):
         self.evictions.append(f"{namespace}/{name}")
         self.put(resource, pod, "DELETED")
         return {"kind": "Status", "status": "Success"}
+
+    async def _error_stream(self, code: int, reason: str) -> AsyncIterator[Any]:
+        yield b""
+        yield {"type": "ERROR", "object": {"kind": "Status", "code": code, "reason": reason}}
 
     async def _watch(self, resource, namespace, params) -> AsyncIterator[Any]:
         yield b""
@@ -301,7 +346,8 @@ class ApiEmulator(kmock.KubernetesScaffold):
 class EmulatorThread:
     """The emulator served on 127.0.0.1 from a thread of its own, for synchronous clients.
     ``restart()`` stops the HTTP server and serves the same objects again on the same port
-    (their resourceVersions kept, the watch history lost)."""
+    (their resourceVersions kept, the watch history lost and the revision moved on, so every
+    client must relist)."""
 
     def __init__(self, **options: Any) -> None:
         self.handler: ApiEmulator | None = None
@@ -345,7 +391,7 @@ class EmulatorThread:
 
     def restart(self) -> None:
         self.call(self._stop_server())
-        self.run(self.handler.compact)  # type: ignore[union-attr]
+        self.run(self.handler.compact, 1000)  # type: ignore[union-attr]
         self.call(self._start())
 
     def close(self) -> None:

@@ -164,3 +164,44 @@ def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
             return
         time.sleep(0.01)
     raise AssertionError("condition not met in time")
+
+
+def node_doc(name: str, cpu: str = "4", memory: str = "8Gi", **labels: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name, "labels": dict(labels)},
+        "status": {"allocatable": {"cpu": cpu, "memory": memory, "pods": "110"}},
+    }
+
+
+def pod_doc(
+    name: str,
+    cpu: str = "1",
+    *,
+    scheduler: str = "berth",
+    namespace: str = "default",
+    node: str = "",
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+    priority_class: str = "",
+) -> dict[str, Any]:
+    spec: dict[str, Any] = {
+        "schedulerName": scheduler,
+        "containers": [{"name": "c", "image": "busybox", "resources": {"requests": {"cpu": cpu}}}],
+    }
+    if node:
+        spec["nodeName"] = node
+    if priority_class:
+        spec["priorityClassName"] = priority_class
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": dict(labels or {}),
+            "annotations": dict(annotations or {}),
+        },
+        "spec": spec,
+    }

@@ -1,0 +1,156 @@
+"""Faults between berth and the API: dropped watches, 410 Gone, 409 on bind, 5xx, a restarted
+API server, and leadership passing from a killed leader to its standby. In every case each pod
+is bound exactly once."""
+
+from __future__ import annotations
+
+import threading
+
+from berth.k8s.server import Server
+from tests.k8s.harness import (
+    Cluster,
+    config,
+    fast_options,
+    node_doc,
+    pod_doc,
+    serving,
+    settle,
+    wait_for,
+)
+
+
+def _bound_once(cluster: Cluster, names: list[str]) -> None:
+    bindings = cluster.bindings()
+    for name in names:
+        assert f"default/{name}" in bindings, name
+        assert cluster.api.binds[f"default/{name}"] == 1, name
+
+
+def _informer(server: Server, kind: str):
+    return next(i for i in server.informers if i.resource.kind == kind)
+
+
+def test_dropped_watch_streams_resume_from_the_last_resource_version(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"), pod_doc("a"), pod_doc("b"))
+    with serving(cluster) as server:
+        settle(server)
+        pods = _informer(server, "Pod")
+        lists = pods.counts["list"]
+        cluster.emulator.run(cluster.api.drop_watches)
+        cluster.add(pod_doc("c"), pod_doc("d"))
+        wait_for(lambda: len(cluster.bindings()) == 4)
+        settle(server)
+        assert pods.counts["list"] == lists  # resumed, not relisted
+    _bound_once(cluster, ["a", "b", "c", "d"])
+
+
+def test_410_gone_relists_and_the_relist_reports_what_vanished(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="1"), pod_doc("fits"), pod_doc("stuck-1"), pod_doc("stuck-2"))
+    with serving(cluster) as server:
+        settle(server)
+        pods = _informer(server, "Pod")
+
+        def lose_history() -> None:
+            # Streams end first, so the deletion is never sent as an event; then compaction.
+            cluster.api.drop_watches()
+            cluster.api.put(
+                ("", "v1", "pods"),
+                cluster.api.store[("", "v1", "pods")][("default", "stuck-1")],
+                "DELETED",
+            )
+            cluster.api.compact()
+
+        cluster.emulator.run(lose_history)
+        wait_for(lambda: pods.counts.get("gone", 0) >= 1)
+        wait_for(lambda: "default/stuck-1" not in pods.known)
+        settle(server)
+        assert server.store.get("Pod", "default/stuck-1") is None
+        assert "default/stuck-1" not in server._pending
+        assert pods.counts["list"] >= 2
+    _bound_once(cluster, ["fits"])
+
+
+def test_409_on_bind_takes_the_node_the_api_reports(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"))
+
+    def someone_else_binds() -> None:
+        pod = cluster.api.store[("", "v1", "pods")][("default", "taken")]
+        cluster.api.put(
+            ("", "v1", "pods"), {**pod, "spec": {**pod["spec"], "nodeName": "n2"}}, "MODIFIED"
+        )
+
+    cluster.emulator.run(
+        cluster.api.inject, "POST", r"/pods/taken/binding$", 409, "Conflict", 1, someone_else_binds
+    )
+    cluster.add(pod_doc("taken", cpu="3"))
+    with serving(cluster) as server:
+        settle(server)
+        assert cluster.bindings()["default/taken"] == "n2"
+        assert server._placed["default/taken"] == "n2"
+        state = server.scheduler.state
+        assert state.requested[state.rows["n2"], 0] == 3000
+        assert state.requested[state.rows["n1"], 0] == 0
+        assert server.metrics.binds.labels("failed")._value.get() == 1
+    assert cluster.api.binds["default/taken"] == 1
+
+
+def test_5xx_answers_are_retried_with_backoff(cluster: Cluster):
+    cluster.add(node_doc("n1"), pod_doc("a"))
+    cluster.emulator.run(cluster.api.inject, "POST", r"/pods/a/binding$", 503, "Unavailable", 2)
+    cluster.emulator.run(cluster.api.inject, "GET", r"^/api/v1/nodes$", 500, "Internal", 1)
+    with serving(cluster) as server:
+        settle(server)
+        assert server.client.retried == {"503": 2, "500": 1}
+    assert cluster.bindings() == {"default/a": "n1"}
+    assert cluster.api.binds["default/a"] == 3  # two refused attempts, then the bind
+
+
+def test_a_restarted_api_server_is_relisted_without_binding_anything_twice(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"), *(pod_doc(f"p{i}") for i in range(4)))
+    with serving(cluster) as server:
+        settle(server)
+        cluster.emulator.restart()
+        cluster.add(*(pod_doc(f"q{i}") for i in range(3)))
+        wait_for(lambda: len(cluster.bindings()) == 7)
+        settle(server)
+        assert _informer(server, "Pod").counts.get("gone", 0) >= 1
+    _bound_once(cluster, [f"p{i}" for i in range(4)] + [f"q{i}" for i in range(3)])
+
+
+def test_the_standby_takes_over_from_a_killed_leader(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="16"), *(pod_doc(f"p{i}") for i in range(3)))
+    servers, threads, crashes = [], [], []
+    for identity in ("replica-a", "replica-b"):
+        crash = threading.Event()
+        server = Server(
+            cluster.client(),
+            config(),
+            fast_options(leader_elect=True, identity=identity, lease_namespace="default"),
+        )
+        thread = threading.Thread(target=server.run, args=(crash,), daemon=True)
+        thread.start()
+        servers.append(server)
+        threads.append(thread)
+        crashes.append(crash)
+        if identity == "replica-a":
+            wait_for(server.elector.leading.is_set)
+    first, second = servers
+    try:
+        settle(first)
+        assert len(cluster.bindings()) == 3
+        assert not second.elector.leading.is_set() and not second.synced
+        assert second.ready()  # a standby is healthy
+        crashes[0].set()  # killed: the Lease is not released
+        first.stop()
+        threads[0].join(10)
+        cluster.add(*(pod_doc(f"q{i}") for i in range(3)))
+        wait_for(second.elector.leading.is_set, timeout=10)
+        settle(second)
+    finally:
+        for server, thread in zip(servers, threads, strict=True):
+            server.stop()
+            thread.join(10)
+    lease = cluster.objects("Lease")[0]
+    assert lease["spec"]["holderIdentity"] == ""  # released by the orderly stop of b
+    assert lease["spec"]["leaseTransitions"] == 1
+    _bound_once(cluster, [f"p{i}" for i in range(3)] + [f"q{i}" for i in range(3)])
