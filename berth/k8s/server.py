@@ -39,6 +39,10 @@ from berth.store import WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
+#: Seconds before a cycle whose evictions were refused is tried again (doubling to the max).
+RETRY_PAUSE = 1.0
+MAX_RETRY_PAUSE = 60.0
+
 
 @dataclass(slots=True)
 class ServeOptions:
@@ -122,6 +126,10 @@ class Server:
         self._timer_seq = 0
         self._dirty = False
         self._last_cycle = -float("inf")
+        #: After evictions the API refused: when to try again without a cluster change, and
+        #: the pause before that (doubling while refusals go on).
+        self._retry_at: float | None = None
+        self._retry_pause = RETRY_PAUSE
         self._written_groups: dict[str, GroupPhase] = {}
         self._written_jobs: dict[str, tuple[Any, ...]] = {}
 
@@ -181,7 +189,8 @@ class Server:
                 continue
             self._run_timers()
             self._write_statuses()
-            if self._dirty and self.clock() >= self._last_cycle + self.config.period:
+            due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
+            if due and self.clock() >= self._last_cycle + self.config.period:
                 self._cycle()
             idle = (
                 self.events.empty()
@@ -201,6 +210,8 @@ class Server:
             wait = min(wait, max(0.0, self._last_cycle + self.config.period - now))
         if self._timers:
             wait = min(wait, max(0.0, self._timers[0][0] - now))
+        if self._retry_at is not None:
+            wait = min(wait, max(0.0, self._retry_at - now))
         return wait
 
     def _drain(self, wait: float) -> None:
@@ -357,6 +368,7 @@ class Server:
 
     def _cycle(self) -> None:
         self._dirty = False
+        self._retry_at = None
         self._last_cycle = self.clock()
         if not self.scheduler.has_waiting:
             return
@@ -364,16 +376,27 @@ class Server:
         binds = self.scheduler.run_session(self.clock())
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         assert self.binder is not None
+        refused = self._evict()
         for bind in binds:
             pod = bind.pod
-            pod.phase = PodPhase.BOUND
-            pod.bind_time = self.clock()
             self._pending.discard(pod.key)
             self._placed[pod.key] = bind.node
+            if bind.node in refused:
+                # Its room was to come from an eviction the API refused: try again next cycle.
+                self._requeue(pod)
+                continue
+            pod.phase = PodPhase.BOUND
+            pod.bind_time = self.clock()
             self._in_flight[pod.key] = bind.node
             self.binder.bind(pod, bind.node)
         self.metrics.attempts.labels("scheduled").inc(len(binds))
-        self._evict()
+        if refused:
+            # Not again at once: a disruption budget lifts with the cluster's own changes.
+            self._dirty = False
+            self._retry_at = self.clock() + self._retry_pause
+            self._retry_pause = min(MAX_RETRY_PAUSE, self._retry_pause * 2)
+        else:
+            self._retry_pause = RETRY_PAUSE
         waiting: dict[str, int] = {}
         for job in self.scheduler.waiting.values():
             waiting[job.group.queue] = waiting.get(job.group.queue, 0) + len(job.pending)
@@ -384,12 +407,14 @@ class Server:
             self.store.update("PodGroup", group)  # its controller creates the pods now
             self._written_groups[group.key] = group.phase
 
-    def _evict(self) -> None:
-        """Post the session's evictions; the controllers hear of the evicted pods only after
-        all are marked (as in the simulator). A refused eviction (a PodDisruptionBudget) puts
-        the pod back on its node in the Scheduler's books."""
+    def _evict(self) -> set[str]:
+        """Post the session's evictions before its binds; the controllers hear of the evicted
+        pods only after all are marked (as in the simulator). A refused eviction (a
+        PodDisruptionBudget) puts the pod back on its node in the Scheduler's books; the nodes
+        where that happened are returned, and this cycle binds nothing there."""
         assert self.binder is not None
         evicted = []
+        refused_on: set[str] = set()
         for eviction in self.scheduler.evictions:
             pod = eviction.pod
             self._placed.pop(pod.key, None)
@@ -406,11 +431,13 @@ class Server:
                 log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
                 self.scheduler.place_bound(pod, eviction.node)
                 self._placed[pod.key] = eviction.node
+                refused_on.add(eviction.node)
         for pod in evicted:
             if pod.owner:
                 self.store.notify("Pod", WatchEvent.MODIFIED, pod)
         if self.scheduler.evictions:
             self._dirty = True
+        return refused_on
 
     def _bind_result(self, result: BindResult) -> None:
         pod = result.pod
@@ -428,14 +455,19 @@ class Server:
         )
         if self._placed.get(pod.key) != result.node:
             return  # the watch has already told where the pod really is
-        self._unplace(pod)
         status = getattr(result.error, "status", 0)
         if self.store.get("Pod", pod.key) is not pod or status in (404, 409):
             # Gone, or bound by someone else: the watch brings the pod's real state.
+            self._unplace(pod)
             pod.bound_node, pod.phase = "", PodPhase.PENDING
             return
+        self._requeue(pod)
+
+    def _requeue(self, pod: Pod) -> None:
+        """Undo an assumed placement and queue the pod for the next cycle."""
+        self._unplace(pod)
         pod.bound_node, pod.phase = "", PodPhase.PENDING
-        self.scheduler.submit(pod)  # requeued for the next cycle
+        self.scheduler.submit(pod)
         self._pending.add(pod.key)
 
     # ------------------------------------------------------------------ status write-back

@@ -109,7 +109,9 @@ class ApiEmulator(kmock.KubernetesScaffold):
     def put(self, resource: ResourceKey, obj: dict, event: str = "ADDED") -> dict:
         """Store ``obj`` with a new resourceVersion and tell the watchers."""
         self.revision += 1
-        meta = obj.setdefault("metadata", {})
+        # A fresh top level and metadata: events already queued keep the version they had.
+        obj = {**obj, "metadata": dict(obj.get("metadata") or {})}
+        meta = obj["metadata"]
         meta["resourceVersion"] = str(self.revision)
         meta.setdefault("uid", str(uuid.uuid4()))
         meta.setdefault("creationTimestamp", _now())
