@@ -16,6 +16,7 @@ from berth import __version__
 from berth.api.manifest import ManifestError
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
+from berth.k8s.commands import add_k8s_commands
 from berth.sim.engine import SimConfigError
 from berth.sim.runner import InputError
 from berth.traces.cli import add_trace_commands
@@ -67,6 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
+    add_k8s_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
     val.add_argument("files", type=Path, nargs="+")
