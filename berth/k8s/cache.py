@@ -143,7 +143,8 @@ class KubeStore:
             return
         resource = BY_KIND[kind]
         meta = raw.get("metadata") or {}
-        path = resource.item(meta.get("namespace"), meta["name"], "status")
+        subresource = "status" if resource.status_subresource else ""
+        path = resource.item(meta.get("namespace"), meta["name"], subresource)
         for _ in range(CONFLICT_RETRIES):
             body = {**raw, "status": {**(raw.get("status") or {}), **status}}
             try:

@@ -12,6 +12,9 @@ class Resource:
     version: str
     plural: str
     namespaced: bool
+    #: Whether status is written through ``/status`` (Volcano's PodGroup CRD declares no status
+    #: subresource: its status is written with the object, as Volcano's scheduler does).
+    status_subresource: bool = True
 
     @property
     def api_version(self) -> str:
@@ -34,7 +37,7 @@ class Resource:
 
 NODE = Resource("Node", "", "v1", "nodes", False)
 POD = Resource("Pod", "", "v1", "pods", True)
-POD_GROUP = Resource("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True)
+POD_GROUP = Resource("PodGroup", "scheduling.volcano.sh", "v1beta1", "podgroups", True, False)
 QUEUE = Resource("Queue", "scheduling.volcano.sh", "v1beta1", "queues", False)
 JOB = Resource("Job", "batch.volcano.sh", "v1alpha1", "jobs", True)
 COMMAND = Resource("Command", "bus.volcano.sh", "v1alpha1", "commands", True)

@@ -33,6 +33,9 @@ _PATH = re.compile(
 ResourceKey = tuple[str, str, str]  # group, version, plural
 ObjectKey = tuple[str, str]  # namespace ("" when cluster-scoped), name
 PDB: ResourceKey = ("policy", "v1", "poddisruptionbudgets")
+#: Resources whose status is written only through ``/status`` (Volcano's PodGroup CRD has no
+#: status subresource, so a PUT of a PodGroup replaces its status too, and ``/status`` is 404).
+NO_STATUS_SUBRESOURCE = {("scheduling.volcano.sh", "v1beta1", "podgroups")}
 
 
 def _status(code: int, reason: str, message: str) -> kmock.KubernetesError:
@@ -99,6 +102,8 @@ class ApiEmulator(kmock.KubernetesScaffold):
     #: Responses to give instead of the emulated ones: (method, path regex, status, reason,
     #: times left, action run first). See ``inject``.
     injected: list[list[Any]] = attrs.field(factory=list, init=False)
+    #: Every request served: (method or WATCH, path), for checking what a client needs.
+    log: list[tuple[str, str]] = attrs.field(factory=list, init=False)
 
     def __attrs_post_init__(self) -> None:
         super().__attrs_post_init__()
@@ -196,6 +201,7 @@ class ApiEmulator(kmock.KubernetesScaffold):
         method = request.method.value if request.method else "GET"
         body = request.data
         is_watch = request.params.get("watch") in ("true", "1")
+        self.log.append(("WATCH" if is_watch else method, request.url.path))
         if method == "POST" and sub == "binding":
             self.binds[f"{namespace}/{name}"] += 1  # every attempt, injected answers included
         injected = self._injected("WATCH" if is_watch else method, request.url.path, is_watch)
@@ -218,6 +224,8 @@ class ApiEmulator(kmock.KubernetesScaffold):
             return self._evict(resource, current, namespace, name)
         if current is None:
             raise _status(404, "NotFound", f"{parts['plural']} {name!r} not found")
+        if sub == "status" and resource in NO_STATUS_SUBRESOURCE:
+            raise _status(404, "NotFound", f"{parts['plural']} has no status subresource")
         if method == "GET":
             return current
         if method == "DELETE":
@@ -238,6 +246,8 @@ class ApiEmulator(kmock.KubernetesScaffold):
                 )
             if sub == "status":
                 updated = {**current, "status": body.get("status")}
+            elif resource in NO_STATUS_SUBRESOURCE:
+                updated = dict(body)
             else:
                 updated = {**body, "status": current.get("status", body.get("status"))}
                 updated["metadata"] = {**current["metadata"], **body.get("metadata", {})}

@@ -113,7 +113,7 @@ def test_podgroup_status_is_written_back_through_conflicts(cluster: Cluster):
         pod_doc(f"m{i}", annotations={"scheduling.k8s.io/group-name": "gang"}) for i in range(2)
     ]
     cluster.add(node_doc("n1"), group, *members)
-    cluster.emulator.run(cluster.api.inject, "PUT", r"/podgroups/gang/status$", 409, "Conflict", 2)
+    cluster.emulator.run(cluster.api.inject, "PUT", r"/podgroups/gang$", 409, "Conflict", 2)
     with serving(cluster) as server:
         settle(server)
     (stored,) = cluster.objects("PodGroup")
