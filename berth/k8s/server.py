@@ -86,6 +86,10 @@ class Server:
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
         self.store.watch("Pod", self._on_pod)
+        self.store.watch("Job", lambda _, job: self._check_jobs.add(job.key))
+        self.store.watch(
+            "Command", lambda _, c: self._check_jobs.add(f"{c.namespace}/{c.target}")
+        )
         self.informers = [
             Informer(
                 client,
@@ -132,6 +136,13 @@ class Server:
         self._retry_pause = RETRY_PAUSE
         self._written_groups: dict[str, GroupPhase] = {}
         self._written_jobs: dict[str, tuple[Any, ...]] = {}
+        #: PodGroups and Jobs whose status may have changed since it was last written.
+        self._check_groups: set[str] = set()
+        self._check_jobs: set[str] = set()
+        #: perf_counter() of the first pending pod's arrival and of the last accepted bind
+        #: (throughput over the window between them, for the benchmark).
+        self.first_pending_at: float | None = None
+        self.last_bound_at: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
 
@@ -256,6 +267,8 @@ class Server:
 
     def _run_timers(self) -> None:
         now = self.clock()
+        if self._timers and self._timers[0][0] <= now:
+            self._check_jobs.update(self.controller.runs)  # a timer may act on any job
         while self._timers and self._timers[0][0] <= now:
             heapq.heappop(self._timers)[2]()
 
@@ -293,6 +306,8 @@ class Server:
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         key = pod.key
+        if pod.owner:
+            self._check_jobs.add(pod.owner)
         if event == WatchEvent.DELETED and pod.phase not in FINAL_POD_PHASES:
             pod.phase = PodPhase.DELETED
         if pod.phase in FINAL_POD_PHASES:
@@ -315,7 +330,9 @@ class Server:
         if self.scheduler.handles(pod):
             self.scheduler.submit(pod)
             self._pending.add(key)
-            self._first_seen.setdefault(key, time.perf_counter())
+            seen = self._first_seen.setdefault(key, time.perf_counter())
+            if self.first_pending_at is None:
+                self.first_pending_at = seen
             self._dirty = True
 
     def _place(self, pod: Pod) -> None:
@@ -361,6 +378,7 @@ class Server:
         running = sum(1 for p in job.bound.values() if p.phase == PodPhase.RUNNING)
         if running >= max(job.group.min_member, 1):
             job.group.phase = GroupPhase.RUNNING
+            self._check_groups.add(job.key)
             if job.group.start_time is None:
                 job.group.start_time = self.clock()
 
@@ -372,6 +390,7 @@ class Server:
         self._last_cycle = self.clock()
         if not self.scheduler.has_waiting:
             return
+        self._check_groups.update(self.scheduler.waiting)  # the groups a session may move
         started = time.perf_counter()
         binds = self.scheduler.run_session(self.clock())
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
@@ -444,6 +463,7 @@ class Server:
         self._in_flight.pop(pod.key, None)
         if result.error is None:
             self.metrics.binds.labels("bound").inc()
+            self.last_bound_at = time.perf_counter()
             seen = self._first_seen.pop(pod.key, None)
             if seen is not None:
                 self.metrics.e2e_latency.observe(time.perf_counter() - seen)
@@ -473,16 +493,24 @@ class Server:
     # ------------------------------------------------------------------ status write-back
 
     def _write_statuses(self) -> None:
-        for key, job in self.scheduler.jobs.items():
+        for key in self._check_groups:
+            job = self.scheduler.jobs.get(key)
+            if job is None:
+                continue
             group = job.group
             if group.implicit or job.placeholder or self.store.get("PodGroup", key) is not group:
                 continue
             if self._written_groups.get(key) != group.phase:
                 self.store.update("PodGroup", group)
                 self._written_groups[key] = group.phase
-        for key, run in self.controller.runs.items():
+        self._check_groups.clear()
+        for key in self._check_jobs:
+            run = self.controller.runs.get(key)
+            if run is None:
+                continue
             job = run.job
             mark = (job.phase, job.retries, tuple(sorted(job.counts.items())), len(job.conditions))
             if self._written_jobs.get(key) != mark and self.store.get("Job", key) is job:
                 self.store.write_status("Job", key, job_status(job))
                 self._written_jobs[key] = mark
+        self._check_jobs.clear()
