@@ -90,7 +90,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--nodes", type=int, default=5000)
     parser.add_argument("--pods", type=int, default=10_000)
-    parser.add_argument("--bind-workers", type=int, default=4)
+    parser.add_argument("--bind-concurrency", type=int, default=16)
     parser.add_argument("--period", type=float, default=0.05, help="seconds between cycles")
     args = parser.parse_args()
 
@@ -108,7 +108,7 @@ def main() -> int:
     configuration.host = url
     config = load_config(None)
     config.period = args.period
-    options = ServeOptions(bind_workers=args.bind_workers, watch_timeout=300, resync=3600)
+    options = ServeOptions(bind_concurrency=args.bind_concurrency, watch_timeout=300, resync=3600)
     server = Server(KubeClient(configuration, pool_size=32), config, options)
     thread = threading.Thread(target=server.run, daemon=True)
     started = time.perf_counter()
@@ -154,7 +154,8 @@ def main() -> int:
         "latency_mean_seconds": round(total / cumulative, 3) if cumulative else None,
         "latency_buckets": buckets,
         "wall_to_all_bound": round(done - started, 2),
-        "machine": f"{platform.machine()}, {mp.cpu_count()} cpus, Python {platform.python_version()}",
+        "machine": f"{platform.machine()}, {mp.cpu_count()} cpus, "
+        f"Python {platform.python_version()}",
     }
     print(json.dumps(report, indent=1))
     return 0

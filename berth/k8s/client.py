@@ -61,7 +61,7 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
     return configuration
 
 
-def _error(status: int, body: bytes) -> ApiError:
+def api_error(status: int, body: bytes) -> ApiError:
     try:
         payload = json.loads(body)
     except (ValueError, TypeError):
@@ -131,10 +131,13 @@ class KubeClient:
                 if not retry or attempt >= self.retries:
                     raise
                 cause = "connection"
-            with self._lock:
-                self.retried[cause] = self.retried.get(cause, 0) + 1
+            self.count_retry(cause)
             self._sleep(self.delay(attempt))
             attempt += 1
+
+    def count_retry(self, cause: str) -> None:
+        with self._lock:
+            self.retried[cause] = self.retried.get(cause, 0) + 1
 
     def delay(self, attempt: int) -> float:
         """Exponential backoff with jitter (half to all of the exponential step)."""
@@ -159,14 +162,14 @@ class KubeClient:
             response = self.api.call_api(*request, _request_timeout=self.timeout)
             data = response.read()
         except ApiException as exc:  # raised by the REST layer for some statuses
-            raise _error(
+            raise api_error(
                 exc.status or 0,
                 (exc.body or b"") if isinstance(exc.body, bytes) else str(exc.body or "").encode(),
             ) from None
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ConnectionLost(f"{method} {path}: {exc}") from None
         if not 200 <= response.status <= 299:
-            raise _error(response.status, data)
+            raise api_error(response.status, data)
         return json.loads(data) if data else None
 
     def stream(self, path: str, query: dict[str, Any], timeout: float) -> Iterator[dict]:
@@ -192,7 +195,7 @@ class KubeClient:
             raise ConnectionLost(f"watch {path}: {exc}") from None
         try:
             if raw.status != 200:
-                raise _error(raw.status, raw.read())
+                raise api_error(raw.status, raw.read())
             buffer = b""
             for chunk in raw.stream(65536, decode_content=True):
                 buffer += chunk

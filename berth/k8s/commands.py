@@ -34,7 +34,7 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--metrics-port", type=int, default=8080, help="/metrics, /healthz, /readyz (0: any)"
     )
-    serve.add_argument("--bind-workers", type=int, default=4)
+    serve.add_argument("--bind-concurrency", type=int, default=16, help="binds in flight at once")
     serve.add_argument("--resync", type=float, default=300.0, help="seconds between relists")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     serve.set_defaults(handler=_serve)
@@ -89,7 +89,7 @@ def _serve(args: argparse.Namespace) -> int:
         lease_name=args.lease_name,
         lease_namespace=args.lease_namespace,
         metrics_port=args.metrics_port,
-        bind_workers=args.bind_workers,
+        bind_concurrency=args.bind_concurrency,
         resync=args.resync,
     )
     server = Server(client, config, options)

@@ -49,7 +49,7 @@ class ServeOptions:
     scheduler_name: str = "berth"
     resync: float = 300.0  # seconds between an informer's relists
     watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
-    bind_workers: int = 4
+    bind_concurrency: int = 16  # binds in flight at once
     leader_elect: bool = False
     identity: str = "berth"
     lease_name: str = "berth"
@@ -87,9 +87,7 @@ class Server:
         self.store.watch("PodGroup", self._on_group)
         self.store.watch("Pod", self._on_pod)
         self.store.watch("Job", lambda _, job: self._check_jobs.add(job.key))
-        self.store.watch(
-            "Command", lambda _, c: self._check_jobs.add(f"{c.namespace}/{c.target}")
-        )
+        self.store.watch("Command", lambda _, c: self._check_jobs.add(f"{c.namespace}/{c.target}"))
         self.informers = [
             Informer(
                 client,
@@ -171,7 +169,7 @@ class Server:
             self.binder = Binder(
                 self.client,
                 self.events,
-                workers=self.options.bind_workers,
+                concurrency=self.options.bind_concurrency,
                 annotate=self.options.annotate,
             )
             for informer in self.informers:
