@@ -19,11 +19,12 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
-from berth.api.objects import PriorityClass, task_name
+from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
     from_api,
+    group_phase,
     job_pod_manifest,
     job_status,
     pod_group_manifest,
@@ -31,7 +32,7 @@ from berth.k8s.convert import (
 )
 from berth.k8s.informer import Event
 from berth.k8s.kinds import BY_KIND, object_key
-from berth.store import AlreadyExists, NotFound, WatchEvent
+from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
@@ -93,23 +94,43 @@ class KubeStore:
             handler(event, obj)
 
     def create(self, kind: str, obj: Any) -> None:
-        """Create through the API (a controller's PodGroup or pod), then tell the watchers."""
-        if obj.key in self._objects.get(kind, {}):
-            raise AlreadyExists(f"{kind} {obj.key} already exists")
-        manifest = self._manifest(kind, obj)
+        """Create through the API (a controller's PodGroup or pod), then tell the watchers.
+
+        An object that exists already (made before a restart, or by the previous leader) is
+        adopted: ``obj`` takes its place, with the state the API has for it."""
+        existing = self._objects.get(kind, {}).get(obj.key)
+        if existing is not None:
+            if kind == "Pod":
+                # The old object leaves everyone's books before its replacement enters them.
+                self._forget(kind, obj.key)
+                self.notify(kind, WatchEvent.DELETED, existing)
+            self._enter(kind, obj, self._raw[kind][obj.key])
+            return
         resource = BY_KIND[kind]
         try:
-            stored = self.client.request("POST", resource.collection(obj.namespace), body=manifest)
+            stored = self.client.request(
+                "POST", resource.collection(obj.namespace), body=self._manifest(kind, obj)
+            )
         except ApiError as exc:
             if exc.status != 409:
                 raise
-            # Made before (by this controller before a restart, or by the previous leader):
-            # adopt it as it is.
             stored = self.client.request("GET", resource.item(obj.namespace, obj.name))
-            if kind == "Pod":
-                read_pod_status(obj, stored)
-        self._remember(kind, obj.key, obj, stored)
-        self.notify(kind, WatchEvent.ADDED, obj)
+        self._enter(kind, obj, stored)
+
+    def _enter(self, kind: str, obj: Any, raw: dict[str, Any]) -> None:
+        """``obj`` joins the cache with the state ``raw`` gives it; its watchers hear of it
+        as created, then (if it is past its first phase) as changed, so its controller
+        counts it."""
+        if kind == "Pod":
+            read_pod_status(obj, raw)
+            started = obj.phase != PodPhase.PENDING
+        else:
+            obj.phase = group_phase(raw, obj.phase)
+            started = obj.phase in (GroupPhase.INQUEUE, GroupPhase.RUNNING)
+        self._remember(kind, obj.key, obj, raw)
+        self.notify(kind, WatchEvent.ADDED, obj)  # a group is swapped in the scheduler
+        if started:
+            self.notify(kind, WatchEvent.MODIFIED, obj)
 
     def update(self, kind: str, obj: Any) -> None:
         """A changed object: its status is written (PodGroup, Job), then the watchers hear."""

@@ -67,10 +67,13 @@ def from_api(
     if kind == "Pod":
         read_pod_status(obj, raw)
     elif kind == "PodGroup":
-        phase = (raw.get("status") or {}).get("phase")
-        if phase in _GROUP_PHASES:
-            obj.phase = _GROUP_PHASES[phase]
+        obj.phase = group_phase(raw, obj.phase)
     return obj, problems
+
+
+def group_phase(raw: dict[str, Any], default: GroupPhase) -> GroupPhase:
+    """A PodGroup's phase as its status gives it (``default`` for none berth knows)."""
+    return _GROUP_PHASES.get((raw.get("status") or {}).get("phase"), default)
 
 
 def creation_time(raw: dict[str, Any]) -> float | None:

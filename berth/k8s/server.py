@@ -29,13 +29,13 @@ from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.k8s.binder import AnnotationHook, Binder, BindResult
 from berth.k8s.cache import KubeStore
-from berth.k8s.client import KubeClient
+from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.convert import job_status
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import WATCHED
 from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
-from berth.store import WatchEvent
+from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
@@ -196,8 +196,11 @@ class Server:
             if not self.synced:
                 self._try_sync()
                 continue
-            self._run_timers()
-            self._write_statuses()
+            try:
+                self._run_timers()
+                self._write_statuses()
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("write failed", extra={"error": str(exc)})
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
             if due and self.clock() >= self._last_cycle + self.config.period:
                 self._cycle()
@@ -236,6 +239,15 @@ class Server:
                 return
 
     def _handle(self, item: Event | BindResult) -> None:
+        try:
+            self._handle_one(item)
+        except (ApiError, ConnectionLost, NotFound) as exc:
+            # A write a controller made in reaction failed after its retries: the next event
+            # or resync brings the object round again.
+            kind = getattr(item, "kind", "bind")
+            log.error("event not handled", extra={"kind": kind, "error": str(exc)})
+
+    def _handle_one(self, item: Event | BindResult) -> None:
         if isinstance(item, BindResult):
             self._bind_result(item)
         elif not self.synced:
@@ -421,7 +433,11 @@ class Server:
             self.metrics.pending.labels(name).set(waiting.get(name, 0))
         self.metrics.attempts.labels("unschedulable").inc(sum(waiting.values()))
         for group in self.scheduler.admitted:
-            self.store.update("PodGroup", group)  # its controller creates the pods now
+            try:
+                self.store.update("PodGroup", group)  # its controller creates the pods now
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("admission not written", extra={"group": group.key, "error": str(exc)})
+                continue
             self._written_groups[group.key] = group.phase
 
     def _evict(self) -> set[str]:

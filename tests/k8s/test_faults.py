@@ -154,3 +154,40 @@ def test_the_standby_takes_over_from_a_killed_leader(cluster: Cluster):
     assert lease["spec"]["holderIdentity"] == ""  # released by the orderly stop of b
     assert lease["spec"]["leaseTransitions"] == 1
     _bound_once(cluster, [f"p{i}" for i in range(3)] + [f"q{i}" for i in range(3)])
+
+
+def test_a_restarted_server_adopts_what_its_job_controller_made(cluster: Cluster):
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default"},
+        "spec": {
+            "minAvailable": 2,
+            "schedulerName": "berth",
+            "tasks": [
+                {
+                    "name": "w",
+                    "replicas": 2,
+                    "template": {
+                        "spec": {
+                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    cluster.add(node_doc("n1"), job)
+    with cluster.kubelet():
+        for _ in range(2):  # the second server starts on what the first one made
+            with serving(cluster) as server:
+                settle(server)
+                wait_for(lambda: cluster.objects("Job")[0].get("status", {}).get("running") == 2)
+                run = server.controller.runs["default/train"]
+                assert sorted(p.phase for p in run.slots.values()) == ["Running", "Running"]
+    assert sorted(p["metadata"]["name"] for p in cluster.objects("Pod")) == [
+        "train-w-0",
+        "train-w-1",
+    ]
+    assert len(cluster.objects("PodGroup")) == 1
+    _bound_once(cluster, ["train-w-0", "train-w-1"])

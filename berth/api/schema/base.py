@@ -75,6 +75,7 @@ def fail(message: str) -> PydanticCustomError:
 def _check_quantity(value: object) -> str | int | float:
     """Accept what Kubernetes accepts as a quantity; canonical units depend on the resource name,
     which only the caller knows, so the raw value is kept."""
+
     # Messages are built only on failure: this runs for every quantity of every object.
     def expected() -> PydanticCustomError:
         return fail(f"{show(value)} is not a quantity (expected e.g. 500m, 2, 4Gi)")
