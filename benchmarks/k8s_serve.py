@@ -143,7 +143,7 @@ def main() -> int:
                 cumulative = sample.value
             elif sample.name.endswith("_sum"):
                 total = sample.value
-    window = server.last_bound_at - server.first_pending_at
+    window = server.last_bound_at - server.books.first_pending_at
     report = {
         "nodes": args.nodes,
         "pods": args.pods,

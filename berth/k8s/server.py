@@ -23,11 +23,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.api.objects import FINAL_POD_PHASES, GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
+from berth.api.objects import GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
 from berth.controllers.job import JobController
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.k8s.binder import AnnotationHook, Binder, BindResult
+from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.convert import job_status
@@ -117,12 +118,8 @@ class Server:
         self.stopping = threading.Event()
         #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
         self.settled = threading.Event()
-        # Pods as the Scheduler holds them: submitted (pending), or accounted on a node.
-        self._pending: set[str] = set()
-        self._placed: dict[str, str] = {}
+        self.books = PodBooks(self.scheduler, self._mark_dirty, self._maybe_running)
         self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
-        self._first_seen: dict[str, float] = {}  # pending pod → when its event came in
-        self._orphans: dict[str, list[Pod]] = {}  # pods on nodes not seen yet, by node
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
@@ -137,9 +134,8 @@ class Server:
         #: PodGroups and Jobs whose status may have changed since it was last written.
         self._check_groups: set[str] = set()
         self._check_jobs: set[str] = set()
-        #: perf_counter() of the first pending pod's arrival and of the last accepted bind
-        #: (throughput over the window between them, for the benchmark).
-        self.first_pending_at: float | None = None
+        #: perf_counter() of the last accepted bind (with books.first_pending_at: the
+        #: benchmark's throughput window).
         self.last_bound_at: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -266,7 +262,7 @@ class Server:
         self.metrics.skipped_objects.set(len(self.store.skipped))
         log.info(
             "caches synced",
-            extra={"nodes": self.scheduler.state.n, "pending": len(self._pending)},
+            extra={"nodes": self.scheduler.state.n, "pending": len(self.books.pending)},
         )
 
     # ------------------------------------------------------------------ controller timers
@@ -294,8 +290,7 @@ class Server:
             return
         if node.name not in state.rows:
             self.scheduler.add_node(node)
-            for pod in self._orphans.pop(node.name, []):
-                self._place(pod)
+            self.books.node_added(node.name)
         else:
             self.scheduler.set_schedulable(node.name, not node.unschedulable)
         self._dirty = True
@@ -315,69 +310,12 @@ class Server:
         self._dirty = True
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
-        key = pod.key
         if pod.owner:
             self._check_jobs.add(pod.owner)
-        if event == WatchEvent.DELETED and pod.phase not in FINAL_POD_PHASES:
-            pod.phase = PodPhase.DELETED
-        if pod.phase in FINAL_POD_PHASES:
-            self._forget(pod)
-            return
-        placed = self._placed.get(key)
-        if pod.bound_node:
-            if placed == pod.bound_node:
-                if pod.phase == PodPhase.RUNNING:
-                    self._maybe_running(pod)
-                return
-            if placed is not None:
-                self._unplace(pod)  # on another node than berth thought: believe the API
-            elif key in self._pending:
-                self._withdraw(pod)
-            self._place(pod)
-            return
-        if placed is not None or key in self._pending:
-            return  # a bind in flight, or already queued
-        if self.scheduler.handles(pod):
-            self.scheduler.submit(pod)
-            self._pending.add(key)
-            seen = self._first_seen.setdefault(key, time.perf_counter())
-            if self.first_pending_at is None:
-                self.first_pending_at = seen
-            self._dirty = True
+        self.books.observe(event, pod)
 
-    def _place(self, pod: Pod) -> None:
-        """Account a pod the API has on a node (another scheduler's, or berth's own after a
-        restart) as load."""
-        if pod.bound_node not in self.scheduler.state.rows:
-            self._orphans.setdefault(pod.bound_node, []).append(pod)
-            return
-        self.scheduler.place_bound(pod, pod.bound_node)
-        self._placed[pod.key] = pod.bound_node
+    def _mark_dirty(self) -> None:
         self._dirty = True
-
-    def _unplace(self, pod: Pod) -> None:
-        node = self._placed.pop(pod.key)
-        actual = pod.bound_node
-        pod.bound_node = node
-        self.scheduler.release(pod)
-        pod.bound_node = actual
-        self._dirty = True
-
-    def _withdraw(self, pod: Pod) -> None:
-        self._pending.discard(pod.key)
-        self._first_seen.pop(pod.key, None)
-        self.scheduler.withdraw(pod)
-        self._dirty = True
-
-    def _forget(self, pod: Pod) -> None:
-        if pod.key in self._placed:
-            self._unplace(pod)
-        elif pod.key in self._pending:
-            self._withdraw(pod)
-        else:
-            orphans = self._orphans.get(pod.bound_node)
-            if orphans and pod in orphans:
-                orphans.remove(pod)
 
     def _maybe_running(self, pod: Pod) -> None:
         """A group runs once minMember of its pods run (Volcano's rule, as the simulator
@@ -408,11 +346,10 @@ class Server:
         refused = self._evict()
         for bind in binds:
             pod = bind.pod
-            self._pending.discard(pod.key)
-            self._placed[pod.key] = bind.node
+            self.books.assume(pod, bind.node)
             if bind.node in refused:
                 # Its room was to come from an eviction the API refused: try again next cycle.
-                self._requeue(pod)
+                self.books.requeue(pod)
                 continue
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
@@ -450,7 +387,7 @@ class Server:
         refused_on: set[str] = set()
         for eviction in self.scheduler.evictions:
             pod = eviction.pod
-            self._placed.pop(pod.key, None)
+            self.books.placed.pop(pod.key, None)  # the session has released it already
             error = self.binder.evict(pod)
             if error is None:
                 self.metrics.evictions.labels("evicted").inc()
@@ -462,8 +399,7 @@ class Server:
                 refused = getattr(error, "status", 0) == 429
                 self.metrics.evictions.labels("refused" if refused else "failed").inc()
                 log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
-                self.scheduler.place_bound(pod, eviction.node)
-                self._placed[pod.key] = eviction.node
+                self.books.place_on(pod, eviction.node)
                 refused_on.add(eviction.node)
         for pod in evicted:
             if pod.owner:
@@ -478,7 +414,7 @@ class Server:
         if result.error is None:
             self.metrics.binds.labels("bound").inc()
             self.last_bound_at = time.perf_counter()
-            seen = self._first_seen.pop(pod.key, None)
+            seen = self.books.first_seen.pop(pod.key, None)
             if seen is not None:
                 self.metrics.e2e_latency.observe(time.perf_counter() - seen)
             return
@@ -487,22 +423,15 @@ class Server:
         log.warning(
             "bind failed", extra={"pod": pod.key, "node": result.node, "error": str(result.error)}
         )
-        if self._placed.get(pod.key) != result.node:
+        if self.books.placed.get(pod.key) != result.node:
             return  # the watch has already told where the pod really is
         status = getattr(result.error, "status", 0)
         if self.store.get("Pod", pod.key) is not pod or status in (404, 409):
             # Gone, or bound by someone else: the watch brings the pod's real state.
-            self._unplace(pod)
+            self.books.unplace(pod)
             pod.bound_node, pod.phase = "", PodPhase.PENDING
             return
-        self._requeue(pod)
-
-    def _requeue(self, pod: Pod) -> None:
-        """Undo an assumed placement and queue the pod for the next cycle."""
-        self._unplace(pod)
-        pod.bound_node, pod.phase = "", PodPhase.PENDING
-        self.scheduler.submit(pod)
-        self._pending.add(pod.key)
+        self.books.requeue(pod)
 
     # ------------------------------------------------------------------ status write-back
 

@@ -65,7 +65,7 @@ def test_410_gone_relists_and_the_relist_reports_what_vanished(cluster: Cluster)
         wait_for(lambda: "default/stuck-1" not in pods.known)
         settle(server)
         assert server.store.get("Pod", "default/stuck-1") is None
-        assert "default/stuck-1" not in server._pending
+        assert "default/stuck-1" not in server.books.pending
         assert pods.counts["list"] >= 2
     _bound_once(cluster, ["fits"])
 
@@ -86,7 +86,7 @@ def test_409_on_bind_takes_the_node_the_api_reports(cluster: Cluster):
     with serving(cluster) as server:
         settle(server)
         assert cluster.bindings()["default/taken"] == "n2"
-        assert server._placed["default/taken"] == "n2"
+        assert server.books.placed["default/taken"] == "n2"
         state = server.scheduler.state
         assert state.requested[state.rows["n2"], 0] == 3000
         assert state.requested[state.rows["n1"], 0] == 0
