@@ -19,24 +19,8 @@ from prometheus_client import (
     generate_latest,
 )
 
-#: Seconds, from a millisecond to a minute (kube-scheduler's e2e buckets start at 1 ms too).
-LATENCY_BUCKETS = (
-    0.001,
-    0.002,
-    0.005,
-    0.01,
-    0.02,
-    0.05,
-    0.1,
-    0.2,
-    0.5,
-    1.0,
-    2.0,
-    5.0,
-    10.0,
-    30.0,
-    60.0,
-)
+#: Seconds: powers of two from 1 ms to about 65 s (as kube-scheduler's latency buckets).
+LATENCY_BUCKETS = tuple(0.001 * 2**k for k in range(17))
 
 
 class Metrics:

@@ -40,6 +40,9 @@ from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
+#: Events applied before the loop looks at cycles again: a burst of arrivals is scheduled (and
+#: its binds go out) while the rest of it is still being read.
+DRAIN_BATCH = 2000
 #: Seconds before a cycle whose evictions were refused is tried again (doubling to the max).
 RETRY_PAUSE = 1.0
 MAX_RETRY_PAUSE = 60.0
@@ -223,16 +226,19 @@ class Server:
         return wait
 
     def _drain(self, wait: float) -> None:
+        """Apply the queued events, at most DRAIN_BATCH of them (waiting up to ``wait``
+        seconds for the first)."""
         try:
             item = self.events.get(timeout=wait) if wait > 0 else self.events.get_nowait()
         except queue.Empty:
             return
-        for _ in range(20_000):
-            self._handle(item)
+        self._handle(item)
+        for _ in range(DRAIN_BATCH - 1):
             try:
                 item = self.events.get_nowait()
             except queue.Empty:
                 return
+            self._handle(item)
 
     def _handle(self, item: Event | BindResult) -> None:
         try:

@@ -231,3 +231,13 @@ def test_health_ready_and_metrics_endpoints(cluster: Cluster):
     assert 'berth_schedule_attempts_total{result="scheduled"} 1.0' in text
     assert 'berth_pending_pods{queue="default"} 0.0' in text
     assert "berth_scheduling_cycle_duration_seconds_count" in text
+
+
+def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
+    """The loop applies events in batches; the one read when a batch fills must not drop."""
+    monkeypatch.setattr("berth.k8s.server.DRAIN_BATCH", 2)
+    cluster.add(node_doc("n1", cpu="32"), *(pod_doc(f"p{i}") for i in range(9)))
+    with serving(cluster) as server:
+        settle(server)
+        assert not server._in_flight
+    assert len(cluster.bindings()) == 9
