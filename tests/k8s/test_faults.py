@@ -191,3 +191,16 @@ def test_a_restarted_server_adopts_what_its_job_controller_made(cluster: Cluster
     ]
     assert len(cluster.objects("PodGroup")) == 1
     _bound_once(cluster, ["train-w-0", "train-w-1"])
+
+
+def test_a_bind_that_keeps_failing_is_forgotten_and_the_pod_requeued(cluster: Cluster):
+    cluster.add(node_doc("n1"), pod_doc("a"))
+    # One more failure than the client retries: the bind fails, berth undoes its assumption.
+    cluster.emulator.run(cluster.api.inject, "POST", r"/pods/a/binding$", 500, "Internal", 6)
+    with serving(cluster, retries=5) as server:
+        settle(server)
+        assert server.metrics.binds.labels("failed")._value.get() == 1
+        assert server.metrics.binds.labels("bound")._value.get() == 1
+        assert server.books.placed == {"default/a": "n1"}
+    assert cluster.bindings() == {"default/a": "n1"}
+    assert cluster.api.binds["default/a"] == 7  # six refused attempts, then the next cycle's
