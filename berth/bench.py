@@ -30,6 +30,9 @@ from berth.framework.scheduler import Scheduler
 from berth.resources import GIB
 
 SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed")
+#: Sizes beyond these would exhaust memory building the cluster, not measure the scheduler.
+MAX_NODES = 1_000_000
+MAX_PODS = 20_000_000
 #: (cpu millicores, memory bytes, GPUs in milli) node shapes, drawn with the given weights.
 _SHAPES = [
     ((16_000, 64 * GIB, 0), 0.3),
@@ -109,6 +112,15 @@ def run_bench(
         raise BenchError(f"unknown scenario {scenario!r} (expected one of {', '.join(SCENARIOS)})")
     if nodes < 1 or running < 0 or pods < 1:
         raise BenchError("--nodes and --pods must be >= 1 and --running >= 0")
+    for flag, value, most in (
+        ("--nodes", nodes, MAX_NODES),
+        ("--running", running, MAX_PODS),
+        ("--pods", pods, MAX_PODS),
+    ):
+        if value > most:
+            raise BenchError(f"{flag} {value:,}: at most {most:,} (the cluster is built in memory)")
+    if seed < 0:
+        raise BenchError("--seed must be >= 0")
     rng = np.random.default_rng(seed)
     config = load_config(None)
     config.search.mode = search

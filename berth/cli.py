@@ -18,14 +18,39 @@ from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.k8s.commands import add_k8s_commands
 from berth.sim.engine import SimConfigError
-from berth.sim.runner import InputError
+from berth.sim.runner import DEFAULT_MAX_PODS, InputError
+from berth.traces.arguments import (
+    add_reading_arguments,
+    add_selection_arguments,
+    non_negative_int,
+    positive,
+    positive_seconds,
+    selection,
+    selection_given,
+    trace_options,
+)
 from berth.traces.cli import add_trace_commands
+from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
     from berth.sim.runner import InputSpec
+    from berth.traces.select import Selection
+
+
+class InputConflict(ValueError):
+    """Command-line inputs that contradict each other (or a trace window that ends before it
+    starts)."""
+
 
 #: Everything that means "your input is wrong" rather than "berth is broken".
-INPUT_ERRORS = (ManifestError, ConfigError, PluginArgumentError, SimConfigError, InputError)
+INPUT_ERRORS = (
+    ManifestError,
+    ConfigError,
+    PluginArgumentError,
+    SimConfigError,
+    InputError,
+    InputConflict,
+)
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 
@@ -52,6 +77,7 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     sim.set_defaults(handler=_simulate)
 
     cmp = sub.add_parser("compare", help="run several scheduler configurations on one input")
@@ -64,7 +90,10 @@ def _parser() -> argparse.ArgumentParser:
         help="a scheduler configuration, or 'default' (repeat: 2 or more)",
     )
     cmp.add_argument("--out", type=Path, default=Path("out/compare"), help="output directory")
-    cmp.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
+    cmp.add_argument(
+        "--jobs", type=positive(int), help="parallel processes (default: one per core)"
+    )
+    cmp.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
@@ -99,40 +128,70 @@ def _parser() -> argparse.ArgumentParser:
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
     parser.add_argument(
-        "--workload", type=Path, action="append", default=[], help="workload manifests (repeatable)"
+        "--workload",
+        type=Path,
+        action="append",
+        default=[],
+        help="workload manifests: a file or a folder of them (repeatable)",
     )
     parser.add_argument("--trace", type=Path, help="a trace file to replay instead of manifests")
-    parser.add_argument("--format", dest="trace_format", help="trace format (default: detected)")
+    parser.add_argument(
+        "--format", dest="trace_format", choices=sorted(FORMATS), help="trace format (detected)"
+    )
     parser.add_argument(
         "--cluster-from-trace",
         action="store_true",
-        help="nodes from the trace's node list, or sized from its demand",
+        help="nodes from the trace's node list, or sized from the trace's (or workload's) demand",
     )
-    parser.add_argument("--queues", help='trace jobs to queues: "a:1,b:2" or "by-size"')
+    trace = parser.add_argument_group("trace reading (with --trace, as in berth trace convert)")
+    add_reading_arguments(trace)
+    add_selection_arguments(trace)
+    trace.add_argument(
+        "--max-pods",
+        type=positive(int),
+        default=DEFAULT_MAX_PODS,
+        metavar="N",
+        help="refuse a trace that expands to more pods (default %(default)s, about 5 GB)",
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0)")
     parser.add_argument(
-        "--on-bad-row",
-        choices=["fail", "skip"],
-        default="fail",
-        help="what to do with malformed trace rows (skipped rows are reported)",
+        "--until",
+        type=positive_seconds,
+        metavar="T",
+        help="stop at this simulated time (seconds, or 90m, 12h, 1d)",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--until", type=float, help="stop at this simulated time (seconds)")
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
     from berth.sim.runner import InputSpec
 
+    if args.trace is not None and args.workload:
+        raise InputConflict("--trace and --workload: give one workload (a trace or manifests)")
+    if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
+        raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
+    if args.trace is None:
+        given = selection_given(args)
+        if given:
+            raise InputConflict(f"{', '.join(given)}: only with --trace (they select trace jobs)")
     return InputSpec(
         cluster=None if args.cluster is None else str(args.cluster),
         workloads=tuple(str(w) for w in args.workload),
         trace=None if args.trace is None else str(args.trace),
         trace_format=args.trace_format,
         cluster_from_trace=args.cluster_from_trace,
-        queues=args.queues,
-        on_bad_row=args.on_bad_row,
+        trace_options=trace_options(args),
+        selection=_selection(args) if args.trace is not None else None,
+        max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,
     )
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    try:
+        return selection(args)
+    except ValueError as exc:
+        raise InputConflict(f"--from/--to/--sample/--speedup: {exc}") from None
 
 
 def _input_failure(exc: Exception) -> int:
@@ -147,13 +206,16 @@ def _input_failure(exc: Exception) -> int:
 
 def _simulate(args: argparse.Namespace) -> int:
     from berth.report.console import summary_table
-    from berth.sim.runner import load_inputs, simulate, write_outputs
+    from berth.sim.runner import load_inputs, prepare_output, simulate, write_outputs
 
-    spec = _input_spec(args)
     try:
+        spec = _input_spec(args)
         inputs = load_inputs(spec, args.config)
+        overwrite = prepare_output(args.out, args.force)
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
+    if overwrite:
+        inputs.notes.append(overwrite)
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in inputs.notes:
@@ -189,14 +251,19 @@ def _simulate(args: argparse.Namespace) -> int:
 def _compare(args: argparse.Namespace) -> int:
     from berth.compare import compare
     from berth.report.compare import comparison_console_table
+    from berth.sim.runner import prepare_output
 
     if len(args.config) < 2:
         print("error: --config: give at least two configurations to compare", file=sys.stderr)
         return EXIT_INPUT
     console = Console()
     try:
+        spec = _input_spec(args)
+        overwrite = prepare_output(args.out, args.force)
+        if overwrite:
+            print(f"note: {overwrite}", file=sys.stderr)
         outcomes, report = compare(
-            _input_spec(args),
+            spec,
             args.config,
             args.out,
             args.jobs,

@@ -3,8 +3,9 @@ and validate every input before anything runs, simulate, write the output direct
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +23,7 @@ from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimConfig, SimResult, Simulation
+from berth.traces import Selection, TraceOptions
 from berth.traces.synthetic import DAY, builtin_documents
 
 
@@ -29,18 +31,24 @@ class InputError(ValueError):
     """Inputs that are individually valid but cannot make a run (e.g. no nodes)."""
 
 
+#: The most pods a run builds unless told otherwise: about 5 GB of memory at the roughly 2.5 KB
+#: a simulated pod costs (objects, events, accounting).
+DEFAULT_MAX_PODS = 2_000_000
+
+
 @dataclass(frozen=True, slots=True)
 class InputSpec:
-    """Where a run's cluster and workload come from. Paths only, so it is cheap to hand to a
-    worker process, which loads the inputs itself."""
+    """Where a run's cluster and workload come from. Paths and settings only, so it is cheap to
+    hand to a worker process, which loads the inputs itself."""
 
     cluster: str | None = None
     workloads: tuple[str, ...] = ()
     trace: str | None = None
     trace_format: str | None = None
     cluster_from_trace: bool = False
-    queues: str | None = None  # trace jobs → queues rule (see docs/traces.md)
-    on_bad_row: str = "fail"
+    trace_options: TraceOptions = field(default_factory=TraceOptions)
+    selection: Selection | None = None  # which trace jobs to keep (None: all)
+    max_pods: int = DEFAULT_MAX_PODS
     seed: int = 0
     until: float | None = None
 
@@ -85,10 +93,15 @@ def load_inputs(
         warnings += trace_warnings
         label = spec.trace
     else:
-        if spec.cluster is None:
-            raise InputError("--cluster is required when --workload is given")
-        manifests = load_files([spec.cluster, *spec.workloads])
-        label = spec.cluster
+        if spec.cluster is None and not spec.cluster_from_trace:
+            raise InputError(
+                "--workload needs nodes: give --cluster FILE, or --cluster-from-trace to size "
+                "a cluster from the workload's demand"
+            )
+        manifests = load_files([*([spec.cluster] if spec.cluster else []), *spec.workloads])
+        label = spec.cluster or spec.workloads[0]
+        if spec.cluster is None and not manifests.errors:
+            notes.append(_size_from_workload(manifests, spec.trace_options))
     if manifests.errors:
         raise ManifestError(manifests.errors)
     if not manifests.nodes:
@@ -97,6 +110,58 @@ def load_inputs(
     if check_only:
         manifests = Manifests()
     return Inputs(manifests, config, sim_config, label, until, warnings, notes)
+
+
+def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
+    """Nodes for a workload given without a cluster (a converted trace, say), by the rule
+    ``--cluster-from-trace`` applies to traces; a Volcano Job counts as its tasks' pods."""
+    from berth.sim.cluster_sizing import SizingRule, size_cluster
+
+    pods = list(manifests.pods)
+    for job in manifests.jobs:
+        for task in job.tasks:
+            pod = replace(task.template, submit_time=job.submit_time)
+            pods += [pod] * task.replicas
+    if not pods:
+        raise InputError("--cluster-from-trace: the workload has no pods to size a cluster for")
+    rule = SizingRule(options.gpus_per_node, options.cpu_per_gpu, options.memory_per_gpu)
+    nodes, note = size_cluster(pods, rule)
+    manifests.nodes.extend(nodes)
+    return note
+
+
+#: What a folder berth wrote holds; a folder with only these may be written over.
+RUN_MARKERS = ("summary.json", "compare.json")
+
+
+def prepare_output(out_dir: str | Path, force: bool = False) -> str | None:
+    """Check before anything runs that results can be written to ``out_dir`` (created when
+    they are written): a folder holding an earlier berth run is written over (the note returned
+    says so); one holding anything else is refused unless ``force``, so no file of the user's
+    is lost."""
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--out {out}: exists and is not a folder")
+    note = None
+    if out.is_dir():
+        entries = {entry.name for entry in out.iterdir()}
+        if entries & set(RUN_MARKERS):
+            note = f"writing over the earlier run in {out}"
+        elif entries and force:
+            note = f"writing into {out}, which holds other files (--force)"
+        elif entries:
+            raise InputError(
+                f"--out {out}: holds files berth did not write; choose a new or empty folder, "
+                "or give --force to write into it"
+            )
+        existing = out
+    else:
+        existing = next(parent for parent in out.absolute().parents if parent.exists())
+        if not existing.is_dir():
+            raise InputError(f"--out {out}: cannot create ({existing} is not a folder)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise InputError(f"--out {out}: cannot write in {existing}")
+    return note
 
 
 def simulate(

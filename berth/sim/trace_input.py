@@ -19,8 +19,8 @@ from berth.traces import (
     TraceOptions,
     detect_format,
     iter_jobs,
+    iter_specs,
     load_nodes,
-    parse_queue_rule,
 )
 
 if TYPE_CHECKING:
@@ -39,12 +39,12 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
     from berth.sim.runner import InputError
 
     assert spec.trace is not None
+    options = spec.trace_options
+    notes: list[str] = []
     try:
         fmt = spec.trace_format or detect_format(spec.trace)
-        options = TraceOptions(on_bad_row=spec.on_bad_row)
-        if spec.queues:
-            options.queue_rule = parse_queue_rule(spec.queues)
-        stream = iter_jobs(spec.trace, fmt, options)
+        notes.append(_size_check(spec, fmt))
+        stream = iter_jobs(spec.trace, fmt, options, spec.selection)
         manifests = Manifests()
         for job in stream:
             manifests.groups.append(job.group)
@@ -54,7 +54,6 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             f"{spec.trace}: {exc}" if not str(exc).startswith(spec.trace) else str(exc)
         ) from exc
     warnings = [f"{spec.trace}: {line}" for line in stream.log.lines()]
-    notes: list[str] = []
     manifests.queues.extend(_queues(manifests, options))
     if spec.cluster is not None:
         cluster = load_files([spec.cluster])
@@ -81,6 +80,30 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             f"{spec.trace}: a trace needs a cluster: give --cluster FILE or --cluster-from-trace"
         )
     return manifests, warnings, notes
+
+
+#: Memory a simulated pod costs, roughly (objects, events, accounting), for the estimate.
+_BYTES_PER_POD = 2_500
+
+
+def _size_check(spec: InputSpec, fmt: str) -> str:
+    """How many jobs and pods the trace makes, from a pass over its rows before any pod is
+    built; a run larger than ``spec.max_pods`` is refused here, with what to do instead."""
+    from berth.sim.runner import InputError
+
+    options = spec.trace_options
+    cap = options.max_instances
+    jobs = pods = 0
+    for job in iter_specs(spec.trace, fmt, options, spec.selection):
+        jobs += 1
+        pods += sum(task.count if cap is None else min(task.count, cap) for task in job.tasks)
+    size = f"{jobs:,} jobs, {pods:,} pods (about {pods * _BYTES_PER_POD / 1e9:.1f} GB to simulate)"
+    if pods > spec.max_pods:
+        raise InputError(
+            f"{spec.trace}: {size}: more than --max-pods {spec.max_pods:,}; keep fewer with "
+            "--sample N, --from/--to or --max-instances N, or raise --max-pods"
+        )
+    return f"{spec.trace}: {size}"
 
 
 def _queues(manifests: Manifests, options: TraceOptions) -> list[Queue]:
