@@ -193,6 +193,7 @@ class KubeClient:
             )
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ConnectionLost(f"watch {path}: {exc}") from None
+        finished = False
         try:
             if raw.status != 200:
                 raise api_error(raw.status, raw.read())
@@ -205,11 +206,14 @@ class KubeClient:
                         yield json.loads(line)
             if buffer.strip():
                 yield json.loads(buffer)
+            finished = True
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ConnectionLost(f"watch {path}: {exc}") from None
         except ValueError as exc:  # a line cut short by a dropped connection
             raise ConnectionLost(f"watch {path}: malformed event ({exc})") from None
         finally:
+            if not finished:
+                raw.close()  # left mid-stream: the connection must not serve another request
             raw.release_conn()
 
     def stop(self) -> None:

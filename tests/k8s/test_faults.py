@@ -36,12 +36,14 @@ def test_dropped_watch_streams_resume_from_the_last_resource_version(cluster: Cl
         settle(server)
         pods = _informer(server, "Pod")
         lists = pods.counts["list"]
-        cluster.emulator.run(cluster.api.drop_watches)
+        # Pods arrive, and the streams drop while their cycle and binds may be under way.
         cluster.add(pod_doc("c"), pod_doc("d"))
-        wait_for(lambda: len(cluster.bindings()) == 4)
+        cluster.emulator.run(cluster.api.drop_watches)
+        cluster.add(pod_doc("e"), pod_doc("f"))
+        wait_for(lambda: len(cluster.bindings()) == 6)
         settle(server)
-        assert pods.counts["list"] == lists  # resumed, not relisted
-    _bound_once(cluster, ["a", "b", "c", "d"])
+        assert pods.counts["list"] == lists  # resumed from the last resourceVersion
+    _bound_once(cluster, ["a", "b", "c", "d", "e", "f"])
 
 
 def test_410_gone_relists_and_the_relist_reports_what_vanished(cluster: Cluster):
