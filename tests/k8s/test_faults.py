@@ -206,3 +206,18 @@ def test_a_bind_that_keeps_failing_is_forgotten_and_the_pod_requeued(cluster: Cl
         assert server.books.placed == {"default/a": "n1"}
     assert cluster.bindings() == {"default/a": "n1"}
     assert cluster.api.binds["default/a"] == 7  # six refused attempts, then the next cycle's
+
+
+def test_a_periodic_relist_repairs_what_no_event_reported(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="1"), pod_doc("first"), pod_doc("second"))
+    with serving(cluster, options=fast_options(resync=0.3)) as server:
+        settle(server)
+        assert list(cluster.bindings()) == ["default/first"]
+
+        def vanish_silently() -> None:  # gone from the API without a watch event
+            del cluster.api.store[("", "v1", "pods")][("default", "first")]
+
+        cluster.emulator.run(vanish_silently)
+        wait_for(lambda: cluster.bindings().get("default/second") == "n1")
+        assert _informer(server, "Pod").counts["resync"] >= 1
+    _bound_once(cluster, ["second"])
