@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -21,6 +22,8 @@ from tests.k8s.emulator import PDB, EmulatorThread, merge_patch
 
 RESOURCES = {kind: (r.group, r.version, r.plural) for kind, r in BY_KIND.items()}
 RESOURCES["PodDisruptionBudget"] = PDB
+#: The cluster each client was made for, by its URL (settle() asks it what to wait for).
+_CLUSTERS: weakref.WeakValueDictionary[str, Cluster] = weakref.WeakValueDictionary()
 
 
 class Cluster:
@@ -96,9 +99,16 @@ class Cluster:
             stop.set()
             thread.join(5)
 
+    def latest(self) -> dict[str, int]:
+        """The last resourceVersion written, per resource plural."""
+        return self.emulator.run(
+            lambda: {key[2]: events[-1][0] for key, events in self.api.history.items() if events}
+        )
+
     def client(self, **options: Any) -> KubeClient:
         configuration = k8s_client.Configuration()
         configuration.host = self.emulator.url
+        _CLUSTERS[configuration.host] = self
         options.setdefault("backoff", 0.01)
         return KubeClient(configuration, **options)
 
@@ -142,12 +152,23 @@ def serving(
         assert not thread.is_alive()
 
 
+def _caught_up(server: Server, seen: dict[str, int]) -> bool:
+    for informer in server.informers:
+        target = seen.get(informer.resource.plural)
+        if target is not None and int(informer.version or 0) < target:
+            return False
+    return True
+
+
 def settle(server: Server, timeout: float = 15.0, quiet: float = 0.15) -> None:
-    """Wait until the server has had nothing to do for ``quiet`` seconds."""
+    """Wait until the server has seen every change the API had when called, and has had
+    nothing to do for ``quiet`` seconds since."""
+    cluster = _CLUSTERS.get(server.client.host)
+    seen = cluster.latest() if cluster is not None else {}
     deadline = time.monotonic() + timeout
     calm_since: float | None = None
     while time.monotonic() < deadline:
-        if server.synced and server.settled.is_set():
+        if server.synced and server.settled.is_set() and _caught_up(server, seen):
             calm_since = calm_since or time.monotonic()
             if time.monotonic() - calm_since >= quiet:
                 return
