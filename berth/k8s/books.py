@@ -28,6 +28,8 @@ class PodBooks:
         self.placed: dict[str, str] = {}
         self.first_seen: dict[str, float] = {}  # pending pod → when its event came in
         self.first_pending_at: float | None = None
+        #: When the event being applied was received (None: now).
+        self.arrival: float | None = None
         self._orphans: dict[str, list[Pod]] = {}  # pods on nodes not seen yet, by node
 
     def observe(self, event: WatchEvent, pod: Pod) -> None:
@@ -58,7 +60,7 @@ class PodBooks:
     def submit(self, pod: Pod) -> None:
         self.scheduler.submit(pod)
         self.pending.add(pod.key)
-        seen = self.first_seen.setdefault(pod.key, time.perf_counter())
+        seen = self.first_seen.setdefault(pod.key, self.arrival or time.perf_counter())
         if self.first_pending_at is None:
             self.first_pending_at = seen
         self._changed()

@@ -14,7 +14,7 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
@@ -28,6 +28,8 @@ class Event:
     kind: str
     type: str  # ADDED, MODIFIED, DELETED, or SYNCED (the first list has been delivered)
     object: dict[str, Any]
+    #: perf_counter() when the informer received it (where scheduling latency starts).
+    received: float = field(default_factory=time.perf_counter)
 
 
 class Informer:

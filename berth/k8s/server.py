@@ -256,7 +256,9 @@ class Server:
             if item.type != "SYNCED":
                 self._buffered[item.kind].append(item)
         elif item.type != "SYNCED":
+            self.books.arrival = item.received
             self.store.apply(item)
+            self.books.arrival = None
 
     def _try_sync(self) -> None:
         if not all(informer.synced.is_set() for informer in self.informers):
