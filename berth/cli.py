@@ -14,6 +14,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from berth import __version__
 from berth.api.manifest import ManifestError
+from berth.bench import SCENARIOS
+from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.k8s.commands import add_k8s_commands
@@ -97,6 +99,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
+    add_fill_command(sub)
     add_k8s_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
@@ -104,9 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
-    bench.add_argument(
-        "--scenario", default="basic", choices=["basic", "spread", "anti-affinity", "gang", "mixed"]
-    )
+    bench.add_argument("--scenario", default="basic", choices=list(SCENARIOS))
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--running", type=int, default=10_000)
     bench.add_argument("--pods", type=int, default=5_000)

@@ -33,6 +33,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
                 {"name": "topology-spread"},
                 {"name": "least-allocated"},
                 {"name": "balanced-allocation"},
+                # GPU pods fill shared devices, then partly used nodes, keeping whole devices
+                # and whole nodes free; CPU-only pods get 0 from it and keep spreading.
+                {"name": "gpu-packing", "arguments": {"weight": 10}},
             ]
         },
     ],

@@ -16,6 +16,7 @@ from berth.api.objects import (
     PodGroup,
     Queue,
 )
+from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
@@ -128,9 +129,11 @@ class Scheduler:
         job.remove_pending(pod, request)
         if not job.pending:
             self.waiting.pop(job.key, None)
-        self.state.bind(pod, self.state.rows[node], request)
+        placement = self.state.bind(pod, self.state.rows[node], request)
         charge(self.queue_allocated, job, request, 1)
         pod.bound_node = node
+        if placement is not None:
+            record_devices(pod, node, placement)
         job.bound[pod.key] = pod
 
     def withdraw(self, pod: Pod) -> None:

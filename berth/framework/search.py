@@ -69,7 +69,13 @@ class NodeSearch:
             self.classes.move_to_end(key)
             return cls
         request = state.request_vector(pod.requests)
-        cls = PodClass(key=key, pod=pod, request=request, nonzero=np.flatnonzero(request))
+        cls = PodClass(
+            key=key,
+            pod=pod,
+            request=request,
+            nonzero=np.flatnonzero(request),
+            gpu=state.gpu_ask(pod, request),
+        )
         for plugin in dict.fromkeys(self.filters + self.scorers):
             plugin.prepare(cls, state)
         for plugin in self.filters:

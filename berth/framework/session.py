@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
+from berth.cluster.devices import Placement, record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
@@ -166,6 +167,7 @@ class _Operation:
     row: int
     request: np.ndarray
     reason: str | None  # None: a placement; else an eviction and why
+    devices: Placement | None = None  # the GPU devices placed on, or given back
 
 
 class Statement:
@@ -182,12 +184,14 @@ class Statement:
 
     def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
         session = self.session
-        session.state.bind(pod, row, cls.request)
+        state = session.state
+        devices = session.framework.pick_devices(cls, state, row)
+        placement = state.bind(pod, row, cls.request, devices)
         job.allocated += 1
         if job.group.min_task_member:
             _count_task(job, pod, 1)
         session.charge(job, pod, cls.request, 1)
-        self.journal.append(_Operation(job, pod, row, cls.request, None))
+        self.journal.append(_Operation(job, pod, row, cls.request, None, placement))
 
     def evict(self, job: JobInfo, pod: Pod, reason: str) -> None:
         """Take a bound pod off its node; its resources are free at once for the operations
@@ -195,10 +199,10 @@ class Statement:
         session = self.session
         row = session.state.rows[pod.bound_node]
         request = session.state.request_vector(pod.requests)
-        session.state.unbind(pod, row, request)
+        placement = session.state.unbind(pod, row, request)
         del job.bound[pod.key]
         session.charge(job, pod, request, -1)
-        self.journal.append(_Operation(job, pod, row, request, reason))
+        self.journal.append(_Operation(job, pod, row, request, reason, placement))
 
     def savepoint(self) -> int:
         return len(self.journal)
@@ -215,7 +219,7 @@ class Statement:
                     _count_task(op.job, op.pod, -1)
                 session.charge(op.job, op.pod, op.request, -1)
             else:
-                session.state.bind(op.pod, op.row, op.request)
+                session.state.bind(op.pod, op.row, op.request, op.devices)
                 op.job.bound[op.pod.key] = op.pod
                 session.charge(op.job, op.pod, op.request, 1)
 
@@ -237,6 +241,8 @@ class Statement:
             op.job.requesting -= not op.pod.best_effort
             op.job.bound[op.pod.key] = op.pod
             op.pod.bound_node = node
+            if op.devices is not None:
+                record_devices(op.pod, node, op.devices)
             session.bound_this_cycle.add(op.pod.key)
             placed.setdefault(op.job.key, set()).add(id(op.pod))
             session.binds.append(Bind(op.pod, node))

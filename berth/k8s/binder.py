@@ -13,8 +13,9 @@ near 900 binds/s whatever their number (the GIL), an asyncio client past 3,000/s
 docs/kubernetes.md.
 
 Before a bind, the annotation hooks run (``annotate``): each returns annotations the pod must
-carry before it lands on its node (CPU sets, GPU device ids such as ``berth.io/gpu-devices``),
-which are patched onto the pod first, as the node agent reads them when the pod starts.
+carry before it lands on its node, which are patched onto the pod first, as the node agent (a
+device plugin) reads them when the pod starts. The GPU devices a session chose
+(``berth.io/gpu-devices``) are always written this way; CPU sets can join the same way.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from typing import Any
 import aiohttp
 
 from berth.api.objects import Pod
+from berth.cluster.devices import GPU_DEVICES_ANNOTATION
 from berth.k8s.client import JSON, MERGE_PATCH, ApiError, ConnectionLost, KubeClient, api_error
 from berth.k8s.kinds import POD
 
@@ -48,6 +50,12 @@ class BindResult:
     node: str
     error: ApiError | ConnectionLost | None
     seconds: float  # how long the API calls took
+
+
+def gpu_devices(pod: Pod, node: str) -> dict[str, str]:
+    """The devices the session placed the pod on (recorded on the pod when it was bound)."""
+    devices = pod.annotations.get(GPU_DEVICES_ANNOTATION)
+    return {GPU_DEVICES_ANNOTATION: devices} if devices else {}
 
 
 def binding_body(pod: Pod, node: str) -> dict:
@@ -78,7 +86,7 @@ class Binder:
     ) -> None:
         self.client = client
         self.results = results
-        self.annotate: list[AnnotationHook] = list(annotate or [])
+        self.annotate: list[AnnotationHook] = [gpu_devices, *(annotate or [])]
         self.concurrency = concurrency
         self.loop = asyncio.new_event_loop()
         self._work: asyncio.Queue | None = None

@@ -10,7 +10,7 @@ from typing import Any
 
 from berth.api.objects import Pod, PodGroup, PodPhase
 from berth.metrics.timeseries import TimeSeries
-from berth.report.console import format_duration, format_percent
+from berth.report.console import format_duration, format_percent, gpu_fragmentation_text
 from berth.report.plots import (
     DPI,
     FIGSIZE,
@@ -114,6 +114,13 @@ def _resource_section(summary: dict[str, Any]) -> str:
     note = (
         '<p class="note">Time-weighted mean over the run, as a share of schedulable capacity.</p>'
     )
+    frag = summary.get("gpu_fragmentation")
+    if frag is not None:
+        note += (
+            '<p class="note">GPU fragmentation (idle GPU capacity the workload\'s typical pods '
+            f"cannot use, time-weighted): {escape(gpu_fragmentation_text(frag))}; over "
+            "time in utilization.png.</p>"
+        )
     return (
         "<h2>Resources</h2>"
         + note

@@ -18,7 +18,7 @@ from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
 from berth.api.objects import GroupPhase, PodGroup
 from berth.metrics.timeseries import TimeSeries
 from berth.report.console import format_duration
-from berth.resources import PODS
+from berth.resources import GPU, PODS
 
 FIGSIZE = (8.0, 4.5)
 #: Taller: the shares and the fairness index below them share one time axis.
@@ -111,6 +111,17 @@ def plot_utilization(series: TimeSeries, path: Path) -> Path:
             linestyle="--",
             label=f"{name} used",
         )
+        if name == GPU and series.gpu_fragmented.any():
+            with np.errstate(invalid="ignore", divide="ignore"):
+                fragmented = np.where(cap > 0, series.gpu_fragmented / cap, np.nan)
+            axes.plot(
+                x,
+                fragmented,
+                drawstyle="steps-post",
+                color=line.get_color(),
+                linestyle=":",
+                label="GPU idle, fragmented",
+            )
     axes.set_xlabel(f"simulated time ({unit})")
     axes.set_ylabel("fraction of capacity")
     axes.set_ylim(0, 1.05)

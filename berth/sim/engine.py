@@ -27,6 +27,7 @@ from berth.api.objects import (
     PodGroup,
     PodPhase,
 )
+from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.controllers.job import JobController
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
@@ -211,6 +212,11 @@ class Simulation:
         queue_names = sorted(self.scheduler.queues)
         weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}
         self.series = TimeSeries(list(state.axis.names), queue_names, weights)
+        # GPU fragmentation is measured against the shapes of every GPU pod the run will see.
+        templates = [t.template for job in self.jobs for t in job.tasks for _ in range(t.replicas)]
+        self.fragmentation = FragmentationTracker(
+            target_workload(self.pods + templates, gpu_only=True)
+        )
         for group in manifests.groups:
             self._push(group.submit_time, Ev.GROUP, group)
         for pod in self.pods:
@@ -500,4 +506,5 @@ class Simulation:
             state.total_allocatable(),
             queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
+            gpu_fragmented=self.fragmentation.total(state),
         )

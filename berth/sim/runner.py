@@ -22,8 +22,9 @@ from berth.framework.framework import Framework
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
+from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.engine import SimConfig, SimResult, Simulation
-from berth.traces import Selection, TraceOptions
+from berth.traces import Selection, TraceError, TraceOptions
 from berth.traces.synthetic import DAY, builtin_documents
 
 
@@ -98,7 +99,11 @@ def load_inputs(
                 "--workload needs nodes: give --cluster FILE, or --cluster-from-trace to size "
                 "a cluster from the workload's demand"
             )
-        manifests = load_files([*([spec.cluster] if spec.cluster else []), *spec.workloads])
+        if spec.cluster and node_list_format(spec.cluster):
+            manifests = _cluster(spec.cluster)  # a machine list: nodes only
+            manifests.extend(load_files(list(spec.workloads)))
+        else:
+            manifests = load_files([*([spec.cluster] if spec.cluster else []), *spec.workloads])
         label = spec.cluster or spec.workloads[0]
         if spec.cluster is None and not manifests.errors:
             notes.append(_size_from_workload(manifests, spec.trace_options))
@@ -110,6 +115,14 @@ def load_inputs(
     if check_only:
         manifests = Manifests()
     return Inputs(manifests, config, sim_config, label, until, warnings, notes)
+
+
+def _cluster(path: str) -> Manifests:
+    """Manifests, or a machine list (openb, PAI, Alibaba 2018) recognised by its header."""
+    try:
+        return load_cluster(path)
+    except TraceError as exc:
+        raise InputError(str(exc)) from exc
 
 
 def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:

@@ -11,8 +11,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from berth.api.manifest import Manifests, load_files
+from berth.api.manifest import Manifests
 from berth.api.objects import DEFAULT_QUEUE, Queue
+from berth.sim.cluster_input import load_cluster
 from berth.sim.cluster_sizing import SizingRule, size_cluster
 from berth.traces import (
     TraceError,
@@ -56,7 +57,10 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
     warnings = [f"{spec.trace}: {line}" for line in stream.log.lines()]
     manifests.queues.extend(_queues(manifests, options))
     if spec.cluster is not None:
-        cluster = load_files([spec.cluster])
+        try:
+            cluster = load_cluster(spec.cluster)
+        except TraceError as exc:
+            raise InputError(str(exc)) from exc
         manifests.nodes.extend(cluster.nodes)
         manifests.problems.extend(cluster.problems)
     elif spec.cluster_from_trace:

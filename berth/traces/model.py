@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import (
+    GPU_PRODUCT_LABEL,
     HOSTNAME_LABEL,
     Affinity,
     Node,
@@ -30,7 +31,6 @@ from berth.traces.queues import QueueRule, TraceQueues
 
 JOB_LABEL = "berth.io/job"
 ROLE_LABEL = "berth.io/role"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 TRACE_ID_ANNOTATION = "berth.io/trace-id"
 USER_ANNOTATION = "berth.io/user"
 STATUS_ANNOTATION = "berth.io/status"  # how the job ended in the trace (Pass, Failed, ...)

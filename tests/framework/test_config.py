@@ -47,6 +47,7 @@ def test_default_config():
             "topology-spread",
             "least-allocated",
             "balanced-allocation",
+            "gpu-packing",
         ],
     ]
     assert cfg.warnings == []
@@ -67,6 +68,7 @@ def test_default_config():
         "topology-spread",
         "least-allocated",
         "balanced-allocation",
+        "gpu-packing",
     ]
     assert names(fw.job_orders) == ["priority", "gang"]
     assert names(fw.task_orders) == ["priority"]

@@ -241,3 +241,19 @@ def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
         settle(server)
         assert not server._in_flight
     assert len(cluster.bindings()) == 9
+
+
+def test_the_gpu_devices_a_session_chose_are_written_before_the_bind(cluster: Cluster):
+    gpu_node = node_doc("g1")
+    gpu_node["status"]["allocatable"]["nvidia.com/gpu"] = "4"
+    pod = pod_doc("train")
+    pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "2"
+    cluster.add(gpu_node, pod, pod_doc("cpu-only"))
+    with serving(cluster) as server:
+        settle(server)
+        chosen = server.store.get("Pod", "default/train").annotations["berth.io/gpu-devices"]
+    pods = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+    assert pods["train"]["spec"]["nodeName"] == "g1"
+    assert pods["train"]["metadata"]["annotations"]["berth.io/gpu-devices"] == chosen
+    assert chosen.count(",") == 1  # two devices
+    assert "berth.io/gpu-devices" not in pods["cpu-only"]["metadata"]["annotations"]
