@@ -18,6 +18,7 @@ from berth.bench import SCENARIOS
 from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
+from berth.k8s.commands import add_k8s_commands
 from berth.sim.engine import SimConfigError
 from berth.sim.runner import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
@@ -99,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_trace_commands(sub)
     add_fill_command(sub)
+    add_k8s_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
     val.add_argument("files", type=Path, nargs="+")
