@@ -19,7 +19,7 @@ from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.sim.engine import SimConfigError
-from berth.sim.runner import DEFAULT_MAX_PODS, InputError
+from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
@@ -34,7 +34,7 @@ from berth.traces.cli import add_trace_commands
 from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
-    from berth.sim.runner import InputSpec
+    from berth.sim.inputs import InputSpec
     from berth.traces.select import Selection
 
 
@@ -162,7 +162,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
-    from berth.sim.runner import InputSpec
+    from berth.sim.inputs import InputSpec
 
     if args.trace is not None and args.workload:
         raise InputConflict("--trace and --workload: give one workload (a trace or manifests)")
@@ -204,8 +204,9 @@ def _input_failure(exc: Exception) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from berth.outputs import prepare_output, write_outputs
     from berth.report.console import summary_table
-    from berth.sim.runner import load_inputs, prepare_output, simulate, write_outputs
+    from berth.sim.run import load_inputs, simulate
 
     try:
         spec = _input_spec(args)
@@ -249,8 +250,8 @@ def _simulate(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from berth.compare import compare
+    from berth.outputs import prepare_output
     from berth.report.compare import comparison_console_table
-    from berth.sim.runner import prepare_output
 
     if len(args.config) < 2:
         print("error: --config: give at least two configurations to compare", file=sys.stderr)
@@ -321,7 +322,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
-    from berth.sim.runner import InputSpec, load_inputs, simulate
+    from berth.sim.inputs import InputSpec
+    from berth.sim.run import load_inputs, simulate
 
     spec = InputSpec(
         cluster=None if args.cluster is None else str(args.cluster),

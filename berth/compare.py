@@ -17,8 +17,10 @@ from typing import Any
 
 import numpy as np
 
+from berth.outputs import write_outputs
 from berth.report.compare import write_compare_report
-from berth.sim.runner import InputSpec, load_inputs, simulate, write_outputs
+from berth.sim.inputs import InputSpec
+from berth.sim.run import load_inputs, simulate
 
 #: Headline rows: (label, path into summary.json, lower is better, unit). Durations are in
 #: seconds, fractions in 0..1, counts plain.

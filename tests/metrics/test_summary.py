@@ -15,8 +15,8 @@ from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase, Queue
 from berth.framework.config import SchedulerConfig
 from berth.metrics.summary import percentiles, summarize, time_weighted_fractions, write_summary
 from berth.metrics.timeseries import TimeSeries
+from berth.outputs import write_outputs
 from berth.sim.engine import NodeFailure, SimConfig, Simulation
-from berth.sim.runner import write_outputs
 from tests.builders import config, node, pod, queued
 
 
