@@ -58,10 +58,12 @@ EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    args.command = ["berth", *argv]  # as run, for the provenance of what it writes
     return int(args.handler(args) or 0)
 
 
@@ -204,6 +206,7 @@ def _input_failure(exc: Exception) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from berth.metrics.provenance import describe
     from berth.outputs import prepare_output, write_outputs
     from berth.report.console import summary_table
     from berth.sim.run import load_inputs, simulate
@@ -241,7 +244,8 @@ def _simulate(args: argparse.Namespace) -> int:
             result = simulate(inputs, spec.seed, progress=lambda t: bar.update(task, completed=t))
     else:
         result = simulate(inputs, spec.seed)
-    summary, report = write_outputs(result, args.out)
+    provenance = describe(spec, inputs.config, inputs.notes, args.command)
+    summary, report = write_outputs(result, args.out, provenance)
     if show:
         console.print(summary_table(summary))
         console.print(f"report: {report}", soft_wrap=True)
@@ -268,6 +272,8 @@ def _compare(args: argparse.Namespace) -> int:
             args.out,
             args.jobs,
             progress=lambda name: console.print(f"finished {name}"),
+            command=args.command,
+            warn=lambda message: print(f"warning: {message}", file=sys.stderr),
         )
     except INPUT_ERRORS as exc:
         return _input_failure(exc)

@@ -79,8 +79,11 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
     return outcomes
 
 
-def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any], Path]:
-    """summary.json, pods.csv, jobs.csv, timeseries.csv and report.html (+ PNGs) in out_dir."""
+def write_outputs(
+    result: SimResult, out_dir: str | Path, provenance: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], Path]:
+    """summary.json, pods.csv, jobs.csv, timeseries.csv and report.html (+ PNGs) in out_dir;
+    ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     summary = summarize(
@@ -93,6 +96,8 @@ def write_outputs(result: SimResult, out_dir: str | Path) -> tuple[dict[str, Any
         end_time=result.end_time,
         reasons=result.reasons,
     )
+    if provenance is not None:
+        summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)

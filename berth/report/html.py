@@ -138,6 +138,40 @@ def _run_section(summary: dict[str, Any]) -> str:
     return "<h2>Run</h2>" + _table(["", "value"], rows)
 
 
+def _provenance_section(summary: dict[str, Any]) -> str:
+    """What produced the numbers above: the command, the inputs by content hash, the
+    configuration as it ran."""
+    provenance = summary.get("provenance")
+    if not provenance:
+        return ""
+    config = provenance["configuration"]
+    plugins = ", ".join(spec["name"] for tier in config["tiers"] for spec in tier)
+    actions = ", ".join(config["actions"])
+    rows = [
+        ["berth", provenance["berth_version"]],
+        ["command", " ".join(provenance["command"]) or "—"],
+        ["configuration", f"{config['source']}: actions {actions}; plugins {plugins}"],
+        *(["read", note] for note in provenance["how_inputs_were_read"]),
+    ]
+    inputs = provenance["inputs"]
+    if isinstance(inputs, str):
+        rows.append(["inputs", inputs])
+    else:
+        rows += [
+            [
+                item["role"],
+                f"{item['path']} ({item['bytes']:,} bytes, sha256 {item['sha256'][:16]}…)",
+            ]
+            for item in inputs
+        ]
+    return (
+        "<h2>Provenance</h2>"
+        + _table(["", "value"], rows, text_columns=2)
+        + '<p class="note">The configuration as resolved, with every argument, is in '
+        "summary.json under provenance.</p>"
+    )
+
+
 def _plots_section(plots: Sequence[str]) -> str:
     def image(name: str) -> str:
         title = _PLOT_TITLES[name]
@@ -188,6 +222,7 @@ def render_html(
         _run_section(summary),
         _plots_section(plots),
         _pending_section(pods, summary["end_time"], reasons or {}),
+        _provenance_section(summary),
     )
     return (
         "<!DOCTYPE html>\n"

@@ -143,6 +143,9 @@ def test_same_seed_gives_identical_files(tmp_path):
     one, two = summary(first), summary(second)
     one.pop("wall_seconds")
     two.pop("wall_seconds")
+    # The command names the output folder: the one part of the provenance that differs.
+    commands = one["provenance"].pop("command"), two["provenance"].pop("command")
+    assert [c.replace(str(second), str(first)) for c in commands[1]] == commands[0]
     assert one == two
     assert one["seed"] == 3
 
@@ -238,3 +241,26 @@ def test_module_help_in_a_subprocess():
     for command in ("simulate", "validate", "bench"):
         assert command in proc.stdout
     assert proc.stderr == ""
+
+
+def test_summary_and_report_say_what_produced_them(tmp_path):
+    import hashlib
+
+    out = tmp_path / "run"
+    config = tmp_path / "conf.yaml"
+    config.write_text("actions: enqueue, allocate\ntiers: [{plugins: [{name: gang}]}]\n")
+    assert simulate(out, "--config", str(config), "--seed", "2") == 0
+    provenance = summary(out)["provenance"]
+    assert provenance["command"][:2] == ["berth", "simulate"] and "--seed" in provenance["command"]
+    inputs = {item["role"]: item for item in provenance["inputs"]}
+    assert set(inputs) == {"cluster", "workload", "configuration"}
+    assert inputs["cluster"]["sha256"] == hashlib.sha256(CLUSTER.read_bytes()).hexdigest()
+    assert inputs["configuration"]["bytes"] == config.stat().st_size
+    resolved = provenance["configuration"]
+    assert resolved["actions"] == ["enqueue", "allocate"]
+    # resource-fit is what every allocation checks, whatever the configuration lists; the
+    # resolved configuration shows what was written, the scheduler adds the fit check itself.
+    assert [p["name"] for tier in resolved["tiers"] for p in tier] == ["gang"]
+    assert provenance["seed"] == 2
+    html = (out / "report.html").read_text()
+    assert "Provenance" in html and inputs["cluster"]["sha256"][:16] in html
