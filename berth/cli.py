@@ -13,7 +13,7 @@ from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
 from berth import __version__
-from berth.api.manifest import ManifestError
+from berth.api.manifest import ManifestError, Manifests
 from berth.bench import SCENARIOS
 from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
@@ -227,8 +227,7 @@ def _simulate(args: argparse.Namespace) -> int:
     console = Console()
     if show:
         console.print(
-            f"[bold]berth[/bold] simulating {inputs.label}: "
-            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods",
+            f"[bold]berth[/bold] simulating {inputs.label}: {_workload_size(inputs.manifests)}",
             soft_wrap=True,
         )
     if show and inputs.until:
@@ -250,6 +249,16 @@ def _simulate(args: argparse.Namespace) -> int:
         console.print(summary_table(summary))
         console.print(f"report: {report}", soft_wrap=True)
     return 0
+
+
+def _workload_size(manifests: Manifests) -> str:
+    """Nodes and what will run on them: pods, and Volcano Jobs with the pods they make."""
+    text = f"{len(manifests.nodes):,} nodes, {len(manifests.pods):,} pods"
+    if manifests.jobs:
+        replicas = sum(job.replicas for job in manifests.jobs)
+        jobs = "Volcano Job" if len(manifests.jobs) == 1 else "Volcano Jobs"
+        text += f", {len(manifests.jobs):,} {jobs} ({replicas:,} task replicas)"
+    return text
 
 
 def _compare(args: argparse.Namespace) -> int:

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from berth.api.objects import JobPhase, PodPhase
+from berth.api.objects import GroupPhase, JobPhase, PodPhase
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
@@ -49,32 +49,33 @@ def prepare_output(out_dir: str | Path, force: bool = False) -> str | None:
 
 
 def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
-    """Per group: pods made, the batch Job's phase and retries, preemptions, and a reason
-    (the scheduler's for a group still waiting, the Job's last condition for one that ended)."""
+    """Per group: pods made, the batch Job's phase and retries, preemptions, and a reason: the
+    scheduler's for a group still waiting (not yet admitted, or with pods still pending), the
+    Job's last condition for one that ended; none for a group whose pods all run."""
     outcomes = {group.key: JobOutcome() for group in result.groups}
+    waiting = {group.key for group in result.groups if group.phase == GroupPhase.PENDING}
     for pod in result.pods:
-        outcome = outcomes.get(f"{pod.namespace}/{pod.group}")
+        key = f"{pod.namespace}/{pod.group}"
+        outcome = outcomes.get(key)
         if outcome is None:
             continue
         outcome.tasks += 1
         cause = eviction_cause(result.reasons.get(pod.key, ""))
         if pod.phase == PodPhase.EVICTED and cause != "other":
             outcome.preemptions += 1
-        if pod.phase == PodPhase.PENDING and not outcome.reason:
-            outcome.reason = result.reasons.get(pod.key, "")
+        if pod.phase == PodPhase.PENDING:
+            waiting.add(key)
+            if not outcome.reason:
+                outcome.reason = result.reasons.get(pod.key, "")
     for key, reason in result.scheduler.last_reasons.items():
-        if key in outcomes:
+        if key in outcomes and key in waiting:
             outcomes[key].reason = str(reason)
     for job in result.jobs:
         outcome = outcomes.get(job.key)
         if outcome is None:
             continue
         outcome.phase, outcome.retries = str(job.phase), job.retries
-        if (
-            job.phase != JobPhase.RUNNING
-            and job.conditions
-            and job.key not in (result.scheduler.last_reasons)
-        ):
+        if job.key not in waiting and job.phase != JobPhase.RUNNING and job.conditions:
             outcome.reason = job.conditions[-1][2]
     return outcomes
 
@@ -101,7 +102,10 @@ def write_outputs(
     write_summary(out / "summary.json", summary)
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
-    write_jobs_csv(out / "jobs.csv", result.groups, job_outcomes(result))
+    outcomes = job_outcomes(result)
+    write_jobs_csv(out / "jobs.csv", result.groups, outcomes)
     result.series.write_csv(out / "timeseries.csv")
-    report = write_report(out, summary, result.series, result.pods, result.groups, result.reasons)
+    report = write_report(
+        out, summary, result.series, result.pods, result.groups, result.reasons, outcomes
+    )
     return summary, report

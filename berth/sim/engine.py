@@ -286,19 +286,22 @@ class Simulation:
         end = until if until is not None else last_event
         self.now = end
         self._sample()
+        # A run stopped early (--until) reports only what had arrived by then.
+        pods = [pod for pod in self.pods if pod.submit_time <= end]
+        jobs = [job for job in self.jobs if job.submit_time <= end]
         reasons = {
             pod.key: (
                 self.scheduler.pending_reason(pod)
                 if self.scheduler.handles(pod)
                 else f"schedulerName {pod.scheduler_name} is not handled by berth"
             )
-            for pod in self.pods
+            for pod in pods
             if pod.phase == PodPhase.PENDING
         }
         reasons.update(self.eviction_reasons)
         reasons.update(self.controller.deleted)
         return SimResult(
-            pods=self.pods,
+            pods=pods,
             groups=list(self.groups.values()),
             series=self.series,
             scheduler=self.scheduler,
@@ -307,7 +310,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             seed=self.seed,
             reasons=reasons,
-            jobs=self.jobs,
+            jobs=jobs,
         )
 
     # ------------------------------------------------------------------ handlers

@@ -66,13 +66,18 @@ def test_pod_counts_by_phase() -> None:
         PodPhase.SUCCEEDED,
         PodPhase.FAILED,
         PodPhase.EVICTED,
+        PodPhase.DELETED,
     ]
     pods = [Pod(name=f"p{i}", phase=phase) for i, phase in enumerate(phases)]
-    assert _summary(pods=pods)["pods"] == {
-        "submitted": 9,
+    counts = _summary(pods=pods)["pods"]
+    # Every pod object is in exactly one of the counts after "submitted".
+    assert counts["submitted"] == sum(v for k, v in counts.items() if k != "submitted")
+    assert counts == {
+        "submitted": 10,
         "completed": 3,
         "failed": 1,
         "evicted": 1,
+        "deleted": 1,
         "running": 2,
         "pending": 2,
     }

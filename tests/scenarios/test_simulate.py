@@ -88,6 +88,7 @@ def test_summary_counts(default_run):
         "completed": 8,
         "failed": 0,
         "evicted": 0,
+        "deleted": 0,
         "running": 4,
         "pending": 1,
     }
@@ -264,3 +265,59 @@ def test_summary_and_report_say_what_produced_them(tmp_path):
     assert provenance["seed"] == 2
     html = (out / "report.html").read_text()
     assert "Provenance" in html and inputs["cluster"]["sha256"][:16] in html
+
+
+TRUTH_WORKLOAD = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: closed}
+status: {state: Closed}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: shut-out}
+spec:
+  queue: closed
+  tasks: [{name: w, replicas: 2, template: {spec: {containers: [{name: c}]}}}]
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: runs
+  annotations: {berth.io/submit-time: "10"}
+spec:
+  tasks:
+    - name: w
+      replicas: 2
+      template:
+        metadata: {annotations: {berth.io/duration: "50"}}
+        spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
+""" + "".join(
+    f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: late-{t}
+  annotations: {{berth.io/submit-time: "{t}", berth.io/duration: "5"}}
+spec: {{containers: [{{name: c}}]}}
+"""
+    for t in (0, 100, 1000)
+)
+
+
+def test_outputs_tell_the_truth(tmp_path):
+    workload = tmp_path / "w.yaml"
+    workload.write_text(TRUTH_WORKLOAD)
+    out = tmp_path / "out"
+    argv = ["simulate", "--cluster", str(CLUSTER), "--workload", str(workload), "--out", str(out)]
+    assert main([*argv, "--quiet", "--until", "500"]) == 0
+    s = summary(out)
+    # Only what arrived by t=500: late-1000 does not exist yet.
+    assert sorted(rows(out / "pods.csv")) == ["late-0", "late-100", "runs-w-0", "runs-w-1"]
+    assert s["pods"]["submitted"] == 4
+    assert s["pods"]["submitted"] == sum(v for k, v in s["pods"].items() if k != "submitted")
+    jobs = rows(out / "jobs.csv")
+    assert jobs["shut-out"]["phase"] == "Pending" and "closed" in jobs["shut-out"]["reason"]
+    assert jobs["runs"]["phase"] == "Completed" and jobs["runs"]["reason"] == "2 pods succeeded"
+    html = (out / "report.html").read_text()
+    assert ">shut-out<" in html and "none created yet" in html
