@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 
 from berth import __version__
 from berth.api.manifest import ManifestError, Manifests
@@ -18,7 +18,9 @@ from berth.bench import SCENARIOS
 from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
-from berth.sim.engine import SimConfigError
+from berth.progress import bars, simulated_time
+from berth.progress import shown as progress_shown
+from berth.sim.engine import SimConfigError, expected_end
 from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
     add_reading_arguments,
@@ -34,6 +36,7 @@ from berth.traces.cli import add_trace_commands
 from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
+    from berth.compare import RunProgress
     from berth.sim.inputs import InputSpec
     from berth.traces.select import Selection
 
@@ -230,17 +233,11 @@ def _simulate(args: argparse.Namespace) -> int:
             f"[bold]berth[/bold] simulating {inputs.label}: {_workload_size(inputs.manifests)}",
             soft_wrap=True,
         )
-    if show and inputs.until:
-        err = Console(stderr=True)
-        columns = (
-            TextColumn("simulated time"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=err, transient=True) as bar:
-            task = bar.add_task("sim", total=inputs.until)
-            result = simulate(inputs, spec.seed, progress=lambda t: bar.update(task, completed=t))
+    if show and progress_shown():
+        horizon = expected_end(inputs.manifests.pods, inputs.until)
+        with bars() as display:
+            _, update = simulated_time(display, "simulating", horizon)
+            result = simulate(inputs, spec.seed, progress=update)
     else:
         result = simulate(inputs, spec.seed)
     provenance = describe(spec, inputs.config, inputs.notes, args.command)
@@ -249,6 +246,25 @@ def _simulate(args: argparse.Namespace) -> int:
         console.print(summary_table(summary))
         console.print(f"report: {report}", soft_wrap=True)
     return 0
+
+
+def _compare_progress(display: Progress, console: Console) -> Callable[[RunProgress], None]:
+    """One bar per configuration, named with the cluster size its run chose; a line when one
+    finishes (the only output off a terminal)."""
+    tasks: dict[str, tuple[TaskID, Callable[[float], None]]] = {}
+
+    def update(event: RunProgress) -> None:
+        if event.done:
+            console.print(f"finished {event.name}", highlight=False)
+            if event.name in tasks:
+                display.update(tasks[event.name][0], visible=False)
+        elif event.name not in tasks:
+            description = f"{event.name} ({event.nodes:,} nodes)"
+            tasks[event.name] = simulated_time(display, description, event.horizon)
+        else:
+            tasks[event.name][1](event.now)
+
+    return update
 
 
 def _workload_size(manifests: Manifests) -> str:
@@ -275,15 +291,18 @@ def _compare(args: argparse.Namespace) -> int:
         overwrite = prepare_output(args.out, args.force)
         if overwrite:
             print(f"note: {overwrite}", file=sys.stderr)
-        outcomes, report = compare(
-            spec,
-            args.config,
-            args.out,
-            args.jobs,
-            progress=lambda name: console.print(f"finished {name}"),
-            command=args.command,
-            warn=lambda message: print(f"warning: {message}", file=sys.stderr),
-        )
+        with bars() as display:
+            outcomes, report = compare(
+                spec,
+                args.config,
+                args.out,
+                args.jobs,
+                progress=_compare_progress(display, console),
+                command=args.command,
+                warn=lambda message: display.console.print(
+                    f"warning: {message}", markup=False, highlight=False, soft_wrap=True
+                ),
+            )
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
     console.print(comparison_console_table(outcomes))

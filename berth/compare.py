@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from multiprocessing import Manager
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +22,7 @@ import numpy as np
 from berth.metrics.provenance import describe, resolved_configuration
 from berth.outputs import write_outputs
 from berth.report.compare import write_compare_report
+from berth.sim.engine import expected_end
 from berth.sim.inputs import InputSpec
 from berth.sim.run import Inputs, load_inputs, simulate
 
@@ -66,14 +69,46 @@ def config_names(configs: Sequence[str]) -> list[str]:
     return names
 
 
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """What a run reports as it goes: once at its start (its cluster size and the simulated
+    time it should reach), then the simulated time reached, then that it is done."""
+
+    name: str
+    nodes: int = 0
+    horizon: float = 0.0
+    now: float = 0.0
+    done: bool = False
+
+
+Report = Callable[[RunProgress], None]
+
+
 def run_one(
-    spec: InputSpec, config: str, name: str, out_dir: str, command: list[str] | None = None
+    spec: InputSpec,
+    config: str,
+    name: str,
+    out_dir: str,
+    command: list[str] | None = None,
+    report: Report | None = None,
 ) -> RunOutcome:
-    """One configuration, start to finish (runs in a worker process)."""
+    """One configuration, start to finish (runs in a worker process, where ``report`` puts
+    its progress on a queue the parent reads)."""
     inputs = load_inputs(spec, None if config == "default" else config)
-    result = simulate(inputs, spec.seed, spec.until)
+    until = inputs.until if spec.until is None else spec.until
+    if report is not None:
+        horizon = expected_end(inputs.manifests.pods, until)
+        report(RunProgress(name, len(inputs.manifests.nodes), horizon))
+    result = simulate(
+        inputs,
+        spec.seed,
+        spec.until,
+        None if report is None else (lambda now: report(RunProgress(name, now=now))),
+    )
     provenance = describe(spec, inputs.config, inputs.notes, command)
     summary, _ = write_outputs(result, Path(out_dir) / name, provenance)
+    if report is not None:
+        report(RunProgress(name, done=True))
     groups = result.groups
     queueing = np.array(
         [g.start_time - g.submit_time for g in groups if g.start_time is not None], dtype=float
@@ -94,7 +129,7 @@ def compare(
     configs: Sequence[str],
     out_dir: str | Path,
     workers: int | None = None,
-    progress: Callable[[str], None] | None = None,
+    progress: Report | None = None,
     command: list[str] | None = None,
     warn: Callable[[str], None] | None = None,
 ) -> tuple[list[RunOutcome], Path]:
@@ -117,19 +152,20 @@ def compare(
     outcomes: dict[str, RunOutcome] = {}
     if workers <= 1:
         for config, name in zip(configs, names, strict=True):
-            outcomes[name] = run_one(spec, config, name, str(out), command)
-            if progress:
-                progress(name)
+            outcomes[name] = run_one(spec, config, name, str(out), command, progress)
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
+        with Manager() as manager, ProcessPoolExecutor(max_workers=workers) as pool:
+            updates = manager.Queue() if progress is not None else None
+            report = None if updates is None else updates.put
             futures = {
-                pool.submit(run_one, spec, config, name, str(out), command): name
+                pool.submit(run_one, spec, config, name, str(out), command, report): name
                 for config, name in zip(configs, names, strict=True)
             }
+            relay = _relay(updates, progress, len(futures)) if progress else None
             for future, name in futures.items():
                 outcomes[name] = future.result()
-                if progress:
-                    progress(name)
+            if relay is not None:
+                relay.join()
     ordered = [outcomes[name] for name in names]
     table = comparison_table(ordered)
     table["provenance"] = {
@@ -142,6 +178,21 @@ def compare(
     (out / "compare.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
     report = write_compare_report(out, table, ordered)
     return ordered, report
+
+
+def _relay(updates: Any, progress: Report, runs: int) -> threading.Thread:
+    """A thread handing the workers' progress to ``progress`` until every run is done."""
+
+    def forward() -> None:
+        finished = 0
+        while finished < runs:
+            update = updates.get()
+            progress(update)
+            finished += update.done
+
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
+    return thread
 
 
 def _warnings(names: list[str], checked: list[Inputs]) -> list[str]:

@@ -156,3 +156,19 @@ def test_compare_shows_each_configurations_warnings_and_same_policies(tmp_path, 
     table = json.loads((out / "compare.json").read_text())
     assert set(table["provenance"]["configuration"]) == {"default", "same"}
     assert table["provenance"]["command"][:2] == ["berth", "compare"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_compare_reports_progress_per_configuration(tmp_path, workers):
+    from berth.compare import RunProgress, compare
+    from berth.sim.inputs import InputSpec
+
+    events: list[RunProgress] = []
+    spec = InputSpec(cluster=INPUTS[1], workloads=(INPUTS[3],), until=3600)
+    compare(spec, ["default", "default"], tmp_path / "c", workers, progress=events.append)
+    by_run = {name: [e for e in events if e.name == name] for name in ("default", "default-2")}
+    for name, seen in by_run.items():
+        start, *during, end = seen
+        assert start.nodes > 0 and start.horizon == 3600, name
+        assert end.done and not any(e.done for e in during), name
+        assert [e.now for e in during] == sorted(e.now for e in during)
