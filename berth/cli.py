@@ -5,22 +5,24 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 
 from berth import __version__
-from berth.api.manifest import ManifestError
+from berth.api.manifest import ManifestError, Manifests
 from berth.bench import SCENARIOS
 from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.k8s.commands import add_k8s_commands
-from berth.sim.engine import SimConfigError
-from berth.sim.runner import DEFAULT_MAX_PODS, InputError
+from berth.progress import bars, simulated_time
+from berth.progress import shown as progress_shown
+from berth.sim.engine import SimConfigError, expected_end
+from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
@@ -35,7 +37,8 @@ from berth.traces.cli import add_trace_commands
 from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
-    from berth.sim.runner import InputSpec
+    from berth.compare import RunProgress
+    from berth.sim.inputs import InputSpec
     from berth.traces.select import Selection
 
 
@@ -59,10 +62,12 @@ EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    args.command = ["berth", *argv]  # as run, for the provenance of what it writes
     return int(args.handler(args) or 0)
 
 
@@ -164,7 +169,7 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
-    from berth.sim.runner import InputSpec
+    from berth.sim.inputs import InputSpec
 
     if args.trace is not None and args.workload:
         raise InputConflict("--trace and --workload: give one workload (a trace or manifests)")
@@ -206,8 +211,10 @@ def _input_failure(exc: Exception) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from berth.metrics.provenance import describe
+    from berth.outputs import prepare_output, write_outputs
     from berth.report.console import summary_table
-    from berth.sim.runner import load_inputs, prepare_output, simulate, write_outputs
+    from berth.sim.run import load_inputs, simulate
 
     try:
         spec = _input_spec(args)
@@ -225,34 +232,57 @@ def _simulate(args: argparse.Namespace) -> int:
     console = Console()
     if show:
         console.print(
-            f"[bold]berth[/bold] simulating {inputs.label}: "
-            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods",
+            f"[bold]berth[/bold] simulating {inputs.label}: {_workload_size(inputs.manifests)}",
             soft_wrap=True,
         )
-    if show and inputs.until:
-        err = Console(stderr=True)
-        columns = (
-            TextColumn("simulated time"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=err, transient=True) as bar:
-            task = bar.add_task("sim", total=inputs.until)
-            result = simulate(inputs, spec.seed, progress=lambda t: bar.update(task, completed=t))
+    if show and progress_shown():
+        horizon = expected_end(inputs.manifests.pods, inputs.until)
+        with bars() as display:
+            _, update = simulated_time(display, "simulating", horizon)
+            result = simulate(inputs, spec.seed, progress=update)
     else:
         result = simulate(inputs, spec.seed)
-    summary, report = write_outputs(result, args.out)
+    provenance = describe(spec, inputs.config, inputs.notes, args.command)
+    summary, report = write_outputs(result, args.out, provenance)
     if show:
         console.print(summary_table(summary))
         console.print(f"report: {report}", soft_wrap=True)
     return 0
 
 
+def _compare_progress(display: Progress, console: Console) -> Callable[[RunProgress], None]:
+    """One bar per configuration, named with the cluster size its run chose; a line when one
+    finishes (the only output off a terminal)."""
+    tasks: dict[str, tuple[TaskID, Callable[[float], None]]] = {}
+
+    def update(event: RunProgress) -> None:
+        if event.done:
+            console.print(f"finished {event.name}", highlight=False)
+            if event.name in tasks:
+                display.update(tasks[event.name][0], visible=False)
+        elif event.name not in tasks:
+            description = f"{event.name} ({event.nodes:,} nodes)"
+            tasks[event.name] = simulated_time(display, description, event.horizon)
+        else:
+            tasks[event.name][1](event.now)
+
+    return update
+
+
+def _workload_size(manifests: Manifests) -> str:
+    """Nodes and what will run on them: pods, and Volcano Jobs with the pods they make."""
+    text = f"{len(manifests.nodes):,} nodes, {len(manifests.pods):,} pods"
+    if manifests.jobs:
+        replicas = sum(job.replicas for job in manifests.jobs)
+        jobs = "Volcano Job" if len(manifests.jobs) == 1 else "Volcano Jobs"
+        text += f", {len(manifests.jobs):,} {jobs} ({replicas:,} task replicas)"
+    return text
+
+
 def _compare(args: argparse.Namespace) -> int:
     from berth.compare import compare
+    from berth.outputs import prepare_output
     from berth.report.compare import comparison_console_table
-    from berth.sim.runner import prepare_output
 
     if len(args.config) < 2:
         print("error: --config: give at least two configurations to compare", file=sys.stderr)
@@ -263,13 +293,18 @@ def _compare(args: argparse.Namespace) -> int:
         overwrite = prepare_output(args.out, args.force)
         if overwrite:
             print(f"note: {overwrite}", file=sys.stderr)
-        outcomes, report = compare(
-            spec,
-            args.config,
-            args.out,
-            args.jobs,
-            progress=lambda name: console.print(f"finished {name}"),
-        )
+        with bars() as display:
+            outcomes, report = compare(
+                spec,
+                args.config,
+                args.out,
+                args.jobs,
+                progress=_compare_progress(display, console),
+                command=args.command,
+                warn=lambda message: display.console.print(
+                    f"warning: {message}", markup=False, highlight=False, soft_wrap=True
+                ),
+            )
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
     console.print(comparison_console_table(outcomes))
@@ -323,7 +358,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
-    from berth.sim.runner import InputSpec, load_inputs, simulate
+    from berth.sim.inputs import InputSpec
+    from berth.sim.run import load_inputs, simulate
 
     spec = InputSpec(
         cluster=None if args.cluster is None else str(args.cluster),

@@ -46,9 +46,10 @@ def add_fill_command(sub: Any) -> None:
 
 
 def run_fill_command(args: argparse.Namespace) -> int:
+    from berth.outputs import prepare_output
     from berth.report.fill import write_fill_outputs
     from berth.sim.fill import load_fill_inputs, run_specs, spec_config
-    from berth.sim.runner import InputError, prepare_output
+    from berth.sim.inputs import InputError
 
     def err(message: str) -> None:
         print(f"berth fill: {message}", file=sys.stderr)

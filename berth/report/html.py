@@ -8,7 +8,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from berth.api.objects import Pod, PodGroup, PodPhase
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.metrics.tables import JobOutcome
 from berth.metrics.timeseries import TimeSeries
 from berth.report.console import format_duration, format_percent, gpu_fragmentation_text
 from berth.report.plots import (
@@ -34,7 +35,15 @@ img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
 .note { color: #666; }
 """
 
-_COUNT_COLUMNS = ("submitted", "completed", "running", "pending", "failed", "evicted")
+_COUNT_COLUMNS = (
+    "submitted",
+    "completed",
+    "running",
+    "pending",
+    "failed",
+    "evicted",
+    "deleted",
+)
 _DELAY_ROWS = (
     ("Job queueing delay", "queueing_delay"),
     ("Pod queueing delay", "pod_queueing_delay"),
@@ -138,6 +147,40 @@ def _run_section(summary: dict[str, Any]) -> str:
     return "<h2>Run</h2>" + _table(["", "value"], rows)
 
 
+def _provenance_section(summary: dict[str, Any]) -> str:
+    """What produced the numbers above: the command, the inputs by content hash, the
+    configuration as it ran."""
+    provenance = summary.get("provenance")
+    if not provenance:
+        return ""
+    config = provenance["configuration"]
+    plugins = ", ".join(spec["name"] for tier in config["tiers"] for spec in tier)
+    actions = ", ".join(config["actions"])
+    rows = [
+        ["berth", provenance["berth_version"]],
+        ["command", " ".join(provenance["command"]) or "—"],
+        ["configuration", f"{config['source']}: actions {actions}; plugins {plugins}"],
+        *(["read", note] for note in provenance["how_inputs_were_read"]),
+    ]
+    inputs = provenance["inputs"]
+    if isinstance(inputs, str):
+        rows.append(["inputs", inputs])
+    else:
+        rows += [
+            [
+                item["role"],
+                f"{item['path']} ({item['bytes']:,} bytes, sha256 {item['sha256'][:16]}…)",
+            ]
+            for item in inputs
+        ]
+    return (
+        "<h2>Provenance</h2>"
+        + _table(["", "value"], rows, text_columns=2)
+        + '<p class="note">The configuration as resolved, with every argument, is in '
+        "summary.json under provenance.</p>"
+    )
+
+
 def _plots_section(plots: Sequence[str]) -> str:
     def image(name: str) -> str:
         title = _PLOT_TITLES[name]
@@ -152,24 +195,39 @@ def _plots_section(plots: Sequence[str]) -> str:
     return "<h2>Plots</h2>" + images
 
 
-def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) -> str:
-    pending = [pod for pod in pods if pod.phase == PodPhase.PENDING]
-    if not pending:
+def _pending_section(
+    pods: list[Pod],
+    groups: list[PodGroup],
+    outcomes: dict[str, JobOutcome],
+    end_time: float,
+    reasons: dict[str, str],
+) -> str:
+    """Jobs still waiting at the end, one row each with one reason, longest wait first: those
+    with pods pending, and those not admitted at all (a Volcano Job's pods exist only once
+    its group is admitted, so without this it would not show)."""
+    pending: dict[str, list[Pod]] = {}
+    for pod in pods:
+        if pod.phase == PodPhase.PENDING:
+            pending.setdefault(f"{pod.namespace}/{pod.group}", []).append(pod)
+    waiting = [g for g in groups if g.key in pending or g.phase == GroupPhase.PENDING]
+    if not waiting:
         return ""
-    rows = [
-        [
-            pod.namespace,
-            pod.name,
-            pod.group,
-            reasons.get(pod.key, ""),
-            format_duration(end_time - pod.submit_time),
-        ]
-        for pod in pending[:PENDING_ROWS]
-    ]
-    table = _table(["namespace", "name", "job", "why", "waiting"], rows, text_columns=4)
-    more = len(pending) - PENDING_ROWS
-    note = f'<p class="note">… and {more} more.</p>' if more > 0 else ""
-    return f"<h2>Pending pods at the end ({len(pending)})</h2>{table}{note}"
+    waiting.sort(key=lambda g: (g.submit_time, g.key))
+    rows = []
+    for group in waiting[:PENDING_ROWS]:
+        members = pending.get(group.key, [])
+        outcome = outcomes.get(group.key)
+        why = (outcome.reason if outcome else "") or (
+            reasons.get(members[0].key, "") if members else ""
+        )
+        count = str(len(members)) if members else "none created yet"
+        waited = format_duration(end_time - group.submit_time)
+        rows.append([group.namespace, group.name, group.queue, count, why, waited])
+    table = _table(["namespace", "job", "queue", "pods pending", "why", "waiting"], rows, 5)
+    more = len(waiting) - PENDING_ROWS
+    note = f'<p class="note">… and {more} more (jobs.csv lists every job).</p>' if more else ""
+    total = sum(len(members) for members in pending.values())
+    return f"<h2>Waiting at the end: {len(waiting)} jobs, {total} pods</h2>{table}{note}"
 
 
 def render_html(
@@ -177,6 +235,8 @@ def render_html(
     pods: list[Pod],
     reasons: dict[str, str] | None = None,
     plots: Sequence[str] = PLOT_FILES,
+    groups: list[PodGroup] | None = None,
+    outcomes: dict[str, JobOutcome] | None = None,
 ) -> str:
     """The report page for ``summary``; ``plots`` names the PNGs written beside it, since the
     queue shares plot exists only for runs with queues to compare."""
@@ -187,7 +247,8 @@ def render_html(
         _resource_section(summary),
         _run_section(summary),
         _plots_section(plots),
-        _pending_section(pods, summary["end_time"], reasons or {}),
+        _pending_section(pods, groups or [], outcomes or {}, summary["end_time"], reasons or {}),
+        _provenance_section(summary),
     )
     return (
         "<!DOCTYPE html>\n"
@@ -205,6 +266,7 @@ def write_report(
     pods: list[Pod],
     groups: list[PodGroup],
     reasons: dict[str, str] | None = None,
+    outcomes: dict[str, JobOutcome] | None = None,
 ) -> Path:
     """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
     says, by pod key, why a pod still pending could not be placed."""
@@ -212,5 +274,6 @@ def write_report(
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = [png.name for png in write_plots(out_dir, series, groups)]
     path = out_dir / "report.html"
-    path.write_text(render_html(summary, pods, reasons, plots), encoding="utf-8")
+    html = render_html(summary, pods, reasons, plots, groups, outcomes)
+    path.write_text(html, encoding="utf-8")
     return path

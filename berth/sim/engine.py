@@ -115,13 +115,18 @@ MIN_SAMPLE_INTERVAL = 60.0
 MAX_SAMPLES = 5000
 
 
+def expected_end(pods: list[Pod], until: float | None) -> float:
+    """When a run should end: ``until``, else the latest submit time plus duration (a guess
+    that waiting and Jobs' pods made later can only push back)."""
+    if until is not None:
+        return until
+    return max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
+
+
 def sample_interval(pods: list[Pod], until: float | None) -> float:
-    """60 s, or longer when the run's expected horizon (``until``, else the latest submit time
-    plus duration) would otherwise give more than MAX_SAMPLES samples."""
-    horizon = until
-    if horizon is None:
-        horizon = max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
-    return max(MIN_SAMPLE_INTERVAL, horizon / MAX_SAMPLES)
+    """60 s, or longer when the run's expected horizon would otherwise give more than
+    MAX_SAMPLES samples."""
+    return max(MIN_SAMPLE_INTERVAL, expected_end(pods, until) / MAX_SAMPLES)
 
 
 class Ev(IntEnum):
@@ -286,19 +291,22 @@ class Simulation:
         end = until if until is not None else last_event
         self.now = end
         self._sample()
+        # A run stopped early (--until) reports only what had arrived by then.
+        pods = [pod for pod in self.pods if pod.submit_time <= end]
+        jobs = [job for job in self.jobs if job.submit_time <= end]
         reasons = {
             pod.key: (
                 self.scheduler.pending_reason(pod)
                 if self.scheduler.handles(pod)
                 else f"schedulerName {pod.scheduler_name} is not handled by berth"
             )
-            for pod in self.pods
+            for pod in pods
             if pod.phase == PodPhase.PENDING
         }
         reasons.update(self.eviction_reasons)
         reasons.update(self.controller.deleted)
         return SimResult(
-            pods=self.pods,
+            pods=pods,
             groups=list(self.groups.values()),
             series=self.series,
             scheduler=self.scheduler,
@@ -307,7 +315,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             seed=self.seed,
             reasons=reasons,
-            jobs=self.jobs,
+            jobs=jobs,
         )
 
     # ------------------------------------------------------------------ handlers

@@ -29,6 +29,7 @@ from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
 from berth.resources import GPU
 from berth.sim.cluster_input import load_cluster, trace_table
+from berth.sim.inputs import InputError
 from berth.traces import TraceError, iter_jobs
 
 #: The paper's workload size: GPU requests of 130% of the cluster's GPUs.
@@ -192,7 +193,6 @@ class FillSpec:
 def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]]:
     """Nodes from a machine list or manifests; pods from a trace's job table or manifests.
     Raises InputError with one short line for anything unusable."""
-    from berth.sim.runner import InputError
 
     try:
         manifests = load_cluster(cluster)

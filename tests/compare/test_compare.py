@@ -138,3 +138,37 @@ def test_preempted_and_reclaimed_rows_come_from_summary_evictions():
     assert rows["pods reclaimed"]["ratio_to_first"] == {"a": 1.0, "b": 0.0}
     for metric in ("pods preempted", "pods reclaimed"):
         assert rows[metric]["unit"] == "count" and rows[metric]["lower_is_better"] is True
+
+
+def test_compare_shows_each_configurations_warnings_and_same_policies(tmp_path, capsys):
+    import yaml
+
+    from berth.framework.config import DEFAULT_CONFIG
+
+    same = tmp_path / "same.yaml"
+    same.write_text(yaml.safe_dump({**DEFAULT_CONFIG, "colour": "blue"}))
+    out = tmp_path / "c"
+    rc = main(["compare", *INPUTS, "--config", "default", "--config", str(same), "--out", str(out)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert f"warning: [same] {same}: colour: unknown field, ignored" in err
+    assert "warning: [same] runs the same policy as [default]" in err
+    table = json.loads((out / "compare.json").read_text())
+    assert set(table["provenance"]["configuration"]) == {"default", "same"}
+    assert table["provenance"]["command"][:2] == ["berth", "compare"]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_compare_reports_progress_per_configuration(tmp_path, workers):
+    from berth.compare import RunProgress, compare
+    from berth.sim.inputs import InputSpec
+
+    events: list[RunProgress] = []
+    spec = InputSpec(cluster=INPUTS[1], workloads=(INPUTS[3],), until=3600)
+    compare(spec, ["default", "default"], tmp_path / "c", workers, progress=events.append)
+    by_run = {name: [e for e in events if e.name == name] for name in ("default", "default-2")}
+    for name, seen in by_run.items():
+        start, *during, end = seen
+        assert start.nodes > 0 and start.horizon == 3600, name
+        assert end.done and not any(e.done for e in during), name
+        assert [e.now for e in during] == sorted(e.now for e in during)

@@ -14,7 +14,8 @@ import yaml
 from berth.api.objects import PodPhase
 from berth.framework.config import DEFAULT_CONFIG, load_config
 from berth.plugins import REGISTRY
-from berth.sim.runner import InputSpec, load_inputs, simulate
+from berth.sim.inputs import InputSpec
+from berth.sim.run import load_inputs, simulate
 from tests.k8s.harness import Cluster, fast_options, serving, settle
 
 DATA = Path(__file__).parent / "data"

@@ -9,6 +9,7 @@ import pytest
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.summary import summarize
+from berth.metrics.tables import JobOutcome
 from berth.metrics.timeseries import TimeSeries
 from berth.report.html import PENDING_ROWS, write_report
 from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE, time_unit
@@ -66,19 +67,28 @@ def test_report_for_empty_run(tmp_path: Path) -> None:
     assert "No capacity was sampled" in html
 
 
-def test_pending_pods_are_listed_and_escaped(tmp_path: Path) -> None:
+def test_waiting_jobs_are_listed_one_row_each_and_escaped(tmp_path: Path) -> None:
     series = TimeSeries(RESOURCES)
     pods = [Pod(name="<x>", namespace="a&b", group='"g"')]
-    pods += [Pod(name=f"p{i}") for i in range(PENDING_ROWS + 5)]
-    summary = summarize(pods, [], series, seed=0, events=0, wall_seconds=0.0, end_time=10.0)
-    html = write_report(tmp_path, summary, series, pods, []).read_text()
-    assert "<x>" not in html
-    assert "&lt;x&gt;" in html
-    assert "a&amp;b" in html
-    assert "&quot;g&quot;" in html
-    assert f"Pending pods at the end ({PENDING_ROWS + 6})" in html
-    assert "6 more" in html
-    assert f"p{PENDING_ROWS - 2}<" in html and f"p{PENDING_ROWS - 1}<" not in html
+    groups = [PodGroup(name='"g"', namespace="a&b", queue="q<1>", submit_time=1.0)]
+    for i in range(PENDING_ROWS + 5):
+        pods += [Pod(name=f"p{i}-{k}", group=f"j{i}", submit_time=i) for k in range(2)]
+        groups.append(PodGroup(name=f"j{i}", submit_time=float(i)))
+    # A Volcano Job's group refused at admission: no pods exist for it.
+    groups.append(PodGroup(name="refused", owned=True, submit_time=0.5))
+    outcomes = {"default/refused": JobOutcome(reason="queue research is closed")}
+    reasons = {"default/p0-0": "0/3 nodes available: 3 insufficient cpu"}
+    summary = summarize(pods, groups, series, seed=0, events=0, wall_seconds=0.0, end_time=99.0)
+    html = write_report(tmp_path, summary, series, pods, groups, reasons, outcomes).read_text()
+    assert "<x>" not in html and "q<1>" not in html
+    assert "a&amp;b" in html and "&quot;g&quot;" in html and "q&lt;1&gt;" in html
+    assert f"Waiting at the end: {PENDING_ROWS + 7} jobs, {2 * PENDING_ROWS + 11} pods" in html
+    assert "7 more (jobs.csv lists every job)" in html
+    # Longest waiting first: j0 (submitted at 0), the refused Job (0.5), "g" (1.0), j1, ...
+    assert html.index(">j0<") < html.index(">refused<") < html.index("q&lt;1&gt;")
+    assert "none created yet" in html and "queue research is closed" in html
+    assert "3 insufficient cpu" in html
+    assert f">j{PENDING_ROWS - 3}<" in html and f">j{PENDING_ROWS - 2}<" not in html
 
 
 def test_single_sample_and_single_job(tmp_path: Path) -> None:
