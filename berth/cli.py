@@ -338,9 +338,17 @@ def _bench(args: argparse.Namespace) -> int:
     if args.sim:
         return _bench_sim(args)
     try:
-        result = run_bench(
-            args.scenario, args.nodes, args.running, args.pods, args.seed, args.search
-        )
+        with bars() as display:
+            tasks: dict[str, TaskID] = {}
+
+            def stage(what: str, done: int, total: int) -> None:
+                if what not in tasks:
+                    tasks[what] = display.add_task(what, total=total, detail="")
+                display.update(tasks[what], completed=done)
+
+            result = run_bench(
+                args.scenario, args.nodes, args.running, args.pods, args.seed, args.search, stage
+            )
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
