@@ -14,6 +14,7 @@ from rich.table import Table
 from berth.api.manifest import ManifestError
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
+from berth.progress import bars
 from berth.sim.fill import DEFAULT_TARGET, POLICIES, FillSpec
 
 EXIT_INPUT = 1
@@ -75,7 +76,9 @@ def run_fill_command(args: argparse.Namespace) -> int:
     ]
     jobs = args.jobs or os.cpu_count() or 1
     try:
-        runs = run_specs(specs, jobs)
+        with bars() as display:
+            task = display.add_task("fill runs", total=len(specs), detail="")
+            runs = run_specs(specs, jobs, lambda done: display.update(task, completed=done))
     except ValueError as exc:
         err(str(exc))
         return EXIT_INPUT
