@@ -132,8 +132,8 @@ def evaluate(
     cordoned = n - int(remaining.sum())
     if cordoned:
         tallies.append(FilterTally("(node)", {"node unschedulable": cordoned}, n - cordoned))
-    for name, counts in search.tally(cls, remaining):
-        tallies.append(FilterTally(name, dict(counts), int(remaining.sum())))
+    for name, counts, passed in search.tally(cls, remaining):
+        tallies.append(FilterTally(name, dict(counts), passed))
     if held is not None:
         reason, mask = held
         width = min(n, len(mask))

@@ -225,10 +225,13 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ explanations
 
-    def tally(self, cls: PodClass, remaining: np.ndarray) -> list[tuple[str, Counter[str]]]:
+    def tally(
+        self, cls: PodClass, remaining: np.ndarray
+    ) -> list[tuple[str, Counter[str], int]]:
         """Per filter of ``cls``, in order, the nodes it rejects among those still
-        ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason:
-        each node counts once, under the first filter that rejects it."""
+        ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason,
+        and how many remain after it: each node counts once, under the first filter that
+        rejects it."""
         state = self.state
         tallies = []
         for plugin in cls.filters:
@@ -240,7 +243,7 @@ class NodeSearch:
                     if len(hit):
                         counts[reason] += len(hit)
                         remaining[hit] = False
-            tallies.append((plugin.name, counts))
+            tallies.append((plugin.name, counts, int(np.count_nonzero(remaining))))
         return tallies
 
     def explain(self, cls: PodClass) -> str:
@@ -254,7 +257,7 @@ class NodeSearch:
         counts: Counter[str] = Counter()
         if not remaining.all():
             counts["node unschedulable"] = int(n - remaining.sum())
-        for _, tally in self.tally(cls, remaining):
+        for _, tally, _ in self.tally(cls, remaining):
             counts.update(tally)
         cls.reason = nodes_message(n, counts)
         cls.reason_position = state.log_position
