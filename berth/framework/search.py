@@ -225,9 +225,7 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ explanations
 
-    def tally(
-        self, cls: PodClass, remaining: np.ndarray
-    ) -> list[tuple[str, Counter[str], int]]:
+    def tally(self, cls: PodClass, remaining: np.ndarray) -> list[tuple[str, Counter[str], int]]:
         """Per filter of ``cls``, in order, the nodes it rejects among those still
         ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason,
         and how many remain after it: each node counts once, under the first filter that

@@ -18,7 +18,6 @@ from berth.report.console import format_duration, format_percent
 from berth.report.figures import (
     HALF_WIDTH,
     LINESTYLES,
-    PANEL_HEIGHT,
     Plot,
     bin_edges,
     binned,
@@ -27,6 +26,7 @@ from berth.report.figures import (
     no_data,
     percent_axis,
     save,
+    stacked_figure,
     time_unit,
 )
 from berth.report.page import figures, heading, page
@@ -93,7 +93,7 @@ def plot_allocation(outcomes: Sequence[RunOutcome], path: Path) -> Plot:
     told apart over a 60-day trace."""
     title = "Allocation over time"
     resources = _main_resources(outcomes) if outcomes else []
-    figure, panels = new_figure(max(len(resources), 1), 0.6 + PANEL_HEIGHT * max(len(resources), 1))
+    figure, panels = stacked_figure(len(resources))
     runs = by_config(outcomes)
     spans = [float(o.times[-1]) for o in outcomes if len(o.times)]
     if not resources or not spans:

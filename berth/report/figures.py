@@ -81,6 +81,12 @@ def new_figure(
     return figure, axes
 
 
+def stacked_figure(panels: int) -> tuple[Figure, list[Axes]]:
+    """One panel per item (at least one, for a "no data" note), each PANEL_HEIGHT tall."""
+    count = max(panels, 1)
+    return new_figure(count, 0.6 + PANEL_HEIGHT * count)
+
+
 def save(figure: Figure, path: Path) -> Path:
     figure.tight_layout()
     # No Software tag: matplotlib's version would otherwise make identical runs differ by bytes.

@@ -6,9 +6,11 @@ line hides another and each panel keeps its own story (GPUs full while CPUs idle
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
+from matplotlib.axes import Axes
 
 from berth.api.objects import GroupPhase, PodGroup
 from berth.metrics.summary import time_weighted_fractions
@@ -16,7 +18,6 @@ from berth.metrics.timeseries import TimeSeries
 from berth.report.console import format_percent
 from berth.report.figures import (
     HALF_WIDTH,
-    PANEL_HEIGHT,
     Plot,
     binning_note,
     draw_cdfs,
@@ -25,6 +26,7 @@ from berth.report.figures import (
     no_data,
     percent_axis,
     save,
+    stacked_figure,
     time_unit,
 )
 from berth.resources import GPU, PODS
@@ -66,17 +68,29 @@ def _time_axis(series: TimeSeries) -> tuple[float, str]:
     return time_unit(float(times[-1] - times[0]))
 
 
-def plot_utilization(series: TimeSeries, path: Path) -> Plot:
-    """Per resource, the share of capacity allocated and the share used, over time."""
-    title = "Allocation and utilization per resource"
+def _per_resource(
+    series: TimeSeries, path: Path, title: str, draw: Callable[[Axes, int, float], None]
+) -> Plot:
+    """A figure of one panel per shown resource, ``draw(axes, column, time scale)`` filling
+    each."""
     shown = shown_resources(series)
-    figure, panels = new_figure(max(len(shown), 1), 0.6 + PANEL_HEIGHT * max(len(shown), 1))
+    figure, panels = stacked_figure(len(shown))
     if not shown:
         no_data(panels[0])
         return Plot(save(figure, path), title)
     scale, unit = _time_axis(series)
+    for axes, column in zip(panels, shown, strict=True):
+        draw(axes, column, scale)
+        percent_axis(axes)
+    panels[-1].set_xlabel(f"simulated time ({unit})")
+    return Plot(save(figure, path), title, binning_note(series.times))
+
+
+def plot_utilization(series: TimeSeries, path: Path) -> Plot:
+    """Per resource, the share of capacity allocated and the share used, over time."""
     times = series.times
-    for axes, i in zip(panels, shown, strict=True):
+
+    def draw(axes: Axes, i: int, scale: float) -> None:
         cap = series.capacity[:, i]
         allocated, used = series.allocated[:, i], series.used[:, i]
         draw_series(axes, times, _fraction(allocated, cap), scale, "allocated", ALLOCATED)
@@ -87,24 +101,17 @@ def plot_utilization(series: TimeSeries, path: Path) -> Plot:
             fontsize="medium",
             loc="left",
         )
-        percent_axis(axes)
-    panels[0].legend(loc="upper right", fontsize="small", ncols=2)
-    panels[-1].set_xlabel(f"simulated time ({unit})")
-    return Plot(save(figure, path), title, binning_note(times))
+        axes.legend(loc="upper right", fontsize="small", ncols=2)
+
+    return _per_resource(series, path, "Allocation and utilization per resource", draw)
 
 
 def plot_stranded(series: TimeSeries, path: Path) -> Plot:
     """Per resource, idle capacity and the part of it stranded on partly used nodes; for
     GPUs also the idle GPUs the workload's typical GPU pods cannot use (fragmentation)."""
-    title = "Idle capacity: stranded and unusable"
-    shown = shown_resources(series)
-    figure, panels = new_figure(max(len(shown), 1), 0.6 + PANEL_HEIGHT * max(len(shown), 1))
-    if not shown:
-        no_data(panels[0])
-        return Plot(save(figure, path), title)
-    scale, unit = _time_axis(series)
     times = series.times
-    for axes, i in zip(panels, shown, strict=True):
+
+    def draw(axes: Axes, i: int, scale: float) -> None:
         cap = series.capacity[:, i]
         idle = np.maximum(cap - series.allocated[:, i], 0.0)
         stranded = series.stranded[:, i]
@@ -128,16 +135,15 @@ def plot_stranded(series: TimeSeries, path: Path) -> Plot:
             text += f", {format_percent(_mean(series, fragmented, idle))} unusable"
         axes.set_title(text + " (time-weighted)", fontsize="medium", loc="left")
         axes.set_ylabel("of capacity", fontsize="small")
-        percent_axis(axes)
         axes.legend(loc="upper right", fontsize="small", ncols=3)
-    panels[-1].set_xlabel(f"simulated time ({unit})")
-    return Plot(save(figure, path), title, binning_note(times))
+
+    return _per_resource(series, path, "Idle capacity: stranded and unusable", draw)
 
 
 def plot_pending(series: TimeSeries, path: Path) -> Plot:
     """Running and pending pod counts over time, each on its own scale."""
     title = "Running and pending pods"
-    figure, (running, pending) = new_figure(2, 0.6 + 2 * PANEL_HEIGHT)
+    figure, (running, pending) = stacked_figure(2)
     if not len(series):
         no_data(running)
         no_data(pending)

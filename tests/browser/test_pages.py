@@ -78,9 +78,7 @@ class DevTools:
 async def _inspect(endpoint: str, url: str, screenshot: Path) -> dict[str, Any]:
     import aiohttp
 
-    async with aiohttp.ClientSession() as client, client.ws_connect(
-        endpoint, max_msg_size=0
-    ) as ws:
+    async with aiohttp.ClientSession() as client, client.ws_connect(endpoint, max_msg_size=0) as ws:
         tools = DevTools(ws)
         target = await tools.call("Target.createTarget", url="about:blank")
         attached = await tools.call(
@@ -89,8 +87,14 @@ async def _inspect(endpoint: str, url: str, screenshot: Path) -> dict[str, Any]:
         session = attached["sessionId"]
         await tools.call("Network.enable", session)
         await tools.call("Page.enable", session)
-        await tools.call("Emulation.setDeviceMetricsOverride", session, width=1200,
-                         height=900, deviceScaleFactor=1, mobile=False)
+        await tools.call(
+            "Emulation.setDeviceMetricsOverride",
+            session,
+            width=1200,
+            height=900,
+            deviceScaleFactor=1,
+            mobile=False,
+        )
         await tools.call("Page.navigate", session, url=url)
         await tools.until("Page.loadEventFired")
         broken = await tools.call(

@@ -31,24 +31,16 @@ def test_config_names_are_unique_stems(configs, names):
     assert config_names(configs) == names
 
 
+def _default_and_binpack(out: Path, *extra: str) -> int:
+    binpack = str(EXAMPLES / "binpack.yaml")
+    argv = ["compare", *INPUTS, "--config", "default", "--config", binpack, "--out", str(out)]
+    return main([*argv, *extra])
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
 def test_compare_writes_one_report_with_ratios(tmp_path, capsys, jobs):
     out = tmp_path / "cmp"
-    rc = main(
-        [
-            "compare",
-            *INPUTS,
-            "--config",
-            "default",
-            "--config",
-            str(EXAMPLES / "binpack.yaml"),
-            "--out",
-            str(out),
-            "--jobs",
-            jobs,
-        ]
-    )
-    assert rc == 0
+    assert _default_and_binpack(out, "--jobs", jobs) == 0
     for name in (
         "compare.html",
         "compare.json",
@@ -124,25 +116,7 @@ def test_compare_reports_progress_per_configuration(tmp_path, workers):
 
 def test_compare_runs_every_seed_and_keeps_every_value(tmp_path, capsys):
     out = tmp_path / "cmp"
-    rc = main(
-        [
-            "compare",
-            *INPUTS,
-            "--config",
-            "default",
-            "--config",
-            str(EXAMPLES / "binpack.yaml"),
-            "--seeds",
-            "2",
-            "--seed",
-            "3",
-            "--jobs",
-            "1",
-            "--out",
-            str(out),
-        ]
-    )
-    assert rc == 0
+    assert _default_and_binpack(out, "--seeds", "2", "--seed", "3", "--jobs", "1") == 0
     table = json.loads((out / "compare.json").read_text())
     assert table["seeds"] == {"default": [3, 4], "binpack": [3, 4]}
     for config in ("default", "binpack"):

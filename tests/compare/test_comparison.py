@@ -34,9 +34,7 @@ def _jobs(queues=(), gpus=(), pods=(), wait=(), jct=()) -> JobSample:
 
 
 def _run(config: str, seed: int, summary: dict, jobs: JobSample | None = None) -> RunOutcome:
-    return RunOutcome(
-        config, seed, summary, jobs or _jobs(), np.zeros(0), np.zeros((0, 0)), []
-    )
+    return RunOutcome(config, seed, summary, jobs or _jobs(), np.zeros(0), np.zeros((0, 0)), [])
 
 
 def _rows(table: dict) -> dict[str, dict]:

@@ -70,7 +70,7 @@ def test_report_for_normal_run(tmp_path: Path, hours: float) -> None:
     summary, series, pods, groups = _run(hours, jobs=40)
     html = _assert_written(tmp_path, write_report(tmp_path, summary, series, pods, groups))
     assert "<script" not in html
-    assert "http" not in html and "src=\"data:" in html  # no external assets
+    assert "http" not in html and 'src="data:' in html  # no external assets
     assert "Pending pods" not in html
 
 

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import json
 
-from tests.scenarios.test_simulate import simulate
-
 from berth.cli import main
+from tests.scenarios.test_simulate import simulate
 
 
 def test_simulate_explains_the_pods_asked_for(tmp_path, capsys):
