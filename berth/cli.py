@@ -85,7 +85,22 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    sim.add_argument(
+        "--explain",
+        action="append",
+        default=[],
+        metavar="POD",
+        help="record why pods matching POD (a name or namespace/name, * and ? allowed; "
+        "repeatable) were placed or refused: explain.json, the report, berth explain",
+    )
     sim.set_defaults(handler=_simulate)
+
+    why = sub.add_parser("explain", help="why a pod of a finished run went where it went")
+    why.add_argument("pods", nargs="+", metavar="POD", help="pod name or namespace/name (globs)")
+    why.add_argument(
+        "--out", type=Path, required=True, help="the run's output folder (simulate --explain)"
+    )
+    why.set_defaults(handler=_explain)
 
     cmp = sub.add_parser("compare", help="run several scheduler configurations on one input")
     _add_input_arguments(cmp)
@@ -99,6 +114,14 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument("--out", type=Path, default=Path("out/compare"), help="output directory")
     cmp.add_argument(
         "--jobs", type=positive(int), help="parallel processes (default: one per core)"
+    )
+    cmp.add_argument(
+        "--seeds",
+        type=positive(int),
+        default=1,
+        metavar="N",
+        help="run each configuration under N seeds (--seed and the N-1 after it); the table "
+        "shows means and spread, each run's output goes to CONFIG/seed-S",
     )
     cmp.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     cmp.set_defaults(handler=_compare)
@@ -239,15 +262,90 @@ def _simulate(args: argparse.Namespace) -> int:
         horizon = expected_end(inputs.manifests.pods, inputs.until)
         with bars() as display:
             _, update = simulated_time(display, "simulating", horizon)
-            result = simulate(inputs, spec.seed, progress=update)
+            result = simulate(inputs, spec.seed, progress=update, explain=args.explain)
     else:
-        result = simulate(inputs, spec.seed)
+        result = simulate(inputs, spec.seed, explain=args.explain)
     provenance = describe(spec, inputs.config, inputs.notes, args.command)
     summary, report = write_outputs(result, args.out, provenance)
     if show:
         console.print(summary_table(summary))
+        if args.explain:
+            _print_explained(console, args.out)
         console.print(f"report: {report}", soft_wrap=True)
     return 0
+
+
+#: Explained pods printed after a simulation; past this many, only a pointer.
+_PRINTED_EXPLANATIONS = 3
+
+
+def _print_explained(console: Console, out: Path) -> None:
+    from berth.outputs import EXPLAIN_FILE
+    from berth.report.explained import explained_console
+
+    pods = json.loads((out / EXPLAIN_FILE).read_text())["pods"]
+    if not pods:
+        console.print("explained: no pod matched --explain", highlight=False)
+        return
+    if len(pods) <= _PRINTED_EXPLANATIONS:
+        for pod in pods:
+            console.print(explained_console(pod))
+    console.print(
+        f"explained {len(pods)} pods: in the report, and berth explain POD --out {out}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """Print the recorded decisions of the pods asked for, from a run's explain.json."""
+    from fnmatch import fnmatchcase
+
+    from berth.outputs import EXPLAIN_FILE
+    from berth.report.explained import explained_console
+
+    path = args.out / EXPLAIN_FILE
+    if not path.is_file():
+        rerun = " ".join(_recorded_command(args.out)) or "berth simulate ..."
+        print(
+            f"error: {args.out}: no {EXPLAIN_FILE}; that run explained no pod. Run it again "
+            f"asking for the pod: {rerun} --explain {args.pods[0]}",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    try:
+        recorded = json.loads(path.read_text())
+        pods = recorded["pods"]
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"error: {path}: not an explain file berth wrote ({exc})", file=sys.stderr)
+        return EXIT_INPUT
+    console = Console()
+    for pattern in args.pods:
+        matched = [
+            pod
+            for pod in pods
+            if fnmatchcase(pod["pod"], pattern) or fnmatchcase(pod["pod"].split("/")[-1], pattern)
+        ]
+        if not matched:
+            asked = ", ".join(recorded.get("patterns", []))
+            print(
+                f"error: {path}: no explained pod matches {pattern!r} (the run explained "
+                f"pods matching {asked}; simulate again with --explain {pattern})",
+                file=sys.stderr,
+            )
+            return EXIT_INPUT
+        for pod in matched:
+            console.print(explained_console(pod))
+    return 0
+
+
+def _recorded_command(out: Path) -> list[str]:
+    """The command that wrote ``out``, as its summary.json recorded it (empty if unknown)."""
+    try:
+        summary = json.loads((out / "summary.json").read_text())
+        return [str(word) for word in summary["provenance"]["command"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
 
 
 def _compare_progress(display: Progress, console: Console) -> Callable[[RunProgress], None]:
@@ -294,20 +392,21 @@ def _compare(args: argparse.Namespace) -> int:
         if overwrite:
             print(f"note: {overwrite}", file=sys.stderr)
         with bars() as display:
-            outcomes, report = compare(
+            table, report = compare(
                 spec,
                 args.config,
                 args.out,
                 args.jobs,
                 progress=_compare_progress(display, console),
                 command=args.command,
+                seeds=args.seeds,
                 warn=lambda message: display.console.print(
                     f"warning: {message}", markup=False, highlight=False, soft_wrap=True
                 ),
             )
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
-    console.print(comparison_console_table(outcomes))
+    console.print(comparison_console_table(table))
     console.print(f"report: {report}", soft_wrap=True)
     return 0
 

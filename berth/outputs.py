@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.api.objects import GroupPhase, JobPhase, PodPhase
+from berth.framework.explain import PodRecord
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
 from berth.report.html import write_report
@@ -60,6 +61,8 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
         if outcome is None:
             continue
         outcome.tasks += 1
+        if pod.waited_for and not outcome.waited_for:
+            outcome.waited_for = pod.waited_for
         cause = eviction_cause(result.reasons.get(pod.key, ""))
         if pod.phase == PodPhase.EVICTED and cause != "other":
             outcome.preemptions += 1
@@ -80,10 +83,39 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
     return outcomes
 
 
+#: Where a run keeps the decisions it was asked to explain (``simulate --explain``).
+EXPLAIN_FILE = "explain.json"
+
+
+def explanations(result: SimResult) -> dict[str, Any] | None:
+    """The explained pods of a run asked to explain some (None otherwise): per pod its end
+    state and reason as pods.csv has them, and the decisions recorded for it."""
+    explainer = result.scheduler.explainer
+    if explainer is None:
+        return None
+    pods = []
+    for pod in result.pods:
+        if not explainer.wants(pod):
+            continue
+        record = explainer.records.get(pod.key)
+        pods.append(
+            {
+                "pod": pod.key,
+                "job": f"{pod.namespace}/{pod.group}",
+                "phase": str(pod.phase),
+                "node": pod.bound_node,
+                "reason": result.reasons.get(pod.key, ""),
+                **(PodRecord() if record is None else record).to_dict(),
+            }
+        )
+    return {"patterns": explainer.patterns, "pods": pods}
+
+
 def write_outputs(
     result: SimResult, out_dir: str | Path, provenance: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], Path]:
-    """summary.json, pods.csv, jobs.csv, timeseries.csv and report.html (+ PNGs) in out_dir;
+    """summary.json, pods.csv, jobs.csv, timeseries.csv, report.html (+ PNGs) and, for a run
+    asked to explain pods, explain.json in out_dir;
     ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -105,7 +137,19 @@ def write_outputs(
     outcomes = job_outcomes(result)
     write_jobs_csv(out / "jobs.csv", result.groups, outcomes)
     result.series.write_csv(out / "timeseries.csv")
+    explained = explanations(result)
+    if explained is None:
+        (out / EXPLAIN_FILE).unlink(missing_ok=True)  # an earlier run's, written over
+    else:
+        write_summary(out / EXPLAIN_FILE, explained)
     report = write_report(
-        out, summary, result.series, result.pods, result.groups, result.reasons, outcomes
+        out,
+        summary,
+        result.series,
+        result.pods,
+        result.groups,
+        result.reasons,
+        outcomes,
+        None if explained is None else explained["pods"],
     )
     return summary, report

@@ -180,13 +180,18 @@ class Simulation:
         seed: int = 0,
         until: float | None = None,
         sim_config: SimConfig | None = None,
+        explain: list[str] | None = None,
     ) -> None:
+        """``explain``: name patterns of the pods whose placement decisions are recorded
+        (``berth.framework.explain``)."""
         self.config = config
         self.sim = sim_config or SimConfig()
         self.seed = seed
         self.until = until
         self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
+        if explain:
+            self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
         for node in manifests.nodes:
             self.scheduler.add_node(node)

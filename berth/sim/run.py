@@ -115,12 +115,15 @@ def simulate(
     seed: int,
     until: float | None = None,
     progress: Callable[[float], None] | None = None,
+    explain: list[str] | None = None,
 ) -> SimResult:
+    """Run ``inputs``; ``explain`` names (glob patterns) the pods whose decisions to explain."""
     simulation = Simulation(
         inputs.manifests,
         inputs.config,
         seed=seed,
         until=inputs.until if until is None else until,
         sim_config=inputs.sim_config,
+        explain=explain,
     )
     return simulation.run(progress)
