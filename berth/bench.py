@@ -11,6 +11,7 @@ nodes where half the running pods hold shares of a device and the pending pods a
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -29,7 +30,7 @@ from berth.api.objects import (
 )
 from berth.framework.config import load_config
 from berth.framework.scheduler import Scheduler
-from berth.resources import GIB
+from berth.resources import GIB, MIB
 
 SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share")
 #: Sizes beyond these would exhaust memory building the cluster, not measure the scheduler.
@@ -115,9 +116,22 @@ def pending_pods(
     return groups, pods
 
 
+#: ``(stage, done, total)`` as the cluster is built and the pods are scheduled.
+Stage = Callable[[str, int, int], None]
+
+
 def run_bench(
-    scenario: str, nodes: int, running: int, pods: int, seed: int = 0, search: str = "full"
+    scenario: str,
+    nodes: int,
+    running: int,
+    pods: int,
+    seed: int = 0,
+    search: str = "full",
+    stage: Stage | None = None,
 ) -> dict[str, Any]:
+    """Build the cluster (untimed), then time the scheduler placing the pending pods; ``stage``
+    hears how far each step is."""
+    report = stage or (lambda _what, _done, _total: None)
     if scenario not in SCENARIOS:
         raise BenchError(f"unknown scenario {scenario!r} (expected one of {', '.join(SCENARIOS)})")
     if nodes < 1 or running < 0 or pods < 1:
@@ -137,21 +151,32 @@ def run_bench(
     scheduler = Scheduler(config, seed=seed)
     gpu_share = scenario == "gpu-share"
     node_list = build_nodes(nodes, rng, gpu_only=gpu_share)
+    report("adding nodes", 0, nodes)
     for node in node_list:
         scheduler.add_node(node)
-    _fill(scheduler, node_list, running, rng, shares=gpu_share)
+    report("adding nodes", nodes, nodes)
+    _fill(
+        scheduler,
+        node_list,
+        running,
+        rng,
+        gpu_share,
+        lambda done: report("placing running pods", done, running),
+    )
     groups, pending = pending_pods(scenario, pods, rng)
     for group in groups:
         scheduler.add_group(group)
     for pod in pending:
         scheduler.submit(pod)
     scheduled = 0
+    report("scheduling (timed)", 0, len(pending))
     start = time.perf_counter()
     while scheduler.has_waiting:
         binds = scheduler.run_session(0.0)
         if not binds:
             break
         scheduled += len(binds)
+        report("scheduling (timed)", scheduled, len(pending))
     seconds = time.perf_counter() - start
     return {
         "scenario": scenario,
@@ -172,14 +197,19 @@ def _fill(
     running: int,
     rng: np.random.Generator,
     shares: bool = False,
+    done: Callable[[int], None] | None = None,
 ) -> None:
     """Place ``running`` small pods round-robin (untimed), labelled with 1,000 apps so that
     spread and affinity selectors have existing pods to count; with ``shares`` every other
-    one holds a quarter of a GPU device."""
+    one holds a quarter of a GPU device. ``done`` hears the count every 10,000 pods."""
     order = rng.permutation(len(nodes))
     for i in range(running):
         node = nodes[order[i % len(nodes)]]
-        pod = _pod(f"running-{i:06d}", f"app-{i % 1000}", 250, 512)
+        pod = _pod(f"running-{i:06d}", f"app-{i % 1000}", 250, 512 * MIB)
         if shares and i % 2 == 0:
             pod.requests["nvidia.com/gpu"] = 250
         scheduler.place_bound(pod, node.name)
+        if done is not None and (i + 1) % 10_000 == 0:
+            done(i + 1)
+    if done is not None:
+        done(running)

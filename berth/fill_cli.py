@@ -14,6 +14,7 @@ from rich.table import Table
 from berth.api.manifest import ManifestError
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
+from berth.progress import bars
 from berth.sim.fill import DEFAULT_TARGET, POLICIES, FillSpec
 
 EXIT_INPUT = 1
@@ -46,9 +47,10 @@ def add_fill_command(sub: Any) -> None:
 
 
 def run_fill_command(args: argparse.Namespace) -> int:
+    from berth.outputs import prepare_output
     from berth.report.fill import write_fill_outputs
     from berth.sim.fill import load_fill_inputs, run_specs, spec_config
-    from berth.sim.runner import InputError, prepare_output
+    from berth.sim.inputs import InputError
 
     def err(message: str) -> None:
         print(f"berth fill: {message}", file=sys.stderr)
@@ -74,7 +76,9 @@ def run_fill_command(args: argparse.Namespace) -> int:
     ]
     jobs = args.jobs or os.cpu_count() or 1
     try:
-        runs = run_specs(specs, jobs)
+        with bars() as display:
+            task = display.add_task("fill runs", total=len(specs), detail="")
+            runs = run_specs(specs, jobs, lambda done: display.update(task, completed=done))
     except ValueError as exc:
         err(str(exc))
         return EXIT_INPUT

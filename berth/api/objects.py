@@ -249,6 +249,8 @@ class Pod:
     #: it is not ready.
     ready_since: float | None = None
     restarts: int = 0  # container restarts (in-place updates)
+    #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
+    waited_for: str = ""
 
     @property
     def key(self) -> str:

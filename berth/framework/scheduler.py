@@ -19,6 +19,7 @@ from berth.api.objects import (
 from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
+from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
 from berth.framework.search import NodeSearch
@@ -48,6 +49,14 @@ class Scheduler:
         self.queue_allocated: dict[str, np.ndarray] = {}
         #: Controller-owned PodGroups the last session admitted: their pods can be created now.
         self.admitted: list[PodGroup] = []
+        #: Explains the decisions for the pods asked about, when some are (``explain``).
+        self.explainer: Explainer | None = None
+
+    def explain(self, patterns: list[str]) -> Explainer:
+        """Record, from now on, why each pod matching one of ``patterns`` was placed where it
+        was or refused (see berth.framework.explain)."""
+        self.explainer = Explainer(patterns)
+        return self.explainer
 
     # ------------------------------------------------------------------ inputs
 
@@ -181,9 +190,12 @@ class Scheduler:
             all_jobs=self.jobs,
             admission_epoch=self.admission_epoch,
         )
+        session.explainer = self.explainer
         awaiting = [job for job in self.waiting.values() if self._awaits_admission(job)]
         for action in self.actions:
             action.execute(session)
+        if self.explainer is not None:
+            self.explainer.settle(session, session.binds)
         self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
         for key in [
             k

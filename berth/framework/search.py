@@ -41,6 +41,15 @@ def sample_target(n: int, config: SearchConfig) -> int:
     return min(n, max(1, config.min_feasible, int(n * percent / 100)))
 
 
+def nodes_message(n: int, counts: Counter[str]) -> str:
+    """ "0/N nodes available: 80 insufficient cpu, 3 node selector mismatch", most first."""
+    parts = ", ".join(
+        f"{count} {reason}"
+        for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+    return f"0/{n} nodes available" + (f": {parts}" if parts else "")
+
+
 class NodeSearch:
     def __init__(
         self,
@@ -216,6 +225,25 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ explanations
 
+    def tally(self, cls: PodClass, remaining: np.ndarray) -> list[tuple[str, Counter[str], int]]:
+        """Per filter of ``cls``, in order, the nodes it rejects among those still
+        ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason,
+        and how many remain after it: each node counts once, under the first filter that
+        rejects it."""
+        state = self.state
+        tallies = []
+        for plugin in cls.filters:
+            counts: Counter[str] = Counter()
+            rows = np.flatnonzero(remaining)
+            if len(rows):
+                for reason, rejected in plugin.explain(cls, state, rows):
+                    hit = rows[rejected & remaining[rows]]
+                    if len(hit):
+                        counts[reason] += len(hit)
+                        remaining[hit] = False
+            tallies.append((plugin.name, counts, int(np.count_nonzero(remaining))))
+        return tallies
+
     def explain(self, cls: PodClass) -> str:
         """Why no node fits: "0/N nodes: 80 insufficient nvidia.com/gpu, 40 node selector
         mismatch", counting each node once, under the first filter that rejects it."""
@@ -223,25 +251,12 @@ class NodeSearch:
         n = state.n
         if cls.reason and cls.reason_position == state.log_position:
             return cls.reason
-        remaining = np.ones(n, dtype=bool)
+        remaining = state.schedulable[:n].copy()
         counts: Counter[str] = Counter()
-        unschedulable = ~state.schedulable[:n]
-        if unschedulable.any():
-            counts["node unschedulable"] = int(unschedulable.sum())
-            remaining &= ~unschedulable
-        for plugin in cls.filters:
-            if not remaining.any():
-                break
-            rows = np.flatnonzero(remaining)
-            for reason, rejected in plugin.explain(cls, state, rows):
-                hit = rows[rejected & remaining[rows]]
-                if len(hit):
-                    counts[reason] += len(hit)
-                    remaining[hit] = False
-        parts = ", ".join(
-            f"{count} {reason}"
-            for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        )
-        cls.reason = f"0/{n} nodes available" + (f": {parts}" if parts else "")
+        if not remaining.all():
+            counts["node unschedulable"] = int(n - remaining.sum())
+        for _, tally, _ in self.tally(cls, remaining):
+            counts.update(tally)
+        cls.reason = nodes_message(n, counts)
         cls.reason_position = state.log_position
         return cls.reason

@@ -25,6 +25,7 @@ from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 
 if TYPE_CHECKING:
+    from berth.framework.explain import Explainer
     from berth.framework.framework import Framework
     from berth.framework.podclass import PodClass
     from berth.framework.search import NodeSearch
@@ -290,6 +291,8 @@ class Session:
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
         self.hold: Hold | None = None
+        #: Records decisions for the pods asked about (see berth.framework.explain), or None.
+        self.explainer: Explainer | None = None
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 
@@ -304,9 +307,17 @@ class Session:
         return state.allocatable[: state.n].sum(axis=0)
 
     def place(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
-        """The best node for ``pod`` of ``job``, keeping off held nodes it may not use. The
-        search ignores the hold, so only a pod whose best node turns out held pays for a
-        second look, over the cached evaluation with the held rows masked out."""
+        """The best node for ``pod`` of ``job`` (None: none fits), explained when asked for."""
+        row = self._search(job, pod, cls)
+        explainer = self.explainer
+        if explainer is not None and explainer.wants(pod):
+            explainer.saw(self, job, pod, cls, row)
+        return row
+
+    def _search(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
+        """The node search, keeping off held nodes the pod may not use. The search ignores the
+        hold, so only a pod whose best node turns out held pays for a second look, over the
+        cached evaluation with the held rows masked out."""
         row = self.search.place(cls)
         hold = self.hold
         if row is None or hold is None or not hold.holds(row) or hold.lets(job, pod, self.now):

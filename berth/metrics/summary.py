@@ -70,6 +70,7 @@ def _pod_counts(pods: list[Pod]) -> dict[str, int]:
         "completed": count(PodPhase.SUCCEEDED),
         "failed": count(PodPhase.FAILED),
         "evicted": count(PodPhase.EVICTED),
+        "deleted": count(PodPhase.DELETED),
         "running": count(PodPhase.RUNNING, PodPhase.BOUND),
         "pending": count(PodPhase.PENDING),
     }

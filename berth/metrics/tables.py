@@ -53,6 +53,7 @@ class JobOutcome:
     retries: int = 0
     preemptions: int = 0  # its pods evicted by preempt or reclaim
     reason: str = ""  # why it is still pending, or how it ended
+    waited_for: str = ""  # why its first pod to wait waited, once placed
 
 
 def format_decimal(value: float | None) -> str:

@@ -9,10 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
-from berth.report.plots import DPI, FIGSIZE
+from berth.report.figures import new_figure, save
 from berth.sim.fill import FillRun, mean_curves
 
 
@@ -58,9 +56,7 @@ def write_fill_outputs(runs: list[FillRun], out: Path) -> dict[str, Any]:
 
 
 def plot_allocation(runs: list[FillRun], path: Path, title: str = "") -> None:
-    figure = Figure(figsize=FIGSIZE)
-    FigureCanvasAgg(figure)
-    axes = figure.add_subplot()
+    figure, (axes,) = new_figure()
     for policy, curve in mean_curves(runs).items():
         axes.plot(curve["arrived"], curve["allocated"], label=policy)
     axes.plot([0, 100], [0, 100], color="0.8", linestyle=":", linewidth=1)
@@ -69,6 +65,4 @@ def plot_allocation(runs: list[FillRun], path: Path, title: str = "") -> None:
     if title:
         axes.set_title(title)
     axes.legend(loc="lower right")
-    axes.grid(alpha=0.3)
-    figure.tight_layout()
-    figure.savefig(path, dpi=DPI)
+    save(figure, path)

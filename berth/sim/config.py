@@ -109,10 +109,15 @@ MIN_SAMPLE_INTERVAL = 60.0
 MAX_SAMPLES = 5000
 
 
+def expected_end(pods: list[Pod], until: float | None) -> float:
+    """When a run should end: ``until``, else the latest submit time plus duration (a guess
+    that waiting and controllers' pods made later can only push back)."""
+    if until is not None:
+        return until
+    return max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
+
+
 def sample_interval(pods: list[Pod], until: float | None) -> float:
-    """60 s, or longer when the run's expected horizon (``until``, else the latest submit time
-    plus duration) would otherwise give more than MAX_SAMPLES samples."""
-    horizon = until
-    if horizon is None:
-        horizon = max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
-    return max(MIN_SAMPLE_INTERVAL, horizon / MAX_SAMPLES)
+    """60 s, or longer when the run's expected horizon would otherwise give more than
+    MAX_SAMPLES samples."""
+    return max(MIN_SAMPLE_INTERVAL, expected_end(pods, until) / MAX_SAMPLES)

@@ -28,6 +28,7 @@ from berth.sim.config import (
     NodeFailure,
     SimConfig,
     SimConfigError,
+    expected_end,
     sample_interval,
 )
 from berth.sim.control import ControlPlane
@@ -36,6 +37,7 @@ from berth.store import WatchEvent
 
 __all__ = [
     "GroupStats",
+    "expected_end",
     "NodeFailure",
     "SimConfig",
     "SimConfigError",
@@ -70,13 +72,18 @@ class Simulation:
         seed: int = 0,
         until: float | None = None,
         sim_config: SimConfig | None = None,
+        explain: list[str] | None = None,
     ) -> None:
+        """``explain``: name patterns of the pods whose placement decisions are recorded
+        (``berth.framework.explain``)."""
         self.config = config
         self.sim = sim_config or SimConfig()
         self.seed = seed
         self.until = until
         self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
+        if explain:
+            self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
         for node in manifests.nodes:
             self.scheduler.add_node(node)
@@ -194,19 +201,22 @@ class Simulation:
         end = until if until is not None else last_event
         clock.now = end
         self._sample()
+        # A run stopped early (--until) reports only what had arrived by then.
+        pods = [pod for pod in self.pods if pod.submit_time <= end]
+        jobs = [job for job in self.jobs if job.submit_time <= end]
         reasons = {
             pod.ref: (
                 self.scheduler.pending_reason(pod)
                 if self.scheduler.handles(pod)
                 else f"schedulerName {pod.scheduler_name} is not handled by berth"
             )
-            for pod in self.pods
+            for pod in pods
             if pod.phase == PodPhase.PENDING
         }
         reasons.update(agent.reasons)
         reasons.update(self.control.deleted_reasons())
         return SimResult(
-            pods=self.pods,
+            pods=pods,
             groups=list(agent.groups.values()),
             series=self.series,
             scheduler=self.scheduler,
@@ -215,7 +225,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             seed=self.seed,
             reasons=reasons,
-            jobs=self.jobs,
+            jobs=jobs,
             workloads=list(self.control.workloads),
         )
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +30,7 @@ from berth.framework.framework import Framework
 from berth.framework.search import NodeSearch
 from berth.resources import GPU
 from berth.sim.cluster_input import load_cluster, trace_table
+from berth.sim.inputs import InputError
 from berth.traces import TraceError, iter_jobs
 
 #: The paper's workload size: GPU requests of 130% of the cluster's GPUs.
@@ -192,7 +194,6 @@ class FillSpec:
 def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]]:
     """Nodes from a machine list or manifests; pods from a trace's job table or manifests.
     Raises InputError with one short line for anything unusable."""
-    from berth.sim.runner import InputError
 
     try:
         manifests = load_cluster(cluster)
@@ -244,14 +245,27 @@ def run_spec(spec: FillSpec) -> FillRun:
     return fill(nodes, fresh, spec_config(spec.policy), spec.seed, spec.target, spec.policy)
 
 
-def run_specs(specs: list[FillSpec], jobs: int = 1) -> list[FillRun]:
-    """Every run, in ``jobs`` processes; results in the order of ``specs``."""
+def run_specs(
+    specs: list[FillSpec], jobs: int = 1, finished: Callable[[int], None] | None = None
+) -> list[FillRun]:
+    """Every run, in ``jobs`` processes; results in the order of ``specs``. ``finished`` hears
+    how many runs are done after each one."""
     if jobs <= 1 or len(specs) <= 1:
-        return [run_spec(spec) for spec in specs]
+        runs = []
+        for spec in specs:
+            runs.append(run_spec(spec))
+            if finished is not None:
+                finished(len(runs))
+        return runs
     from concurrent.futures import ProcessPoolExecutor
 
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        return list(pool.map(run_spec, specs, chunksize=1))
+        runs = []
+        for run in pool.map(run_spec, specs, chunksize=1):
+            runs.append(run)
+            if finished is not None:
+                finished(len(runs))
+        return runs
 
 
 def mean_curves(runs: list[FillRun]) -> dict[str, dict[str, list[float]]]:

@@ -9,12 +9,12 @@ durations) comes back as a note for the user; nothing is dropped silently.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from berth.api.manifest import Manifests
 from berth.api.objects import DEFAULT_QUEUE, Queue
 from berth.sim.cluster_input import load_cluster
 from berth.sim.cluster_sizing import SizingRule, size_cluster
+from berth.sim.inputs import InputError, InputSpec
 from berth.traces import (
     TraceError,
     TraceOptions,
@@ -23,9 +23,6 @@ from berth.traces import (
     iter_specs,
     load_nodes,
 )
-
-if TYPE_CHECKING:
-    from berth.sim.runner import InputSpec
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
 COMPANION_NODES: dict[str, tuple[str, ...]] = {
@@ -37,7 +34,6 @@ COMPANION_NODES: dict[str, tuple[str, ...]] = {
 def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
     """Objects for a run on ``spec.trace``, warnings (rows skipped or changed) and notes (how
     the cluster was chosen) to show the user."""
-    from berth.sim.runner import InputError
 
     assert spec.trace is not None
     options = spec.trace_options
@@ -93,7 +89,6 @@ _BYTES_PER_POD = 2_500
 def _size_check(spec: InputSpec, fmt: str) -> str:
     """How many jobs and pods the trace makes, from a pass over its rows before any pod is
     built; a run larger than ``spec.max_pods`` is refused here, with what to do instead."""
-    from berth.sim.runner import InputError
 
     options = spec.trace_options
     cap = options.max_instances

@@ -92,7 +92,8 @@ def test_workloads_csv_and_report(runs) -> None:
     )
     assert rows["etl"]["kind"] == "Job (batch/v1)" and rows["etl"]["phase"] == "Running"
     html = (runs["recreate"] / "report.html").read_text()
-    assert "<h2>Workloads</h2>" in html and "<h3>Rollouts</h3>" in html and "48 cpu" in html
+    assert '<h2 id="workloads">Workloads</h2>' in html and "<h3>Rollouts</h3>" in html
+    assert "48 cpu" in html and '<a href="#workloads">' in html
 
 
 def test_recreated_pods_have_their_rows_and_reasons(runs) -> None:

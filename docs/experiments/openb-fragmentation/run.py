@@ -12,6 +12,7 @@ import json
 import time
 from pathlib import Path
 
+from berth.progress import bars
 from berth.report.fill import fill_summary, plot_allocation
 from berth.sim.fill import POLICIES, FillSpec, run_specs
 
@@ -53,7 +54,9 @@ def main(argv: list[str] | None = None) -> None:
         for s in range(args.seeds)
     ]
     started = time.perf_counter()
-    runs = run_specs(specs, args.jobs)
+    with bars() as display:
+        task = display.add_task("fill runs", total=len(specs), detail="")
+        runs = run_specs(specs, args.jobs, lambda done: display.update(task, completed=done))
     wall = time.perf_counter() - started
     results: dict[str, object] = {"wall_seconds": round(wall, 1), "seeds": args.seeds}
     per_trace = len(POLICIES) * args.seeds
