@@ -78,6 +78,13 @@ def load_inputs(
         raise ManifestError(manifests.errors)
     if not manifests.nodes:
         raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
+    sim_config.check_nodes({node.name for node in manifests.nodes})
+    pods = len(manifests.pods) + sum(job.replicas for job in manifests.jobs)
+    if pods > spec.max_pods:
+        raise InputError(
+            f"{label}: the workload makes {pods:,} pods, more than --max-pods {spec.max_pods:,} "
+            "(about 2.5 KB each to simulate); raise --max-pods to run it"
+        )
     warnings = [str(w) for w in manifests.warnings] + warnings
     if check_only:
         manifests = Manifests()

@@ -220,3 +220,34 @@ def test_output_folder_is_checked_before_anything_runs(tmp_path: Path, capsys) -
     assert (mine / "thesis.tex").read_text() == "precious"
     rc, _, err = run(capsys, *argv, str(mine))  # now it holds a berth run
     assert rc == 0 and f"note: writing over the earlier run in {mine}" in err
+
+
+def test_absurd_workloads_and_unknown_failed_nodes_are_refused(tmp_path: Path, capsys) -> None:
+    cluster = Path(__file__).resolve().parents[1] / "scenarios" / "data" / "cluster.yaml"
+    job = tmp_path / "job.yaml"
+    job.write_text(
+        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata: {name: huge}\n"
+        "spec: {tasks: [{name: w, replicas: REPLICAS,\n"
+        "                template: {spec: {containers: [{name: c}]}}}]}\n"
+    )
+    text = job.read_text()
+    job.write_text(text.replace("REPLICAS", "2000000000"))
+    argv = ["simulate", "--cluster", str(cluster), "--workload", str(job), "--quiet"]
+    rc, _, err = run(capsys, *argv, "--out", str(tmp_path / "o"))
+    assert rc == 1 and "spec.tasks[0].replicas: must be <= 1000000 (got 2000000000)" in err
+    job.write_text(text.replace("REPLICAS", "900000"))
+    rc, _, err = run(capsys, *argv, "--max-pods", "1000", "--out", str(tmp_path / "o"))
+    assert (rc, err) == (
+        1,
+        f"error: {cluster}: the workload makes 900,000 pods, more than --max-pods 1,000 "
+        "(about 2.5 KB each to simulate); raise --max-pods to run it\n",
+    )
+    config = tmp_path / "conf.yaml"
+    config.write_text("simulation:\n  nodeFailures: [{node: nope, at: 10}]\n")
+    rc, _, err = run(
+        capsys, "simulate", "--config", str(config), "--quiet", "--out", str(tmp_path / "o")
+    )
+    assert (rc, err) == (
+        1,
+        f"error: {config}: simulation.nodeFailures[0].node: no node named 'nope' in the cluster\n",
+    )

@@ -194,3 +194,14 @@ def test_options_are_checked() -> None:
         TraceOptions(on_bad_row="ignore")
     with pytest.raises(ValueError, match="gpus_per_node must be >= 1"):
         TraceOptions(gpus_per_node=0)
+
+
+def test_a_truncated_json_log_says_so(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "cluster_job_log",
+        '[{"jobid": "a", "submitted_time": "2017-10-03 02:25:44", "attempts": []},\n'
+        ' {"jobid": "b", "submitt',
+    )
+    with pytest.raises(TraceError, match=r"cluster_job_log:2: the file ends inside this object"):
+        list(iter_jobs(path, "philly", TraceOptions(on_bad_row="skip")))
