@@ -237,3 +237,21 @@ class Workload:
         """``apiVersion kind``, as the manifest named it."""
         api_version, kind = UPSTREAM[self.kind]
         return f"{api_version} {kind}"
+
+
+def workload_pods(workloads: list[Workload], nodes: int) -> int:
+    """How many pods the workload objects ask for at once, at their largest version: replicas,
+    completions (parallelism for a work queue), a pod per node for a BroadcastJob; what a run
+    must at least create for them."""
+    largest: dict[tuple[str, str], int] = {}
+    for workload in workloads:
+        spec = workload.spec
+        if isinstance(spec, KubeJobSpec):
+            count = spec.parallelism if spec.completions is None else spec.completions
+        elif isinstance(spec, BroadcastJobSpec):
+            count = nodes
+        else:
+            count = getattr(spec, "replicas", 0)
+        key = (workload.kind, workload.key)
+        largest[key] = max(largest.get(key, 0), count)
+    return sum(largest.values())

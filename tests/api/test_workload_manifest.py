@@ -147,6 +147,10 @@ BAD = {
         'error: Deployment/web: spec.strategy.rollingUpdate.maxSurge: "3x" is not a count '
         'or a percentage (expected e.g. 2 or "25%")',
     ),
+    "replicas beyond the bound": (
+        selected("apps/v1", "Deployment", replicas=10**9),
+        "error: Deployment/web: spec.replicas: must be <= 1000000 (got 1000000000)",
+    ),
     "negative count": (
         selected(KRUISE, "CloneSet", updateStrategy={"maxSurge": -1}),
         "error: CloneSet/web: spec.updateStrategy.maxSurge: must be >= 0 (got -1)",

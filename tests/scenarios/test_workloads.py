@@ -150,3 +150,24 @@ def test_bad_workloads_are_refused_in_one_line(text, line, tmp_path, capsys, mon
     assert main(["validate", "bad.yaml"]) == 1
     out = capsys.readouterr()
     assert [text for text in (out.out + out.err).splitlines() if text.strip()] == [line]
+
+
+def test_workload_pods_count_against_max_pods(tmp_path, capsys) -> None:
+    argv = [
+        "simulate",
+        "--cluster",
+        str(EXAMPLES / "cluster.yaml"),
+        "--workload",
+        str(EXAMPLES / "rollout" / "inplace.yaml"),
+        "--max-pods",
+        "100",
+        "--out",
+        str(tmp_path / "o"),
+        "--quiet",
+    ]
+    assert main(argv) == 1
+    # 24 service replicas (its largest version) and 600 completions of the batch Job
+    assert capsys.readouterr().err == (
+        f"error: {EXAMPLES / 'cluster.yaml'}: the workload makes 624 pods, more than "
+        "--max-pods 100 (about 2.5 KB each to simulate); raise --max-pods to run it\n"
+    )

@@ -19,6 +19,7 @@ from pydantic import (
 from berth.api.schema.base import Model, fail
 from berth.api.schema.meta import LabelSelector, ObjectMeta, TemplateMeta
 from berth.api.schema.pods import Container, PodSpec
+from berth.api.schema.volcano import MAX_REPLICAS
 
 APPS_API = "apps/v1"
 KUBE_BATCH_API = "batch/v1"
@@ -40,6 +41,8 @@ def _check_int_or_percent(value: int | str) -> int | str:
 
 IntOrPercent = Annotated[StrictInt | StrictStr, AfterValidator(_check_int_or_percent)]
 Count = Annotated[StrictInt, Field(ge=0)]
+#: Replicas, completions, parallelism: bounded as a Volcano task's replicas are.
+Replicas = Annotated[StrictInt, Field(ge=0, le=MAX_REPLICAS)]
 
 
 class WorkloadTemplate(Model):
@@ -76,7 +79,7 @@ class DeploymentStrategy(Model):
 
 
 class DeploymentSpec(Model):
-    replicas: Count = 1
+    replicas: Replicas = 1
     selector: LabelSelector
     template: WorkloadTemplate
     strategy: DeploymentStrategy = Field(default_factory=DeploymentStrategy)
@@ -87,7 +90,7 @@ class DeploymentSpec(Model):
 
 
 class ReplicaSetSpec(Model):
-    replicas: Count = 1
+    replicas: Replicas = 1
     selector: LabelSelector
     template: WorkloadTemplate
     min_ready_seconds: Count = 0
@@ -118,7 +121,7 @@ class StatefulSetScaleStrategy(Model):
 
 
 class StatefulSetSpec(Model):
-    replicas: Count = 1
+    replicas: Replicas = 1
     selector: LabelSelector
     template: WorkloadTemplate
     pod_management_policy: Literal["OrderedReady", "Parallel"] = "OrderedReady"
@@ -169,8 +172,8 @@ class StatefulSetDoc(Model):
 
 
 class KubeJobSpec(Model):
-    parallelism: Count | None = None
-    completions: Count | None = None
+    parallelism: Replicas | None = None
+    completions: Replicas | None = None
     backoff_limit: Count = 6
     completion_mode: Literal["NonIndexed", "Indexed"] = "NonIndexed"
     active_deadline_seconds: Annotated[StrictInt, Field(ge=1)] | None = None
@@ -214,7 +217,7 @@ class CloneSetUpdateStrategy(Model):
 
 
 class CloneSetSpec(Model):
-    replicas: Count = 1
+    replicas: Replicas = 1
     selector: LabelSelector
     template: WorkloadTemplate
     scale_strategy: CloneSetScaleStrategy = Field(default_factory=CloneSetScaleStrategy)
