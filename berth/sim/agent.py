@@ -71,8 +71,9 @@ class NodeAgent:
         self.pods: list[Pod] = []  # every pod object of the run, in arrival order
         self.groups: dict[str, PodGroup] = {}
         self.stats: dict[str, GroupStats] = {}
-        #: Groups whose end their controller decides (they came through the store).
-        self.controlled: set[str] = set()
+        #: Groups whose end their controller decides (they came through the store), by id():
+        #: asked at every pod's end, where building a key would cost a trace replay.
+        self.controlled: set[int] = set()
         self.pending = 0  # pods submitted to the scheduler and not yet bound
         self.running = 0  # pods started and not yet finished
         #: pod ref → why it was evicted or failed.
@@ -105,7 +106,7 @@ class NodeAgent:
         if (
             stats.done + stats.failed + stats.evicted < stats.pods
             or group.owned
-            or group.key in self.controlled
+            or id(group) in self.controlled
         ):
             return
         group.phase = GroupPhase.COMPLETED if stats.done >= group.min_member else GroupPhase.FAILED

@@ -31,6 +31,8 @@ class ControlPlane:
         #: The objects the workload files defined (first versions, changed in place by later
         #: ones), in arrival order: what the workloads table reports.
         self.workloads: list[Workload] = []
+        #: Whether the run has workload objects (without them, no admission hook can exist).
+        self.workloads_expected = False
         self.controllers: list[Controller] = start_controllers(self)
 
     # ------------------------------------------------------------------ Runtime

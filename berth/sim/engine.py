@@ -112,6 +112,7 @@ class Simulation:
         self.store.watch("PodGroup", self._on_store_group)
         self._unschedulable = {node.name: node.unschedulable for node in manifests.nodes}
         if manifests.workloads:
+            self.control.workloads_expected = True
             self.control.add_nodes(manifests.nodes)
         self.jobs = list(manifests.jobs)
         state = self.scheduler.state
@@ -173,7 +174,8 @@ class Simulation:
             Ev.NODE_DOWN: self._on_node_down,
             Ev.NODE_UP: self._on_node_up,
             Ev.FAIL: agent.on_fail,
-            Ev.SUBMIT: self._on_plain_pod,
+            # Admission hooks (SidecarSet injection) come only with workload objects.
+            Ev.SUBMIT: self._on_plain_pod if self.control.workloads_expected else self._on_submit,
             Ev.SESSION: self._on_session,
             Ev.START: agent.on_start,
             Ev.RESTARTED: agent.on_restarted,
@@ -295,7 +297,7 @@ class Simulation:
 
     def _on_store_group(self, event: WatchEvent, group: PodGroup) -> None:
         if event == WatchEvent.ADDED:
-            self.agent.controlled.add(group.key)
+            self.agent.controlled.add(id(group))
             self._on_group(group)
         elif event == WatchEvent.DELETED:
             self.scheduler.remove_group(group.key)
