@@ -10,7 +10,6 @@ are queued (``Runtime.soon``): all the pod events of one instant make one pass p
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
 from dataclasses import replace
 from typing import ClassVar
 
@@ -323,7 +322,3 @@ def _patched(current: dict[str, str], old: dict[str, str], new: dict[str, str]) 
     result = {k: v for k, v in current.items() if k not in old or k in new}
     result.update(new)
     return result
-
-
-def count(pods: Iterable[Pod], *phases: PodPhase) -> int:
-    return sum(1 for pod in pods if pod.phase in phases)
