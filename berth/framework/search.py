@@ -63,13 +63,19 @@ class NodeSearch:
 
     def compile(self, pod: Pod) -> PodClass:
         state = self.state
-        key = class_key(pod, labels_matter=bool(state.anti_terms))
+        key = class_key(pod, labels_matter=bool(state.carried))
         cls = self.classes.get(key)
         if cls is not None and cls.epoch == state.structure_epoch:
             self.classes.move_to_end(key)
             return cls
         request = state.request_vector(pod.requests)
-        cls = PodClass(key=key, pod=pod, request=request, nonzero=np.flatnonzero(request))
+        cls = PodClass(
+            key=key,
+            pod=pod,
+            request=request,
+            nonzero=np.flatnonzero(request),
+            scored_cpu_memory=pod.nonzero_requests or (int(request[0]), int(request[1])),
+        )
         for plugin in dict.fromkeys(self.filters + self.scorers):
             plugin.prepare(cls, state)
         for plugin in self.filters:

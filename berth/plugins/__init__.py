@@ -15,6 +15,7 @@ from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
+from berth.plugins.requested_to_capacity_ratio import RequestedToCapacityRatio
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
@@ -32,6 +33,7 @@ REGISTRY: dict[str, type[Plugin]] = {
         LeastAllocated,
         MostAllocated,
         BalancedAllocation,
+        RequestedToCapacityRatio,
         Priority,
         Gang,
         Drf,

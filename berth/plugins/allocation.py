@@ -1,8 +1,17 @@
-"""Shared arithmetic of the allocation scorers: the fraction of each weighted resource a node
-would have requested after placing the pod."""
+"""Shared arithmetic of the allocation scorers: what a node would have requested after placing
+the pod, as a fraction of what it has, per weighed resource.
+
+Which resources count follows kube-scheduler: a resource a node does not have is left out for
+that node, and an extended resource (a GPU, a device) only counts for pods that request it, so
+a cpu-only pod is not pulled towards or pushed away from GPU nodes by their GPUs. cpu and
+memory count for every pod; least-allocated, kube-scheduler's MostAllocated and
+requested-to-capacity-ratio count them as kube-scheduler's allocation scores do, with a
+container that requests none counted at 100m cpu or 200 MiB memory (``Pod.nonzero_requests``).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -11,6 +20,9 @@ from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 from berth.resources import CPU, MEMORY
+
+#: Resources weighed for every pod; any other only for the pods that request it.
+ALWAYS_WEIGHED = frozenset({CPU, MEMORY, "ephemeral-storage"})
 
 
 def resource_weights(
@@ -23,7 +35,7 @@ def resource_weights(
     if isinstance(raw, list):
         try:
             raw = {item["name"]: item.get("weight", 1) for item in raw}
-        except (TypeError, KeyError) as exc:
+        except (TypeError, KeyError, AttributeError) as exc:
             raise PluginArgumentError(
                 f"plugin {plugin_name}: argument resources: expected a list of {{name, weight}}"
             ) from exc
@@ -48,39 +60,55 @@ def resource_weights(
     return pairs
 
 
-def fraction_after(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+def requested_after(
+    cls: PodClass, state: ClusterState, rows: Rows, col: int, nonzero: bool
+) -> np.ndarray:
+    """What each node would have requested of resource ``col`` with the pod placed;
+    ``nonzero``: cpu and memory counted as kube-scheduler's allocation scores count them."""
+    if nonzero and col < 2:
+        return state.nonzero_requested[:, col][rows] + cls.scored_cpu_memory[col]
+    request = cls.request[col] if col < len(cls.request) else 0
+    return state.requested[:, col][rows] + request
+
+
+def fraction_after(
+    cls: PodClass, state: ClusterState, rows: Rows, col: int, nonzero: bool = False
+) -> np.ndarray:
     """requested-after-placement / allocatable of resource ``col`` per row, clipped to 1, and 0
     on nodes that do not have the resource.
 
-    Cached per evaluation in the class's scratch space, so least-allocated, balanced-allocation
-    and most-allocated together pay for each resource column once.
+    Cached per evaluation in the class's scratch space, so the allocation scorers together pay
+    for each resource column once.
     """
-    key = ("fraction", col)
+    key = ("fraction", col, nonzero)
     cached = cls.scratch.get(key)
     if cached is not None:
         return cached
     alloc = state.allocatable[:, col][rows]
-    after = state.requested[:, col][rows] + (cls.request[col] if col < len(cls.request) else 0)
+    after = requested_after(cls, state, rows, col, nonzero)
     fraction = np.where(alloc > 0, np.minimum(after / np.maximum(alloc, 1), 1.0), 0.0)
     cls.scratch[key] = fraction
     return fraction
 
 
-def weighted_fraction(
-    cls: PodClass, state: ClusterState, rows: Rows, weights: list[tuple[int, float]]
+def weighted_mean(
+    state: ClusterState,
+    rows: Rows,
+    weights: list[tuple[int, float]],
+    per_resource: Callable[[int], np.ndarray],
 ) -> np.ndarray:
-    """Mean of the fractions weighted by ``weights``; a resource a node lacks does not count
-    for that node."""
+    """Mean of ``per_resource(col)`` weighted by ``weights``; a resource a node lacks does not
+    count for that node, and a node with none of them gets 0."""
     summed: np.ndarray | float = 0.0
     total: np.ndarray | float = 0.0
     for col, weight in weights:
         if col >= state.width:
             continue
         node_weight = weight * (state.allocatable[:, col][rows] > 0)
-        summed = summed + node_weight * fraction_after(cls, state, rows, col)
+        summed = summed + node_weight * per_resource(col)
         total = total + node_weight
     if isinstance(total, float):
-        return np.zeros(len(rows))
+        return np.zeros(len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows))
     return np.where(total > 0, summed / np.maximum(total, 1e-12), 0.0)
 
 
@@ -103,3 +131,14 @@ class AllocationScorer(Plugin):
         if self._weights is None:
             self._weights = [(state.axis.index(name), w) for name, w in self._named]
         return self._weights
+
+    def weighed(self, cls: PodClass, state: ClusterState) -> list[tuple[int, float]]:
+        """The configured resources that count for this pod: cpu, memory and ephemeral
+        storage always, any other only when the pod requests it."""
+        request = cls.request
+        names = state.axis.names
+        return [
+            (col, weight)
+            for col, weight in self.resource_weights(state)
+            if names[col] in ALWAYS_WEIGHED or (col < len(request) and request[col])
+        ]

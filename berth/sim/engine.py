@@ -182,6 +182,8 @@ class Simulation:
         self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
         self.sim.check_nodes({node.name for node in manifests.nodes})
+        for namespace in manifests.namespaces:
+            self.scheduler.add_namespace(namespace)
         for node in manifests.nodes:
             self.scheduler.add_node(node)
         for queue in manifests.queues:

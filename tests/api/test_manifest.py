@@ -20,6 +20,7 @@ from berth.api.manifest import (
     parse_documents,
 )
 from berth.api.objects import (
+    MATCH_NOTHING,
     CpuTopology,
     LabelSelector,
     NodeSelectorTerm,
@@ -638,7 +639,7 @@ metadata:
         pytest.param(
             "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
             'm.yaml: Deployment/web: kind: unknown kind "Deployment" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, List)",
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -835,7 +836,7 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, List)",
+            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -975,7 +976,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
           affinity:
             podAffinity:
               requiredDuringSchedulingIgnoredDuringExecution:
-              - {labelSelector: {}, topologyKey: z, namespaceSelector: {}}
+              - {labelSelector: {}, topologyKey: z, namespaceSelecter: {}}
         extra: 1
         """
         ),
@@ -985,7 +986,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
         "m.yaml: Pod/web: metadata.colour: unknown field, ignored",
         "m.yaml: Pod/web: spec.containers[0].resourcez: unknown field, ignored",
         "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
-        "Execution[0].namespaceSelector: not supported by berth, ignored",
+        "Execution[0].namespaceSelecter: unknown field, ignored",
         "m.yaml: Pod/web: extra: unknown field, ignored",
     ]
     assert len(m.pods) == 1
@@ -1010,7 +1011,7 @@ def test_unquoted_annotation_is_read_with_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -> None:
+def test_terms_without_label_selector_match_no_pods_with_a_warning(tmp_path: Path) -> None:
     m = load(
         tmp_path,
         POD_HEAD
@@ -1020,13 +1021,20 @@ def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -
           containers: [{}]
           topologySpreadConstraints:
           - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}
+          affinity:
+            podAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: z}]
         """
         ),
     )
-    assert m.pods[0].spread == ()
+    assert [c.selector for c in m.pods[0].spread] == [MATCH_NOTHING]
+    assert [t.selector for t in m.pods[0].affinity.pod_required] == [MATCH_NOTHING]
     assert lines(m, tmp_path) == [
-        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing (Kubernetes "
-        "matches no pods without one, so the term is ignored)"
+        "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
+        "Execution[0].labelSelector: missing: the term matches no pods, as in Kubernetes",
+        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing: the "
+        "constraint counts no pods, as in Kubernetes (only its topology key still limits the "
+        "nodes)",
     ]
 
 
@@ -1263,7 +1271,7 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, List)"
+        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)"
     ]
 
 

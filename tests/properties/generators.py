@@ -30,7 +30,7 @@ from berth.api.objects import (
     Taint,
     Toleration,
 )
-from berth.cluster.state import ClusterState
+from berth.cluster.state import ClusterState, carried_terms
 from berth.plugins.node_affinity import node_affinity_mask
 
 ZONES = ("za", "zb", "zc")
@@ -290,24 +290,20 @@ def check_accounting(state: ClusterState) -> None:
 
 
 def check_counters(state: ClusterState) -> None:
-    """Selector and anti-affinity counters agree with a recount of the pods on each node."""
+    """Selector counters and the terms bound pods carry agree with a recount of the pods on
+    each node."""
     n = state.n
+    namespaces = state.namespace_labels
     for key, counts in state.selector_counts.items():
-        expected = [sum(1 for p in state.pods_on[r].values() if key.matches(p)) for r in range(n)]
+        expected = [
+            sum(1 for p in state.pods_on[r].values() if key.matches(p, namespaces))
+            for r in range(n)
+        ]
         assert list(counts[:n]) == expected, key
-    for term, counts in state.anti_terms.items():
-        expected = []
-        for r in range(n):
-            hits = 0
-            for p in state.pods_on[r].values():
-                for t in p.affinity.anti_required:
-                    if (
-                        t.topology_key == term.topology_key
-                        and t.selector == term.selector.selector
-                        and (t.namespaces or (p.namespace,)) == term.selector.namespaces
-                    ):
-                        hits += 1
-            expected.append(hits)
+    for term, counts in state.carried.items():
+        expected = [
+            sum(carried_terms(p).count(term) for p in state.pods_on[r].values()) for r in range(n)
+        ]
         assert list(counts[:n]) == expected, term
 
 

@@ -1,0 +1,33 @@
+"""``v1 Namespace``: cluster-scoped, read for its labels."""
+
+from __future__ import annotations
+
+from pydantic import Field, StrictStr
+
+from berth.api.schema.base import Model, Namespace, StringMap
+
+
+class NamespaceMeta(Model):
+    # A namespace's name is a DNS label, like the namespaces objects name.
+    name: Namespace
+    labels: StringMap = Field(default_factory=dict)
+    annotations: StringMap = Field(default_factory=dict)
+    ignored = frozenset(
+        {
+            "uid",
+            "resourceVersion",
+            "creationTimestamp",
+            "deletionTimestamp",
+            "managedFields",
+            "finalizers",
+            "generation",
+            "ownerReferences",
+        }
+    )
+
+
+class NamespaceDoc(Model):
+    api_version: StrictStr
+    kind: StrictStr
+    metadata: NamespaceMeta
+    ignored = frozenset({"spec", "status"})
