@@ -141,6 +141,9 @@ class ClusterState:
         #: cpu and memory requested per node as kube-scheduler's allocation scores count them
         #: (see ``Pod.nonzero_requests``).
         self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64, order="F")
+        #: Bound pods whose scored cpu/memory differ from their requests; while none do,
+        #: ``nonzero_requested`` equals the first two columns of ``requested``.
+        self.nonzero_differs = 0
         self.structure_epoch = 0
         # Cluster-wide sums kept current on every change, so sampling them costs nothing.
         self.requested_total = np.zeros(width, dtype=np.int64)
@@ -279,11 +282,11 @@ class ClusterState:
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
         nonzero = pod.nonzero_requests
         if nonzero is None:
-            self.nonzero_requested[row, 0] += delta * int(vec[0])
-            self.nonzero_requested[row, 1] += delta * int(vec[1])
-        else:
-            self.nonzero_requested[row, 0] += delta * nonzero[0]
-            self.nonzero_requested[row, 1] += delta * nonzero[1]
+            self.nonzero_requested[row] += vec[:2] if delta > 0 else -vec[:2]
+            return
+        self.nonzero_requested[row] += (delta * nonzero[0], delta * nonzero[1])
+        if nonzero[0] != vec[0] or nonzero[1] != vec[1]:
+            self.nonzero_differs += delta
 
     def _count(self, pod: Pod, row: int, delta: int) -> None:
         namespaces = self.namespace_labels
@@ -303,10 +306,10 @@ class ClusterState:
         counts = self.selector_counts.get(key)
         if counts is None:
             counts = np.zeros(self.capacity, dtype=np.int32)
-            namespaces = self.namespace_labels
+            matches, namespaces = key.matches, self.namespace_labels
             for row in range(self.n):
                 for pod in self.pods_on[row].values():
-                    if key.matches(pod, namespaces):
+                    if matches(pod, namespaces):
                         counts[row] += 1
             self.selector_counts[key] = counts
         return counts[: self.n]

@@ -78,8 +78,11 @@ def fraction_after(
     on nodes that do not have the resource.
 
     Cached per evaluation in the class's scratch space, so the allocation scorers together pay
-    for each resource column once.
+    for each resource column once (the scored and the plain cpu/memory once too, while no pod
+    has scored requests that differ from its requests).
     """
+    if nonzero and (col >= 2 or _scored_is_requested(cls, state)):
+        nonzero = False
     key = ("fraction", col, nonzero)
     cached = cls.scratch.get(key)
     if cached is not None:
@@ -91,7 +94,25 @@ def fraction_after(
     return fraction
 
 
+def present(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+    """Which rows' nodes have resource ``col`` at all (cached per evaluation like the
+    fractions)."""
+    key = ("present", col)
+    cached = cls.scratch.get(key)
+    if cached is None:
+        cached = cls.scratch[key] = state.allocatable[:, col][rows] > 0
+    return cached
+
+
+def _scored_is_requested(cls: PodClass, state: ClusterState) -> bool:
+    scored = cls.scored_cpu_memory
+    return (
+        state.nonzero_differs == 0 and scored[0] == cls.request[0] and scored[1] == cls.request[1]
+    )
+
+
 def weighted_mean(
+    cls: PodClass,
     state: ClusterState,
     rows: Rows,
     weights: list[tuple[int, float]],
@@ -104,7 +125,7 @@ def weighted_mean(
     for col, weight in weights:
         if col >= state.width:
             continue
-        node_weight = weight * (state.allocatable[:, col][rows] > 0)
+        node_weight = weight * present(cls, state, rows, col)
         summed = summed + node_weight * per_resource(col)
         total = total + node_weight
     if isinstance(total, float):
@@ -134,11 +155,16 @@ class AllocationScorer(Plugin):
 
     def weighed(self, cls: PodClass, state: ClusterState) -> list[tuple[int, float]]:
         """The configured resources that count for this pod: cpu, memory and ephemeral
-        storage always, any other only when the pod requests it."""
-        request = cls.request
-        names = state.axis.names
-        return [
-            (col, weight)
-            for col, weight in self.resource_weights(state)
-            if names[col] in ALWAYS_WEIGHED or (col < len(request) and request[col])
-        ]
+        storage always, any other only when the pod requests it (kept with the class)."""
+        key = self.name + ":weighed"
+        cached = cls.static.get(key)
+        if cached is None:
+            request = cls.request
+            names = state.axis.names
+            cached = cls.static[key] = [
+                (col, weight)
+                for col, weight in self.resource_weights(state)
+                if col < state.width
+                and (names[col] in ALWAYS_WEIGHED or (col < len(request) and request[col]))
+            ]
+        return cached

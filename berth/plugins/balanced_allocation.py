@@ -14,27 +14,29 @@ import numpy as np
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Rows
 from berth.framework.podclass import PodClass
-from berth.plugins.allocation import AllocationScorer, fraction_after
+from berth.plugins.allocation import AllocationScorer, fraction_after, present
 
 
 class BalancedAllocation(AllocationScorer):
     name = "balanced-allocation"
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
-        cols = [col for col, _ in self.weighed(cls, state) if col < state.width]
+        cols = [col for col, _ in self.weighed(cls, state)]
         request = cls.request
         if not any(col < len(request) and request[col] for col in cols):
+            count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
             return np.zeros(count)
-        fractions = np.vstack([fraction_after(cls, state, rows, col) for col in cols])
-        has = np.vstack([state.allocatable[:, col][rows] > 0 for col in cols])
-        present = has.sum(axis=0)
-        if len(cols) == 2 and has.all():
-            # The usual cpu+memory case: the deviation of two values is half their gap.
-            deviation = 0.5 * np.abs(fractions[0] - fractions[1])
+        fractions = [fraction_after(cls, state, rows, col) for col in cols]
+        has = [present(cls, state, rows, col) for col in cols]
+        if len(cols) == 2:
+            # The usual cpu+memory case: the deviation of two values is half their gap (none
+            # where a node has only one of them).
+            deviation = np.where(has[0] & has[1], 0.5 * np.abs(fractions[0] - fractions[1]), 0.0)
         else:
-            shown = np.maximum(present, 1)
-            mean = (fractions * has).sum(axis=0) / shown
-            spread = (((fractions - mean) ** 2) * has).sum(axis=0) / shown
-            deviation = np.where(present > 1, np.sqrt(spread), 0.0)
+            shown = np.vstack(has)
+            values = np.vstack(fractions)
+            counted = shown.sum(axis=0)
+            mean = (values * shown).sum(axis=0) / np.maximum(counted, 1)
+            spread = (((values - mean) ** 2) * shown).sum(axis=0) / np.maximum(counted, 1)
+            deviation = np.where(counted > 1, np.sqrt(spread), 0.0)
         return 100.0 * (1.0 - deviation)

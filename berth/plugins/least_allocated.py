@@ -16,6 +16,7 @@ class LeastAllocated(AllocationScorer):
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         return weighted_mean(
+            cls,
             state,
             rows,
             self.weighed(cls, state),

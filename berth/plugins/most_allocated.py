@@ -40,6 +40,7 @@ class MostAllocated(AllocationScorer):
             weights = self.weighed(cls, state)
         nonzero = not self.only_requested
         return weighted_mean(
+            cls,
             state,
             rows,
             weights,

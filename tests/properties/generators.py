@@ -32,6 +32,7 @@ from berth.api.objects import (
 )
 from berth.cluster.state import ClusterState, carried_terms
 from berth.plugins.node_affinity import node_affinity_mask
+from berth.resources import MIB
 
 ZONES = ("za", "zb", "zc")
 APPS = ("a", "b", "c")
@@ -230,6 +231,8 @@ def build_pod(job: dict[str, Any], index: int, spec: dict[str, Any]) -> Pod:
         group=job["name"] if job["gang"] else "",
         submit_time=job["submit"],
         duration=spec["duration"],
+        # As read from a manifest: a container without requests is scored as 100m / 200 MiB.
+        nonzero_requests=(100, 200 * MIB) if spec["best_effort"] else None,
     )
 
 
@@ -287,6 +290,16 @@ def check_accounting(state: ClusterState) -> None:
     ]
     assert (requested >= 0).all()
     assert np.array_equal(free, allocatable - requested)
+    scored = np.zeros((n, 2), dtype=np.int64)
+    differs = 0
+    for row in range(n):
+        for pod in state.pods_on[row].values():
+            vec = state.request_vector(pod.requests)
+            nonzero = pod.nonzero_requests or (int(vec[0]), int(vec[1]))
+            scored[row] += nonzero
+            differs += nonzero != (int(vec[0]), int(vec[1]))
+    assert np.array_equal(state.nonzero_requested[:n], scored)
+    assert state.nonzero_differs == differs
 
 
 def check_counters(state: ClusterState) -> None:
