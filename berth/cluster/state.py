@@ -149,6 +149,7 @@ class ClusterState:
         self.requested_total = np.zeros(width, dtype=np.int64)
         self.usage_total = np.zeros(width, dtype=np.float64)
         self._allocatable_total: tuple[int, np.ndarray] | None = None
+        self._held_everywhere: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         self._log: list[int] = []
         self._log_base = 0
@@ -346,6 +347,16 @@ class ClusterState:
         if cached is None or cached[0] != self.structure_epoch:
             total = self.allocatable[: self.n][self.schedulable[: self.n]].sum(axis=0)
             cached = self._allocatable_total = (self.structure_epoch, total)
+        return cached[1]
+
+    def held_everywhere(self) -> np.ndarray:
+        """Per resource column, whether every node has some of it (recomputed only when nodes
+        change): the allocation scorers skip masking out nodes that lack a resource when none
+        does."""
+        cached = self._held_everywhere
+        if cached is None or cached[0] != self.structure_epoch:
+            held = (self.allocatable[: self.n] > 0).all(axis=0)
+            cached = self._held_everywhere = (self.structure_epoch, held)
         return cached[1]
 
     def total_requested(self) -> np.ndarray:

@@ -120,11 +120,15 @@ def weighted_mean(
 ) -> np.ndarray:
     """Mean of ``per_resource(col)`` weighted by ``weights``; a resource a node lacks does not
     count for that node, and a node with none of them gets 0."""
+    weights = [(col, weight) for col, weight in weights if col < state.width]
+    held = state.held_everywhere()
+    if weights and all(held[col] for col, _ in weights):
+        # No node lacks any of them: a plain weighted mean, no masks.
+        plain = sum(weight * per_resource(col) for col, weight in weights)
+        return plain / sum(weight for _, weight in weights)
     summed: np.ndarray | float = 0.0
     total: np.ndarray | float = 0.0
     for col, weight in weights:
-        if col >= state.width:
-            continue
         node_weight = weight * present(cls, state, rows, col)
         summed = summed + node_weight * per_resource(col)
         total = total + node_weight

@@ -27,12 +27,16 @@ class BalancedAllocation(AllocationScorer):
             count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
             return np.zeros(count)
         fractions = [fraction_after(cls, state, rows, col) for col in cols]
-        has = [present(cls, state, rows, col) for col in cols]
         if len(cols) == 2:
             # The usual cpu+memory case: the deviation of two values is half their gap (none
             # where a node has only one of them).
-            deviation = np.where(has[0] & has[1], 0.5 * np.abs(fractions[0] - fractions[1]), 0.0)
+            deviation = 0.5 * np.abs(fractions[0] - fractions[1])
+            held = state.held_everywhere()
+            if not (held[cols[0]] and held[cols[1]]):
+                both = present(cls, state, rows, cols[0]) & present(cls, state, rows, cols[1])
+                deviation = np.where(both, deviation, 0.0)
         else:
+            has = [present(cls, state, rows, col) for col in cols]
             shown = np.vstack(has)
             values = np.vstack(fractions)
             counted = shown.sum(axis=0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pydantic import Field, StrictStr
 
 from berth.api.schema.base import Model, Namespace, StringMap
+from berth.api.schema.meta import ObjectMeta
 
 
 class NamespaceMeta(Model):
@@ -12,18 +13,8 @@ class NamespaceMeta(Model):
     name: Namespace
     labels: StringMap = Field(default_factory=dict)
     annotations: StringMap = Field(default_factory=dict)
-    ignored = frozenset(
-        {
-            "uid",
-            "resourceVersion",
-            "creationTimestamp",
-            "deletionTimestamp",
-            "managedFields",
-            "finalizers",
-            "generation",
-            "ownerReferences",
-        }
-    )
+    # What Kubernetes fills in; a Namespace is cluster-scoped and has no namespace itself.
+    ignored = ObjectMeta.ignored | {"namespace"}
 
 
 class NamespaceDoc(Model):

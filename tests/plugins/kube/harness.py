@@ -22,6 +22,20 @@ from berth.framework.plugin import Plugin
 from berth.framework.scheduler import Scheduler
 from berth.resources import canonical_name, to_canonical
 
+#: Spec fields of an incoming pod that wants nodes labelled ``foo`` (selector, affinity).
+NODE_SEL = {"nodeSelector": {"foo": ""}}
+NODE_AFF = {
+    "affinity": {
+        "nodeAffinity": {
+            "requiredDuringSchedulingIgnoredDuringExecution": {
+                "nodeSelectorTerms": [
+                    {"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}
+                ]
+            }
+        }
+    }
+}
+
 
 def kube_profile(plugin_config: Iterable[dict[str, Any]] = ()) -> Scheduler:
     """A scheduler running kube-scheduler's default profile, with ``plugin_config``."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.plugins.kube.harness import cluster, node, pod, verdicts
+from tests.plugins.kube.harness import NODE_AFF, NODE_SEL, cluster, node, pod, verdicts
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 BAR = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
@@ -113,18 +113,6 @@ PLAIN = {
     "node-a": {"node": "node-a"},
     "node-b": {"node": "node-b"},
     "node-c": {"node": "node-c", "bar": ""},
-}
-NODE_SEL = {"nodeSelector": {"foo": ""}}
-NODE_AFF = {
-    "affinity": {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}
-                ]
-            }
-        }
-    }
 }
 
 # (incoming, nodes, existing, tainted nodes, [(key, domain counts)] per DoNotSchedule constraint)

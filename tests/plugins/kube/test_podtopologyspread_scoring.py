@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import JOB_NAME_LABEL
-from tests.plugins.kube.harness import cluster, node, pod, scores
+from tests.plugins.kube.harness import NODE_AFF, NODE_SEL, cluster, node, pod, scores
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
 BAR = {"matchExpressions": [{"key": "bar", "operator": "Exists"}]}
@@ -51,18 +51,6 @@ ABCD = {n: {} for n in ("node-a", "node-b", "node-c", "node-d")}
 SPREAD_2103 = on("node-a", "node-a", "node-b", "node-d", "node-d", "node-d")
 SPREAD_4321 = on(*["node-a"] * 4, *["node-b"] * 3, *["node-c"] * 2, "node-d")
 SPREAD_4213 = on(*["node-a"] * 4, "node-b", "node-b", "node-x", "node-y", "node-y", "node-y")
-NODE_SEL = {"nodeSelector": {"foo": ""}}
-NODE_AFF = {
-    "affinity": {
-        "nodeAffinity": {
-            "requiredDuringSchedulingIgnoredDuringExecution": {
-                "nodeSelectorTerms": [
-                    {"matchExpressions": [{"key": "foo", "operator": "In", "values": [""]}]}
-                ]
-            }
-        }
-    }
-}
 ABC_FOO = {
     "node-a": {"node": "node-a", "foo": ""},
     "node-b": {"node": "node-b", "foo": ""},
