@@ -138,11 +138,11 @@ class ClusterState:
         self.selector_counts: dict[CountKey, np.ndarray] = {}
         self.carried: dict[CarriedTerm, np.ndarray] = {}
         self.namespace_labels: dict[str, dict[str, str]] = {}
-        #: cpu and memory requested per node as kube-scheduler's allocation scores count them
-        #: (see ``Pod.nonzero_requests``).
-        self.nonzero_requested = np.zeros((capacity, 2), dtype=np.int64, order="F")
-        #: Bound pods whose scored cpu/memory differ from their requests; while none do,
-        #: ``nonzero_requested`` equals the first two columns of ``requested``.
+        #: What kube-scheduler's allocation scores count of cpu and memory per node beyond the
+        #: requests (containers without requests at 100m / 200 MiB, see
+        #: ``Pod.nonzero_requests``), and how many bound pods add to it: while none does, the
+        #: scores count the plain requests.
+        self.nonzero_extra = np.zeros((capacity, 2), dtype=np.int64, order="F")
         self.nonzero_differs = 0
         self.structure_epoch = 0
         # Cluster-wide sums kept current on every change, so sampling them costs nothing.
@@ -210,7 +210,7 @@ class ClusterState:
         self.taints = {t: grown(m) for t, m in self.taints.items()}
         self.selector_counts = {k: grown(c) for k, c in self.selector_counts.items()}
         self.carried = {k: grown(c) for k, c in self.carried.items()}
-        self.nonzero_requested = grown(self.nonzero_requested)
+        self.nonzero_extra = grown(self.nonzero_extra)
         self.labels.grow(capacity)
         self.capacity = capacity
 
@@ -283,10 +283,11 @@ class ClusterState:
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
         nonzero = pod.nonzero_requests
         if nonzero is None:
-            self.nonzero_requested[row] += vec[:2] if delta > 0 else -vec[:2]
             return
-        self.nonzero_requested[row] += (delta * nonzero[0], delta * nonzero[1])
-        if nonzero[0] != vec[0] or nonzero[1] != vec[1]:
+        extra_cpu, extra_memory = nonzero[0] - int(vec[0]), nonzero[1] - int(vec[1])
+        if extra_cpu or extra_memory:
+            self.nonzero_extra[row, 0] += delta * extra_cpu
+            self.nonzero_extra[row, 1] += delta * extra_memory
             self.nonzero_differs += delta
 
     def _count(self, pod: Pod, row: int, delta: int) -> None:

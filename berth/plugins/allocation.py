@@ -7,11 +7,14 @@ a cpu-only pod is not pulled towards or pushed away from GPU nodes by their GPUs
 memory count for every pod; least-allocated, kube-scheduler's MostAllocated and
 requested-to-capacity-ratio count them as kube-scheduler's allocation scores do, with a
 container that requests none counted at 100m cpu or 200 MiB memory (``Pod.nonzero_requests``).
+
+Unlike kube-scheduler, the scores are not cut to whole points (per resource, then the mean):
+exact values tell apart nodes it would call equal (docs/configuration.md, "Differences from
+kube-scheduler").
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -66,7 +69,8 @@ def requested_after(
     """What each node would have requested of resource ``col`` with the pod placed;
     ``nonzero``: cpu and memory counted as kube-scheduler's allocation scores count them."""
     if nonzero and col < 2:
-        return state.nonzero_requested[:, col][rows] + cls.scored_cpu_memory[col]
+        extra = state.nonzero_extra[:, col][rows]
+        return state.requested[:, col][rows] + extra + cls.scored_cpu_memory[col]
     request = cls.request[col] if col < len(cls.request) else 0
     return state.requested[:, col][rows] + request
 
@@ -111,30 +115,31 @@ def _scored_is_requested(cls: PodClass, state: ClusterState) -> bool:
     )
 
 
-def weighted_mean(
+def weighted_fraction(
     cls: PodClass,
     state: ClusterState,
     rows: Rows,
     weights: list[tuple[int, float]],
-    per_resource: Callable[[int], np.ndarray],
-) -> np.ndarray:
-    """Mean of ``per_resource(col)`` weighted by ``weights``; a resource a node lacks does not
-    count for that node, and a node with none of them gets 0."""
+    nonzero: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``fraction_after`` of the weighted resources, averaged by weight over the resources
+    each node has, and which nodes have any of them (None: all do; the others get 0)."""
     weights = [(col, weight) for col, weight in weights if col < state.width]
     held = state.held_everywhere()
     if weights and all(held[col] for col, _ in weights):
         # No node lacks any of them: a plain weighted mean, no masks.
-        plain = sum(weight * per_resource(col) for col, weight in weights)
-        return plain / sum(weight for _, weight in weights)
-    summed: np.ndarray | float = 0.0
-    total: np.ndarray | float = 0.0
+        summed = sum(
+            weight * fraction_after(cls, state, rows, col, nonzero) for col, weight in weights
+        )
+        return summed / sum(weight for _, weight in weights), None
+    count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
+    summed, total = np.zeros(count), np.zeros(count)
     for col, weight in weights:
         node_weight = weight * present(cls, state, rows, col)
-        summed = summed + node_weight * per_resource(col)
-        total = total + node_weight
-    if isinstance(total, float):
-        return np.zeros(len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows))
-    return np.where(total > 0, summed / np.maximum(total, 1e-12), 0.0)
+        summed += node_weight * fraction_after(cls, state, rows, col, nonzero)
+        total += node_weight
+    counted = total > 0
+    return np.where(counted, summed / np.maximum(total, 1e-12), 0.0), counted
 
 
 class AllocationScorer(Plugin):
@@ -150,6 +155,7 @@ class AllocationScorer(Plugin):
             self.name, self.arguments.get("resources"), self.default_resources
         )
         self._weights: list[tuple[int, float]] | None = None
+        self._weighed_key = self.name + ":weighed"
 
     def resource_weights(self, state: ClusterState) -> list[tuple[int, float]]:
         """(column, weight) pairs; columns are registered on the state's axis on first use."""
@@ -160,7 +166,7 @@ class AllocationScorer(Plugin):
     def weighed(self, cls: PodClass, state: ClusterState) -> list[tuple[int, float]]:
         """The configured resources that count for this pod: cpu, memory and ephemeral
         storage always, any other only when the pod requests it (kept with the class)."""
-        key = self.name + ":weighed"
+        key = self._weighed_key
         cached = cls.static.get(key)
         if cached is None:
             request = cls.request

@@ -22,8 +22,7 @@ class BalancedAllocation(AllocationScorer):
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         cols = [col for col, _ in self.weighed(cls, state)]
-        request = cls.request
-        if not any(col < len(request) and request[col] for col in cols):
+        if not self._requests_any(cls, cols):
             count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
             return np.zeros(count)
         fractions = [fraction_after(cls, state, rows, col) for col in cols]
@@ -44,3 +43,11 @@ class BalancedAllocation(AllocationScorer):
             spread = (((values - mean) ** 2) * shown).sum(axis=0) / np.maximum(counted, 1)
             deviation = np.where(counted > 1, np.sqrt(spread), 0.0)
         return 100.0 * (1.0 - deviation)
+
+    def _requests_any(self, cls: PodClass, cols: list[int]) -> bool:
+        key = self.name + ":requests"
+        answer = cls.static.get(key)
+        if answer is None:
+            request = cls.request
+            answer = cls.static[key] = any(col < len(request) and request[col] for col in cols)
+        return answer

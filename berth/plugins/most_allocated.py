@@ -16,7 +16,7 @@ import numpy as np
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Rows
 from berth.framework.podclass import PodClass
-from berth.plugins.allocation import AllocationScorer, fraction_after, weighted_mean
+from berth.plugins.allocation import AllocationScorer, weighted_fraction
 from berth.resources import CPU, GPU, MEMORY
 
 
@@ -38,11 +38,5 @@ class MostAllocated(AllocationScorer):
             ]
         else:
             weights = self.weighed(cls, state)
-        nonzero = not self.only_requested
-        return weighted_mean(
-            cls,
-            state,
-            rows,
-            weights,
-            lambda col: 100.0 * fraction_after(cls, state, rows, col, nonzero=nonzero),
-        )
+        used, _ = weighted_fraction(cls, state, rows, weights, nonzero=not self.only_requested)
+        return 100.0 * used

@@ -298,7 +298,7 @@ def check_accounting(state: ClusterState) -> None:
             nonzero = pod.nonzero_requests or (int(vec[0]), int(vec[1]))
             scored[row] += nonzero
             differs += nonzero != (int(vec[0]), int(vec[1]))
-    assert np.array_equal(state.nonzero_requested[:n], scored)
+    assert np.array_equal(requested[:, :2] + state.nonzero_extra[:n], scored)
     assert state.nonzero_differs == differs
 
 

@@ -163,6 +163,12 @@ def scores(
     return {n: float(v) for n, v in zip(names, values, strict=True)}
 
 
+def truncated(got: dict[str, float]) -> dict[str, int]:
+    """berth's exact scores cut to whole points as kube-scheduler's integer arithmetic does;
+    the tolerance absorbs floating-point error (45 computed as 44.999999...)."""
+    return {n: int(np.floor(v + 1e-9)) for n, v in got.items()}
+
+
 def same_ranking(got: dict[str, float], expected: dict[str, int]) -> bool:
     """Whether two score lists order every pair of nodes the same way (ties included)."""
     names = list(expected)

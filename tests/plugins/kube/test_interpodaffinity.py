@@ -13,7 +13,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import Namespace
-from tests.plugins.kube.harness import cluster, node, pod, scores, verdicts
+from tests.plugins.kube.harness import cluster, node, pod, scores, truncated, verdicts
 
 TEAM1, TEAM2 = {"team": "team1"}, {"team": "team2"}
 NAMESPACES = [
@@ -842,7 +842,7 @@ def scored(incoming, existing, nodes, plugin_config=()):
 )
 def test_preferred_affinity(incoming, existing, nodes, expected):
     got = scored(incoming, existing, nodes)
-    assert {n: int(v) for n, v in got.items()} == expected
+    assert truncated(got) == expected
 
 
 IGNORE = [{"name": "InterPodAffinity", "args": {"ignorePreferredTermsOfExistingPods": True}}]
@@ -879,4 +879,4 @@ def test_hard_pod_affinity_symmetric_weight(namespace, weight, expected):
     nodes = {"node1": CHINA, "node2": INDIA, "node3": AZ1}
     config = [{"name": "InterPodAffinity", "args": {"hardPodAffinityWeight": weight}}]
     got = scored(mk(SERVICE, namespace=namespace), existing, nodes, config)
-    assert {n: int(v) for n, v in got.items()} == (expected or dict.fromkeys(nodes, 0))
+    assert truncated(got) == (expected or dict.fromkeys(nodes, 0))
