@@ -48,7 +48,7 @@ class SelectorKey:
         resolved for that pod, see ``PodAffinityTerm.for_pod``)."""
         names = term.namespaces
         if not names and term.namespace_selector is None:
-            names = (namespace,)
+            return cls((namespace,), term.selector)
         return cls(tuple(sorted(set(names))), term.selector, term.namespace_selector)
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
