@@ -99,6 +99,11 @@ def weighted(weight: int, selector: LabelSelector, key: str = HOST) -> WeightedP
     return WeightedPodAffinityTerm(weight, PodAffinityTerm(selector, key))
 
 
+#: gang without its votes on victims, as berth's default has it: priority (preempt) and the
+#: queue plugins (reclaim) choose, and the eviction actions keep gangs whole.
+GANG = {"name": "gang", "enablePreemptable": False, "enableReclaimable": False}
+
+
 def config(
     plugins: Iterable[str | dict[str, Any]], actions: str = "enqueue, allocate, backfill"
 ) -> SchedulerConfig:

@@ -263,6 +263,7 @@ def build_pod(
         or 0.0,
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),
         preemptable=preemptable(meta, ctx),
+        preemption_policy=spec.preemption_policy or "",
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
     )
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)

@@ -21,7 +21,10 @@ class Framework:
         self.task_orders: list[Plugin] = []
         self.job_valids: list[Plugin] = []
         self.job_readies: list[Plugin] = []
+        self.job_pipelineds: list[Plugin] = []
+        self.job_starvings: list[Plugin] = []
         self.queue_orders: list[Plugin] = []
+        self.victim_orders: list[Plugin] = []
         self.overuseds: list[Plugin] = []
         self.allocatables: list[Plugin] = []
         self.preemptives: list[Plugin] = []
@@ -31,10 +34,11 @@ class Framework:
         self.allocation_watchers: list[Plugin] = []
         #: Admission votes per tier: a tier that admits decides before the tiers below it.
         self.job_enqueueables: list[list[Plugin]] = []
-        for tier in config.tiers:
+        for index, tier in enumerate(config.tiers):
             self.job_enqueueables.append([])
             for spec in tier:
                 plugin = self._instantiate(REGISTRY[spec.name], spec)
+                plugin.tier = index
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
@@ -67,7 +71,10 @@ class Framework:
             ("task_order", self.task_orders),
             ("job_valid", self.job_valids),
             ("job_ready", self.job_readies),
+            ("job_pipelined", self.job_pipelineds),
+            ("job_starving", self.job_starvings),
             ("queue_order", self.queue_orders),
+            ("victim_queue_order", self.victim_orders),
             ("overused", self.overuseds),
             ("allocatable", self.allocatables),
             ("preemptive", self.preemptives),

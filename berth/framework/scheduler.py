@@ -35,7 +35,9 @@ class Scheduler:
         self.search = NodeSearch(
             self.state, self.framework.filters, self.framework.scorers, config.search, seed
         )
-        self.actions = [ACTIONS[name]() for name in config.actions]
+        self.actions = [
+            ACTIONS[name](config.action_arguments.get(name, {})) for name in config.actions
+        ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
         self.jobs: dict[str, JobInfo] = {}
         #: Jobs with pending pods, in arrival order.
@@ -72,8 +74,8 @@ class Scheduler:
             job.touched = True
             job.placeholder = False
             job._min_request = None
-        if group.owned and group.phase == GroupPhase.PENDING:
-            # Its pods come only after admission, so it waits for enqueue without any.
+        if self._awaits_admission(job):
+            # Admission does not wait for its pods (a Job's come only after it).
             job.touched = True
             self.waiting[group.key] = job
         return job
@@ -146,7 +148,9 @@ class Scheduler:
 
     @staticmethod
     def _awaits_admission(job: JobInfo) -> bool:
-        return job.group.owned and job.group.phase == GroupPhase.PENDING
+        """A PodGroup enqueue has not admitted yet (implicit groups of single pods come with
+        their pod)."""
+        return not job.group.implicit and job.group.phase == GroupPhase.PENDING
 
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
@@ -178,7 +182,9 @@ class Scheduler:
             all_jobs=self.jobs,
             admission_epoch=self.admission_epoch,
         )
-        awaiting = [job for job in self.waiting.values() if self._awaits_admission(job)]
+        awaiting = [
+            job for job in self.waiting.values() if job.group.owned and self._awaits_admission(job)
+        ]
         for action in self.actions:
             action.execute(session)
         self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]

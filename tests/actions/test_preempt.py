@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
-from tests.builders import Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued
 
 CFG = config(
-    ["priority", "gang", "resource-fit", "node-affinity", "least-allocated"],
+    ["priority", GANG, "resource-fit", "node-affinity", "least-allocated"],
     actions="enqueue, allocate, preempt, backfill",
 )
 
@@ -237,7 +237,7 @@ def test_part_idle_part_preempted():
 
 
 def test_preempt_alone_places_on_idle_room_without_evicting():
-    cfg = config(["priority", "gang", "resource-fit"], actions="enqueue, preempt")
+    cfg = config(["priority", GANG, "resource-fit"], actions="enqueue, preempt")
     check(
         Case(
             two_nodes(),
@@ -275,7 +275,7 @@ def test_a_queue_at_capability_preempts_within_itself():
     # high would fit on idle n1, but its queue is full; evicting a lower-priority pod of the
     # same queue frees the share, so high takes low's place and the capability still holds.
     cfg = config(
-        ["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate, preempt"
+        ["priority", GANG, "proportion", "resource-fit"], actions="enqueue, allocate, preempt"
     )
     q = Queue("q", capability={"cpu": 4000})
     bound = [(queued(cpu("low", 4000), "q"), "n0")]
