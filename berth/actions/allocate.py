@@ -65,6 +65,7 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
         row = session.place(job, pod, cls)
         if row is None:
             tasks.hopeless.add(mark)
+            session.unplaced.add(job.key)
             if job.active + job.allocated + end - tasks.next < min_member:
                 break  # the gang can no longer be completed this cycle
             continue
@@ -107,8 +108,10 @@ class Allocate:
         tasks = {}
         for job in jobs:
             ordered = sorted(job.pending, key=session.task_order_key)
-            requesting = [p for p in ordered if not p.best_effort]
-            best_effort = [p for p in ordered if p.best_effort]
-            tasks[job.key] = _Tasks(requesting + best_effort, len(requesting))
+            if job.requesting < len(ordered):  # best-effort pods go last
+                ordered = [p for p in ordered if not p.best_effort] + [
+                    p for p in ordered if p.best_effort
+                ]
+            tasks[job.key] = _Tasks(ordered, job.requesting)
         take_turns(session, by_queue(jobs), lambda job: allocate_turn(job, session, tasks[job.key]))
         session.allocated()

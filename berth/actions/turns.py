@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from berth.api.objects import GroupPhase
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import JobInfo, Overused, Session
 
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 
@@ -97,8 +97,9 @@ def take_turns(
         _, name = heapq.heappop(heap)
         jobs = pending[name]
         if skip_overused and session.overused(name):
+            reason = Overused(name)
             for _, job in jobs:
-                session.job_reasons[job.key] = f"queue {name} is overused"
+                session.job_reasons[job.key] = reason
             continue
         _, job = heapq.heappop(jobs)
         again = serve(job)
@@ -106,7 +107,7 @@ def take_turns(
         while again and not jobs and not heap:
             # Alone in the only queue left: nothing to re-rank it against.
             if skip_overused and session.overused(name):
-                session.job_reasons[job.key] = f"queue {name} is overused"
+                session.job_reasons[job.key] = Overused(name)
                 again = False
                 break
             again = serve(job)

@@ -236,6 +236,8 @@ class Pod:
     start_time: float | None = None
     end_time: float | None = None
     exit_code: int | None = None
+    #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
+    waited_for: str = ""
 
     @property
     def key(self) -> str:

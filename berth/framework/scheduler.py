@@ -21,7 +21,15 @@ from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
+from berth.framework.session import (
+    Bind,
+    Eviction,
+    JobInfo,
+    NoNode,
+    Overused,
+    Session,
+    charge,
+)
 
 
 class Scheduler:
@@ -49,6 +57,13 @@ class Scheduler:
         self.queue_allocated: dict[str, np.ndarray] = {}
         #: Controller-owned PodGroups the last session admitted: their pods can be created now.
         self.admitted: list[PodGroup] = []
+        #: Sessions run so far, and the count when each pending pod arrived: a pod bound by a
+        #: later session than the first one after its arrival has waited.
+        self.sessions = 0
+        self._arrived: dict[str, int] = {}
+        #: Why each waiting job waited in the last session that left it waiting; a pod that
+        #: waited and then runs keeps it as ``waited_for``.
+        self.waited_for: dict[str, Reason] = {}
 
     # ------------------------------------------------------------------ inputs
 
@@ -121,11 +136,13 @@ class Scheduler:
         job.add_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         self.waiting[key] = job
+        self._arrived[pod.key] = self.sessions
         return job
 
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
+        del self._arrived[pod.key]
         request = self.state.request_vector(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
@@ -141,6 +158,7 @@ class Scheduler:
         job = self.jobs.get(key)
         if job is None:
             return
+        self._arrived.pop(pod.key, None)
         job.remove_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         if not job.pending and not self._awaits_admission(job):
@@ -188,18 +206,40 @@ class Scheduler:
         for action in self.actions:
             action.execute(session)
         self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
+        self._note_waits(session)
         for key in [
             k
             for k, job in self.waiting.items()
             if not job.pending and not self._awaits_admission(job)
         ]:
             del self.waiting[key]
+            self.waited_for.pop(key, None)
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
         self.evictions = session.evictions
         self.state.trim_log()
         return session.binds
+
+    def _note_waits(self, session: Session) -> None:
+        """Give each pod the session bound that had waited its job's last reason, then keep
+        this session's reasons for the jobs it leaves waiting. A job left waiting for nodes is
+        explained once, when it starts waiting for them, not again every cycle."""
+        for bind in session.binds:
+            pod = bind.pod
+            if self._arrived.pop(pod.key, self.sessions) < self.sessions:
+                reason = self.waited_for.get(f"{pod.namespace}/{pod.group}")
+                pod.waited_for = "" if reason is None else str(reason)
+        self.sessions += 1
+        waited = self.waited_for
+        waited.update(session.job_reasons)
+        for key in session.unplaced:
+            job = self.waiting.get(key)
+            if key in session.job_reasons or job is None or not job.pending:
+                continue
+            if not isinstance(waited.get(key), NoNode):
+                text = self._search_reason(job, job.pending[0])
+                waited[key] = NoNode(lambda text=text: text)
 
     def pending_reason(self, pod: Pod) -> str:
         """Why a pod is still waiting, in the terms of what stops it now."""
@@ -209,8 +249,23 @@ class Scheduler:
             return f"podgroup {pod.group} not found"
         if not self.handles(pod):
             return f"schedulerName {pod.scheduler_name} is not handled by berth"
-        if key in self.last_reasons:
-            return str(self.last_reasons[key])
+        reason = self.last_reasons.get(key)
+        if isinstance(reason, Overused):
+            # A pod no node could hold even empty (a resource no node has, in which its queue
+            # deserves nothing) waits for a node, not for its queue.
+            cls = self.search.compile(pod)
+            state = self.state
+            cols = cls.nonzero
+            room = state.allocatable[: state.n][state.schedulable[: state.n]][:, cols]
+            if not (room >= cls.request[cols]).all(axis=1).any():
+                return self.search.explain(cls)
+        if reason is not None:
+            return str(reason)
+        return self._search_reason(job, pod)
+
+    def _search_reason(self, job: JobInfo, pod: Pod) -> str:
+        """Why a pod of a job with no reason of its own waits: no node fits it, or its gang
+        does not fit at once."""
         cls = self.search.compile(pod)
         if self.search.place(cls) is None:
             return self.search.explain(cls)

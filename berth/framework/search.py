@@ -212,7 +212,9 @@ class NodeSearch:
 
     def explain(self, cls: PodClass) -> str:
         """Why no node fits: "0/N nodes: 80 insufficient nvidia.com/gpu, 40 node selector
-        mismatch", counting each node once, under the first filter that rejects it."""
+        mismatch". A node counts under the first filter that rejects it, and there under each
+        reason that filter gives (a node short of both cpu and memory counts for both, as
+        kube-scheduler reports it), so a memory shortfall is never hidden behind cpu."""
         state = self.state
         n = state.n
         if cls.reason and cls.reason_position == state.log_position:
@@ -227,11 +229,13 @@ class NodeSearch:
             if not remaining.any():
                 break
             rows = np.flatnonzero(remaining)
+            refused = np.zeros(len(rows), dtype=bool)
             for reason, rejected in plugin.explain(cls, state, rows):
-                hit = rows[rejected & remaining[rows]]
-                if len(hit):
-                    counts[reason] += len(hit)
-                    remaining[hit] = False
+                hits = int(np.count_nonzero(rejected))
+                if hits:
+                    counts[reason] += hits
+                    refused |= rejected
+            remaining[rows[refused]] = False
         parts = ", ".join(
             f"{count} {reason}"
             for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))

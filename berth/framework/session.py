@@ -129,6 +129,24 @@ class Eviction:
     reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
 
 
+class Overused(Refusal):
+    """Its queue holds its deserved share. When the job's pods would fit no node anyway (a
+    resource no node has, say, in which the queue deserves nothing), the node shortage is the
+    better reason, and the pending reason says that instead."""
+
+    __slots__ = ()
+
+    def __init__(self, queue: str) -> None:
+        super().__init__(lambda: f"queue {queue} is overused")
+
+
+class NoNode(Refusal):
+    """No node could take the job's pods: the explanation, worked out when the job started
+    waiting for nodes (it is not worked out again while the job keeps waiting for them)."""
+
+    __slots__ = ()
+
+
 class HeldBack(Refusal):
     """A job refused only because the nodes that would take it are held for another job; it
     is not kept back by its queue, so it may itself be starving."""
@@ -281,6 +299,8 @@ class Session:
         self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, Reason] = {}
+        #: Jobs a task of which found no node this cycle (their reason is the node search's).
+        self.unplaced: set[str] = set()
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
