@@ -6,8 +6,10 @@ from berth.framework.config import PluginSpec, SchedulerConfig
 from berth.framework.plugin import Plugin, PluginArgumentError, overrides
 
 RESOURCE_FIT = "resource-fit"
+NODE_AFFINITY = "node-affinity"
+NODE_NAME = "node-name"
 #: Filters run cheapest and most selective first; unlisted ones go last in configured order.
-_FILTER_ORDER = {"node-affinity": 0, "taint-toleration": 1, "resource-fit": 2}
+_FILTER_ORDER = {NODE_NAME: 0, NODE_AFFINITY: 0, "taint-toleration": 1, RESOURCE_FIT: 2}
 
 
 class Framework:
@@ -42,10 +44,14 @@ class Framework:
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
-        if not any(p.name == RESOURCE_FIT for p in self.filters):
+        configured = {p.name for p in self.filters}
+        if RESOURCE_FIT not in configured:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
             self.filters.append(REGISTRY[RESOURCE_FIT]({}))
+        if NODE_AFFINITY not in configured and NODE_NAME not in configured:
+            # A pod that names its node goes there, whatever the configuration.
+            self.filters.append(REGISTRY[NODE_NAME]({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     @staticmethod

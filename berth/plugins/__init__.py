@@ -11,6 +11,7 @@ from berth.plugins.gang import Gang
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
@@ -26,6 +27,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         ResourceFit,
         NodeAffinity,
+        NodeName,
         TaintToleration,
         PodAffinity,
         TopologySpread,

@@ -301,15 +301,16 @@ def test_nodeorder_weights():
     )
     assert "least-allocated" not in names(fw.scorers)
     assert "most-allocated" in names(fw.scorers)
-    # no predicates configured: only the resource check every allocation makes
-    assert names(fw.filters) == ["resource-fit"]
+    # no predicates configured: only the checks every allocation makes (free room, nodeName)
+    assert names(fw.filters) == ["node-name", "resource-fit"]
 
 
-#: Filters include resource-fit whatever the configuration: every allocation checks it.
+#: Filters include resource-fit whatever the configuration (every allocation checks it), and
+#: node-name when node-affinity's filter is missing (a named node is always honoured).
 SWITCH_CASES = {
     "predicates with enablePredicate false": (
         {"name": "predicates", "enablePredicate": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "predicates alone": (
@@ -319,22 +320,22 @@ SWITCH_CASES = {
     ),
     "nodeorder with enableNodeOrder false": (
         {"name": "nodeorder", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "binpack with enableNodeOrder false": (
         {"name": "binpack", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "a berth filter switched off": (
         {"name": "node-affinity", "enablePredicate": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         ["node-affinity"],
     ),
     "a berth scorer switched off": (
         {"name": "least-allocated", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "enabled spelling": (
@@ -721,3 +722,17 @@ def test_volcano_list_of_actions_and_newer_actions():
     cfg = parse_config({"actions": ["enqueue", "allocate", "gangpreempt", "backfill"]}, "t")
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
     assert cfg.warnings == ["t: actions: gangpreempt is not available in berth yet; skipped"]
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [["resource-fit"], [{"name": "node-affinity", "enablePredicate": False}], ["node-affinity"]],
+    ids=["no node-affinity", "node-affinity switched off", "node-affinity"],
+)
+def test_a_named_node_is_honoured_whatever_the_plugins(plugins):
+    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": plugins}]}, "t")
+    s = scheduler([node("a"), node("b")], cfg)
+    assert run(s, [pod("p", node_name="b")]) == {"p": "b"}
+    missing = pod("q", node_name="gone")
+    assert run(s, [missing]) == {}
+    assert "0/2 nodes available: 2 " in s.pending_reason(missing)
