@@ -82,7 +82,7 @@ def test_default_config():
     # Victims: priority's for preempt, proportion's for reclaim (gang's votes are off).
     assert names(fw.preemptables) == ["priority"]
     assert names(fw.reclaimables) == ["proportion"]
-    assert fw.preemptives == []
+    assert names(fw.preemptives) == ["proportion"]
 
 
 def test_volcano_config_loads_without_warnings():
@@ -401,6 +401,10 @@ QUEUE_SWITCH_CASES = {
     "capacity": (
         {"name": "capacity"},
         {"preemptives": ["capacity"], "overuseds": [], "allocatables": ["capacity"]},
+    ),
+    "proportion": (
+        {"name": "proportion"},
+        {"preemptives": ["proportion"], "overuseds": ["proportion"]},
     ),
     "capacity enablePreemptive false": (
         {"name": "capacity", "enablePreemptive": False},
