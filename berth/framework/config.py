@@ -339,7 +339,7 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
             specs.append(
                 PluginSpec(
                     "most-allocated",
-                    _binpack_arguments(arguments, source, at),
+                    _binpack_arguments(arguments, source, at, warnings),
                     disabled | {"filter"},
                 )
             )
@@ -382,18 +382,26 @@ def _overcommit_arguments(arguments: dict[str, Any], where: str, warnings: list[
     return arguments
 
 
-def _binpack_arguments(arguments: dict[str, Any], source: str, at: str) -> dict[str, Any]:
+def _binpack_arguments(
+    arguments: dict[str, Any], source: str, at: str, warnings: list[str]
+) -> dict[str, Any]:
     """Volcano binpack: binpack.weight, binpack.cpu, binpack.memory, binpack.resources (a comma
-    list) and binpack.resources.<name> weights."""
-    weights: dict[str, Any] = {
-        "cpu": arguments.get("binpack.cpu", 1),
-        "memory": arguments.get("binpack.memory", 1),
-    }
+    list) and binpack.resources.<name> weights. Like Volcano, a negative resource weight is
+    taken as 1 (with a warning here)."""
+
+    def weight(key: str) -> Any:
+        value = arguments.get(key, 1)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            warnings.append(f"{source}: {at}.arguments.{key}: {value:g} is negative; using 1")
+            return 1
+        return value
+
+    weights: dict[str, Any] = {"cpu": weight("binpack.cpu"), "memory": weight("binpack.memory")}
     extra = arguments.get("binpack.resources", "")
     if not isinstance(extra, str):
         raise ConfigError(f"{source}: {at}.arguments.binpack.resources: expected a comma list")
     for name in (r.strip() for r in extra.split(",") if r.strip()):
-        weights[name] = arguments.get(f"binpack.resources.{name}", 1)
+        weights[name] = weight(f"binpack.resources.{name}")
     return {"weight": arguments.get("binpack.weight", 1), "resources": weights}
 
 
