@@ -322,6 +322,11 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
                 arguments = {**arguments, flag: item[flag]}
         if name == "overcommit":
             arguments = _overcommit_arguments(arguments, f"{source}: {at}", warnings)
+        if name == "capacity" and arguments.get("ancestorReclaimLevel"):
+            warnings.append(
+                f"{source}: {at}.arguments.ancestorReclaimLevel: not available in berth; "
+                "victims are judged by their own queue only"
+            )
         if name in REGISTRY:
             specs.append(PluginSpec(name, dict(arguments), disabled))
         elif name == "predicates":

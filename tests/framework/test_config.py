@@ -740,3 +740,14 @@ def test_a_named_node_is_honoured_whatever_the_plugins(plugins):
     missing = pod("q", node_name="gone")
     assert run(s, [missing]) == {}
     assert "0/2 nodes available: 2 " in s.pending_reason(missing)
+
+
+def test_capacity_ancestor_reclaim_level_is_named_as_unsupported():
+    cfg = parse_config(
+        {"tiers": [{"plugins": [{"name": "capacity", "arguments": {"ancestorReclaimLevel": 1}}]}]},
+        "t",
+    )
+    assert cfg.warnings == [
+        "t: tiers[0].plugins[0].arguments.ancestorReclaimLevel: not available in berth; "
+        "victims are judged by their own queue only"
+    ]
