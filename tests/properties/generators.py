@@ -420,13 +420,17 @@ class BindRecorder:
     violations: list[str] = field(default_factory=list)
     calls: int = 0
     held: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Set while a statement rolls back: putting an evicted pod back is no new placement, and
+    #: the state it returns to is only whole once the rollback is done.
+    restoring: bool = False
 
     def __post_init__(self) -> None:
         original_bind, original_unbind = self.state.bind, self.state.unbind
 
         def bind(pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
             self.calls += 1
-            self.violations += placement_violations(self.state, pod, row, vector)
+            if not self.restoring:
+                self.violations += placement_violations(self.state, pod, row, vector)
             queue = self.queues.get(pod.key)
             if queue is None:
                 self.violations.append(f"{pod.key} placed without its PodGroup")
