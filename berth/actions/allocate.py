@@ -52,19 +52,22 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
     search = session.search
     statement = session.statement()
     pods = tasks.pods
-    # A job already ready leaves its best-effort pods to backfill.
-    end = tasks.requesting if session.job_ready(job) else len(pods)
+    hopeless = tasks.hopeless
+    hold = session.hold
+    end = len(pods)
+    if tasks.requesting < end and session.job_ready(job):
+        end = tasks.requesting  # a job already ready leaves its best-effort pods to backfill
     min_member = job.group.min_member
     while tasks.next < end:
         pod = pods[tasks.next]
         tasks.next += 1
         cls = search.compile(pod)
-        mark = placement_mark(session, job, pod, cls)
-        if mark in tasks.hopeless:
+        mark = cls.key if hold is None else placement_mark(session, job, pod, cls)
+        if mark in hopeless:
             continue
         row = session.place(job, pod, cls)
         if row is None:
-            tasks.hopeless.add(mark)
+            hopeless.add(mark)
             session.unplaced.add(job.key)
             if job.active + job.allocated + end - tasks.next < min_member:
                 break  # the gang can no longer be completed this cycle
@@ -74,12 +77,12 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
         over = session.allocatable(job, cls.request)
         if over:
             session.job_reasons[job.key] = over
-            tasks.hopeless.add(mark)
+            hopeless.add(mark)
             continue
         statement.allocate(job, pod, row, cls)
         if session.job_ready(job):
             break
-    if keep_if_ready(statement, session, job):
+    if statement.journal and keep_if_ready(statement, session, job):
         return tasks.next < tasks.requesting
     return False
 

@@ -64,6 +64,8 @@ class Scheduler:
         #: Why each waiting job waited in the last session that left it waiting; a pod that
         #: waited and then runs keeps it as ``waited_for``.
         self.waited_for: dict[str, Reason] = {}
+        #: The jobs among those whose last reason is the node search's (``NoNode``).
+        self._node_waits: set[str] = set()
 
     # ------------------------------------------------------------------ inputs
 
@@ -214,6 +216,7 @@ class Scheduler:
         ]:
             del self.waiting[key]
             self.waited_for.pop(key, None)
+            self._node_waits.discard(key)
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
@@ -233,13 +236,14 @@ class Scheduler:
         self.sessions += 1
         waited = self.waited_for
         waited.update(session.job_reasons)
-        for key in session.unplaced:
+        node_waits = self._node_waits
+        node_waits.difference_update(session.job_reasons)
+        for key in session.unplaced.difference(node_waits, session.job_reasons):
             job = self.waiting.get(key)
-            if key in session.job_reasons or job is None or not job.pending:
-                continue
-            if not isinstance(waited.get(key), NoNode):
+            if job is not None and job.pending:
                 text = self._search_reason(job, job.pending[0])
                 waited[key] = NoNode(lambda text=text: text)
+                node_waits.add(key)
 
     def pending_reason(self, pod: Pod) -> str:
         """Why a pod is still waiting, in the terms of what stops it now."""
