@@ -14,7 +14,8 @@ from collections.abc import Callable
 from typing import Literal
 
 from berth.api.objects import GroupPhase
-from berth.framework.session import JobInfo, Overused, Session
+from berth.framework.reasons import Overused
+from berth.framework.session import JobInfo, Session
 
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 

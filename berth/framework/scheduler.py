@@ -20,16 +20,9 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
+from berth.framework.reasons import NoNode, Overused
 from berth.framework.search import NodeSearch
-from berth.framework.session import (
-    Bind,
-    Eviction,
-    JobInfo,
-    NoNode,
-    Overused,
-    Session,
-    charge,
-)
+from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
 
 class Scheduler:

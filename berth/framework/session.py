@@ -23,6 +23,7 @@ from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
+from berth.framework.reasons import HeldBack, node_list
 
 if TYPE_CHECKING:
     from berth.framework.framework import Framework
@@ -127,31 +128,6 @@ class Eviction:
     pod: Pod
     node: str
     reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
-
-
-class Overused(Refusal):
-    """Its queue holds its deserved share. When the job's pods would fit no node anyway (a
-    resource no node has, say, in which the queue deserves nothing), the node shortage is the
-    better reason, and the pending reason says that instead."""
-
-    __slots__ = ()
-
-    def __init__(self, queue: str) -> None:
-        super().__init__(lambda: f"queue {queue} is overused")
-
-
-class NoNode(Refusal):
-    """No node could take the job's pods: the explanation, worked out when the job started
-    waiting for nodes (it is not worked out again while the job keeps waiting for them)."""
-
-    __slots__ = ()
-
-
-class HeldBack(Refusal):
-    """A job refused only because the nodes that would take it are held for another job; it
-    is not kept back by its queue, so it may itself be starving."""
-
-    __slots__ = ()
 
 
 @dataclass(slots=True)
@@ -476,19 +452,6 @@ class Session:
 
 
 Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]
-
-#: Node names listed in a message before the rest are only counted.
-_LISTED_NODES = 5
-
-
-def node_list(names: Sequence[str]) -> str:
-    """Held nodes named in a reason: a few by name, the rest counted, so that a hold over
-    hundreds of nodes still reads as one line."""
-    if len(names) == 1:
-        return f"node {names[0]}"
-    listed = ", ".join(names[:_LISTED_NODES])
-    rest = len(names) - _LISTED_NODES
-    return f"nodes {listed}" + (f" and {rest} more" if rest > 0 else "")
 
 
 def _allowed(

@@ -27,7 +27,8 @@ import numpy as np
 from berth.api.objects import GroupPhase, Pod
 from berth.durations import DurationError, parse_duration
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
-from berth.framework.session import HeldBack, Hold, JobInfo, Session, node_list
+from berth.framework.reasons import HeldBack, node_list
+from berth.framework.session import Hold, JobInfo, Session
 
 WAIT_TIME = "reservation.waitTime"
 DEFAULT_WAIT_TIME = "30m"

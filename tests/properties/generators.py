@@ -182,6 +182,32 @@ def raw_configs(draw: st.DrawFn) -> dict[str, Any] | None:
 # -- builders -------------------------------------------------------------------------------------
 
 
+def plain_pod(cpu: int, duration: float | None = None) -> dict[str, Any]:
+    """A pod template that asks only for ``cpu`` (and a little memory): no constraints."""
+    return {
+        "app": "a",
+        "best_effort": False,
+        "cpu": cpu,
+        "memory": 128,
+        "gpu": 0,
+        "selector": None,
+        "tolerates": True,
+        "anti": None,
+        "spread": None,
+        "duration": duration,
+    }
+
+
+def populate(scheduler: Any, manifests: Manifests) -> None:
+    """Give a scheduler the manifests' nodes, queues and groups (pods come later)."""
+    for node in manifests.nodes:
+        scheduler.add_node(node)
+    for queue in manifests.queues:
+        scheduler.add_queue(queue)
+    for group in manifests.groups:
+        scheduler.add_group(group)
+
+
 def build_node(spec: dict[str, Any]) -> Node:
     labels = {"node.test/kind": spec["kind"]}
     if spec["zone"] is not None:

@@ -22,6 +22,8 @@ from .generators import (
     check_accounting,
     check_counters,
     clusters,
+    plain_pod,
+    populate,
     queue_of,
     workloads,
 )
@@ -100,18 +102,7 @@ def contention(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, An
     for index in range(draw(st.integers(2, 9))):
         replicas = draw(st.integers(1, 4))
         cpu = draw(st.sampled_from([1000, 2000]))
-        pod = {
-            "app": "a",
-            "best_effort": False,
-            "cpu": cpu,
-            "memory": 128,
-            "gpu": 0,
-            "selector": None,
-            "tolerates": True,
-            "anti": None,
-            "spread": None,
-            "duration": None,
-        }
+        pod = plain_pod(cpu)
         jobs.append(
             {
                 "name": f"job-{index:02d}",
@@ -160,12 +151,7 @@ def _checked_run(manifests: Manifests, raw: dict[str, Any]) -> None:
 
 
 def _run(scheduler: Scheduler, recorder: BindRecorder, manifests: Manifests) -> None:
-    for node in manifests.nodes:
-        scheduler.add_node(node)
-    for queue in manifests.queues:
-        scheduler.add_queue(queue)
-    for group in manifests.groups:
-        scheduler.add_group(group)
+    populate(scheduler, manifests)
     times = sorted({p.submit_time for p in manifests.pods})
     evicted: set[str] = set()
     for now in times + [times[-1] + 1.0, times[-1] + 2.0]:
