@@ -290,3 +290,28 @@ def test_a_queue_at_capability_preempts_within_itself():
         ),
         cfg,
     )
+
+
+@pytest.mark.parametrize(
+    "gang_starving,evicted",
+    [(True, set()), (False, {"low"})],
+    ids=["gang decides: at minMember it does not starve", "priority alone: a pending pod starves"],
+)
+def test_starvation_is_voted_by_the_first_tier_with_a_voter(gang_starving, evicted):
+    # "elastic" runs its minMember (1) and wants one more pod; a low-priority job holds the rest
+    # of the node. With gang voting, the job is not starving; without, priority's vote (any
+    # pending pod) makes it starve, and it preempts.
+    elastic = PodGroup("elastic", min_member=1, priority=10)
+    gang_entry = {**GANG, "enableJobStarving": gang_starving}
+    cfg = config(["priority", gang_entry, "resource-fit"], actions="enqueue, allocate, preempt")
+    check(
+        Case(
+            [node("n", cpu=4000)],
+            groups=[elastic],
+            bound=[(cpu("elastic-0", 2000, group="elastic"), "n"), (cpu("low", 2000), "n")],
+            pods=[cpu("elastic-1", 2000, group="elastic")],
+            binds={"elastic-1": "n"} if evicted else {},
+            evictions=by("elastic", *evicted),
+        ),
+        cfg,
+    )

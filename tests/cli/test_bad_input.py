@@ -345,6 +345,85 @@ def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
     assert (out_dir / "summary.json").is_file()
 
 
+VOLCANO_AS_IS = """\
+actions: [enqueue, allocate, preempt, reclaim, backfill]
+configurations:
+  - name: preempt
+    arguments: {maxCandidateNodesAbsolute: 4, enableTopologyAwarePreemption: false}
+tiers:
+  - plugins:
+      - name: priority
+      - name: gang
+        enableJobPipelined: true
+        enableTargetJob: false
+      - name: conformance
+  - plugins:
+      - name: overcommit
+        arguments: {overcommit-factor: 0.8}
+      - name: drf
+      - name: predicates
+      - name: proportion
+      - name: nodeorder
+"""
+
+
+def test_a_volcano_configuration_runs_as_it_is(tmp_path, capsys):
+    path = write(tmp_path, "volcano.conf", VOLCANO_AS_IS)
+    out_dir = tmp_path / "out"
+    rc, _, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--workload",
+        str(WORKLOAD),
+        "--config",
+        str(path),
+        "--out",
+        str(out_dir),
+        "--quiet",
+    )
+    assert rc == 0
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: {path}: tiers[0].plugins[1].enableTargetJob: berth has no such extension "
+        "point; ignored",
+        f"warning: {path}: tiers[1].plugins[0].arguments.overcommit-factor: 0.8 is below 1; "
+        "using Volcano's default 1.2",
+    ]
+    assert (out_dir / "summary.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("tiers:\n- plugins:\n  - name: gang\n    enableJobReady: 'no'\n", "enableJobReady"),
+        (
+            "configurations: [{name: preempt, arguments: {maxCandidateNodesAbsolute: x}}]\n",
+            "integer",
+        ),
+    ],
+    ids=["switch not a boolean", "action argument of the wrong type"],
+)
+def test_simulate_bad_volcano_settings_are_one_line(tmp_path, capsys, text, expected):
+    path = write(tmp_path, "volcano.conf", text)
+    rc, _, err = run(
+        capsys,
+        "simulate",
+        "--cluster",
+        str(CLUSTER),
+        "--config",
+        str(path),
+        "--out",
+        str(tmp_path / "out"),
+        "--quiet",
+    )
+    assert rc == 1
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {path}: ") and expected in line
+    assert not (tmp_path / "out").exists()
+
+
 def test_simulate_bad_arguments_exit_non_zero(tmp_path, capsys):
     with pytest.raises(SystemExit) as exc:
         main(["simulate", "--seed", "abc", "--out", str(tmp_path / "out")])
