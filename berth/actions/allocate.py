@@ -58,6 +58,7 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
     if tasks.requesting < end and session.job_ready(job):
         end = tasks.requesting  # a job already ready leaves its best-effort pods to backfill
     min_member = job.group.min_member
+    ready = False
     while tasks.next < end:
         pod = pods[tasks.next]
         tasks.next += 1
@@ -68,7 +69,7 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
         row = session.place(job, pod, cls)
         if row is None:
             hopeless.add(mark)
-            session.unplaced.add(job.key)
+            session.unplaced[job.key] = cls
             if job.active + job.allocated + end - tasks.next < min_member:
                 break  # the gang can no longer be completed this cycle
             continue
@@ -80,17 +81,24 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
             hopeless.add(mark)
             continue
         statement.allocate(job, pod, row, cls)
-        if session.job_ready(job):
+        ready = session.job_ready(job)
+        if ready:
             break
-    if statement.journal and keep_if_ready(statement, session, job):
+    if ready and keep_if_ready(statement, session, job, ready):
         return tasks.next < tasks.requesting
+    statement.discard()
     return False
 
 
-def keep_if_ready(statement: Statement, session: Session, job: JobInfo) -> bool:
-    """Commit what ``statement`` placed for ``job`` if the job is ready, else undo it. A held
-    job that starts releases its nodes to the jobs after it."""
-    if not (statement.has_placements and session.job_ready(job)):
+def keep_if_ready(
+    statement: Statement, session: Session, job: JobInfo, ready: bool | None = None
+) -> bool:
+    """Commit what ``statement`` placed for ``job`` if the job is ready (``ready``, when the
+    caller already knows), else undo it. A held job that starts releases its nodes to the jobs
+    after it."""
+    if ready is None:
+        ready = session.job_ready(job)
+    if not (ready and statement.has_placements):
         statement.discard()
         return False
     statement.commit()

@@ -20,6 +20,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
+from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
 from berth.framework.search import NodeSearch
 from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
@@ -50,8 +51,9 @@ class Scheduler:
         self.queue_allocated: dict[str, np.ndarray] = {}
         #: Controller-owned PodGroups the last session admitted: their pods can be created now.
         self.admitted: list[PodGroup] = []
-        #: Sessions run so far, and the count when each pending pod arrived: a pod bound by a
-        #: later session than the first one after its arrival has waited.
+        #: Sessions run so far, and the count when each pending pod arrived (by the pod's
+        #: identity: a pending pod is referenced here only while the scheduler holds it): a pod
+        #: bound by a later session than the first one after its arrival has waited.
         self.sessions = 0
         self._arrived: dict[str, int] = {}
         #: Why each waiting job waited in the last session that left it waiting; a pod that
@@ -131,13 +133,13 @@ class Scheduler:
         job.add_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         self.waiting[key] = job
-        self._arrived[pod.key] = self.sessions
+        self._arrived[id(pod)] = self.sessions
         return job
 
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
-        del self._arrived[pod.key]
+        del self._arrived[id(pod)]
         request = self.state.request_vector(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
@@ -153,7 +155,7 @@ class Scheduler:
         job = self.jobs.get(key)
         if job is None:
             return
-        self._arrived.pop(pod.key, None)
+        self._arrived.pop(id(pod), None)
         job.remove_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         if not job.pending and not self._awaits_admission(job):
@@ -209,7 +211,8 @@ class Scheduler:
         ]:
             del self.waiting[key]
             self.waited_for.pop(key, None)
-            self._node_waits.discard(key)
+            if self._node_waits:
+                self._node_waits.discard(key)
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
@@ -220,23 +223,33 @@ class Scheduler:
     def _note_waits(self, session: Session) -> None:
         """Give each pod the session bound that had waited its job's last reason, then keep
         this session's reasons for the jobs it leaves waiting. A job left waiting for nodes is
-        explained once, when it starts waiting for them, not again every cycle."""
+        explained once, when it starts waiting for them (once per pod class in a cycle), not
+        again every cycle."""
+        arrived = self._arrived
         for bind in session.binds:
             pod = bind.pod
-            if self._arrived.pop(pod.key, self.sessions) < self.sessions:
+            if arrived.pop(id(pod), self.sessions) < self.sessions:
                 reason = self.waited_for.get(f"{pod.namespace}/{pod.group}")
                 pod.waited_for = "" if reason is None else str(reason)
         self.sessions += 1
         waited = self.waited_for
         waited.update(session.job_reasons)
         node_waits = self._node_waits
-        node_waits.difference_update(session.job_reasons)
-        for key in session.unplaced.difference(node_waits, session.job_reasons):
+        if node_waits:
+            node_waits.difference_update(session.job_reasons)
+        explained: dict[tuple, NoNode] = {}
+        for key, cls in session.unplaced.items():
+            if key in node_waits or key in session.job_reasons:
+                continue
             job = self.waiting.get(key)
-            if job is not None and job.pending:
-                text = self._search_reason(job, job.pending[0])
-                waited[key] = NoNode(lambda text=text: text)
-                node_waits.add(key)
+            if job is None or not job.pending:
+                continue
+            reason = explained.get(cls.key)
+            if reason is None:
+                text = self._search_reason(job, cls)
+                reason = explained[cls.key] = NoNode(lambda text=text: text)
+            waited[key] = reason
+            node_waits.add(key)
 
     def pending_reason(self, pod: Pod) -> str:
         """Why a pod is still waiting, in the terms of what stops it now."""
@@ -258,12 +271,11 @@ class Scheduler:
                 return self.search.explain(cls)
         if reason is not None:
             return str(reason)
-        return self._search_reason(job, pod)
+        return self._search_reason(job, self.search.compile(pod))
 
-    def _search_reason(self, job: JobInfo, pod: Pod) -> str:
-        """Why a pod of a job with no reason of its own waits: no node fits it, or its gang
-        does not fit at once."""
-        cls = self.search.compile(pod)
+    def _search_reason(self, job: JobInfo, cls: PodClass) -> str:
+        """Why a pod (of class ``cls``) of a job with no reason of its own waits: no node fits
+        it, or its gang does not fit at once."""
         if self.search.place(cls) is None:
             return self.search.explain(cls)
         min_member = job.group.min_member

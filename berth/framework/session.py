@@ -275,8 +275,9 @@ class Session:
         self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, Reason] = {}
-        #: Jobs a task of which found no node this cycle (their reason is the node search's).
-        self.unplaced: set[str] = set()
+        #: Jobs a task of which found no node this cycle (their reason is the node search's),
+        #: with that task's class.
+        self.unplaced: dict[str, PodClass] = {}
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
