@@ -89,23 +89,23 @@ def take_turns(
     Keys are asked when a job or queue is (re)queued: serving one job changes only its own
     job key and, unless a queue-order plugin ranks queues along a tree, only its own queue's
     key. A queue or job left alone goes next whatever its key, so its key is not asked."""
-    pending = {name: _job_heap(session, jobs) for name, jobs in queues.items()}
+    lines = {name: _JobLine(session, jobs) for name, jobs in queues.items()}
     served = dict.fromkeys(queues, 0)
     shared = any(p.queue_order_shared for p in session.framework.queue_orders)
     heap = [(session.queue_order_key(name, 0), name) for name in queues]
     heapq.heapify(heap)
     while heap:
         _, name = heapq.heappop(heap)
-        jobs = pending[name]
+        line = lines[name]
         if skip_overused and session.overused(name):
             reason = Overused(name)
-            for _, job in jobs:
+            for job in line.jobs():
                 session.job_reasons[job.key] = reason
             continue
-        _, job = heapq.heappop(jobs)
+        job = line.pop()
         again = serve(job)
         served[name] += 1
-        while again and not jobs and not heap:
+        while again and not line and not heap:
             # Alone in the only queue left: nothing to re-rank it against.
             if skip_overused and session.overused(name):
                 session.job_reasons[job.key] = Overused(name)
@@ -114,8 +114,8 @@ def take_turns(
             again = serve(job)
             served[name] += 1
         if again:
-            heapq.heappush(jobs, (session.job_order_key(job) if jobs else (), job))
-        if jobs:
+            line.push(job)
+        if line:
             if shared and heap:
                 heap = [(session.queue_order_key(q, served[q]), q) for _, q in heap]
                 heapq.heapify(heap)
@@ -123,8 +123,31 @@ def take_turns(
             heapq.heappush(heap, (key, name))
 
 
-def _job_heap(session: Session, jobs: list[JobInfo]) -> list[tuple[tuple, JobInfo]]:
-    """Jobs by job order; keys end with the job's unique key, so jobs are never compared."""
-    heap = [(session.job_order_key(job), job) for job in jobs]
-    heapq.heapify(heap)
-    return heap
+class _JobLine:
+    """A queue's jobs in job order: those not yet served in a list sorted once (their keys do
+    not change until they are served), those served and back for another turn in a heap with
+    their keys asked afresh; the next job is the smaller of the two heads. Keys end with the
+    job's unique key, so jobs are never compared."""
+
+    __slots__ = ("session", "waiting", "again")
+
+    def __init__(self, session: Session, jobs: list[JobInfo]) -> None:
+        self.session = session
+        self.waiting = sorted(((session.job_order_key(j), j) for j in jobs), reverse=True)
+        self.again: list[tuple[tuple, JobInfo]] = []
+
+    def __len__(self) -> int:
+        return len(self.waiting) + len(self.again)
+
+    def jobs(self) -> list[JobInfo]:
+        return [job for _, job in self.waiting + self.again]
+
+    def pop(self) -> JobInfo:
+        waiting, again = self.waiting, self.again
+        if again and (not waiting or again[0][0] < waiting[-1][0]):
+            return heapq.heappop(again)[1]
+        return waiting.pop()[1]
+
+    def push(self, job: JobInfo) -> None:
+        key = self.session.job_order_key(job) if self else ()
+        heapq.heappush(self.again, (key, job))
