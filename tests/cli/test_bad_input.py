@@ -321,12 +321,9 @@ def test_simulate_missing_config_file(tmp_path, capsys):
     assert str(missing) in err and "cannot read" in err
 
 
-def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
-    path = write(
-        tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\ncolour: blue\n'
-    )
-    out_dir = tmp_path / "out"
-    rc, _, err = run(
+def simulate_with_config(capsys, config: Path, out_dir: Path) -> tuple[int, str, str]:
+    """``berth simulate`` on the test cluster and workload under ``config``."""
+    return run(
         capsys,
         "simulate",
         "--cluster",
@@ -334,11 +331,19 @@ def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
         "--workload",
         str(WORKLOAD),
         "--config",
-        str(path),
+        str(config),
         "--out",
         str(out_dir),
         "--quiet",
     )
+
+
+def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
+    path = write(
+        tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\ncolour: blue\n'
+    )
+    out_dir = tmp_path / "out"
+    rc, _, err = simulate_with_config(capsys, path, out_dir)
     assert rc == 0
     assert f"warning: {path}: actions: shuffle is not available in berth yet; skipped" in err
     assert f"warning: {path}: colour: unknown field, ignored" in err
@@ -370,19 +375,7 @@ tiers:
 def test_a_volcano_configuration_runs_as_it_is(tmp_path, capsys):
     path = write(tmp_path, "volcano.conf", VOLCANO_AS_IS)
     out_dir = tmp_path / "out"
-    rc, _, err = run(
-        capsys,
-        "simulate",
-        "--cluster",
-        str(CLUSTER),
-        "--workload",
-        str(WORKLOAD),
-        "--config",
-        str(path),
-        "--out",
-        str(out_dir),
-        "--quiet",
-    )
+    rc, _, err = simulate_with_config(capsys, path, out_dir)
     assert rc == 0
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
     assert warnings == [
@@ -407,17 +400,7 @@ def test_a_volcano_configuration_runs_as_it_is(tmp_path, capsys):
 )
 def test_simulate_bad_volcano_settings_are_one_line(tmp_path, capsys, text, expected):
     path = write(tmp_path, "volcano.conf", text)
-    rc, _, err = run(
-        capsys,
-        "simulate",
-        "--cluster",
-        str(CLUSTER),
-        "--config",
-        str(path),
-        "--out",
-        str(tmp_path / "out"),
-        "--quiet",
-    )
+    rc, _, err = simulate_with_config(capsys, path, tmp_path / "out")
     assert rc == 1
     (line,) = err.strip().splitlines()
     assert line.startswith(f"error: {path}: ") and expected in line
