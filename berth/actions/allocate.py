@@ -116,13 +116,23 @@ class Allocate:
 
     def execute(self, session: Session) -> None:
         jobs = schedulable_jobs(session, "requesting")
-        tasks = {}
-        for job in jobs:
-            ordered = sorted(job.pending, key=session.task_order_key)
-            if job.requesting < len(ordered):  # best-effort pods go last
-                ordered = [p for p in ordered if not p.best_effort] + [
-                    p for p in ordered if p.best_effort
-                ]
-            tasks[job.key] = _Tasks(ordered, job.requesting)
-        take_turns(session, by_queue(jobs), lambda job: allocate_turn(job, session, tasks[job.key]))
+        tasks: dict[str, _Tasks] = {}
+
+        def turn(job: JobInfo) -> bool:
+            left = tasks.get(job.key)
+            if left is None:  # sorted at the job's first turn: many jobs never get one
+                left = tasks[job.key] = _job_tasks(job, session)
+            return allocate_turn(job, session, left)
+
+        take_turns(session, by_queue(jobs), turn)
         session.allocated()
+
+
+def _job_tasks(job: JobInfo, session: Session) -> _Tasks:
+    pending = job.pending
+    if len(pending) == 1:  # most jobs are single pods: nothing to order
+        return _Tasks(list(pending), job.requesting)
+    ordered = sorted(pending, key=session.task_order_key)
+    if job.requesting < len(ordered):  # best-effort pods go last
+        ordered = [p for p in ordered if not p.best_effort] + [p for p in ordered if p.best_effort]
+    return _Tasks(ordered, job.requesting)

@@ -102,10 +102,10 @@ def take_turns(
             for job in line.jobs():
                 session.job_reasons[job.key] = reason
             continue
-        job = line.pop()
+        job = line.pop() if line.again else line.waiting.pop()[1]
         again = serve(job)
         served[name] += 1
-        while again and not line and not heap:
+        while again and not heap and not (line.waiting or line.again):
             # Alone in the only queue left: nothing to re-rank it against.
             if skip_overused and session.overused(name):
                 session.job_reasons[job.key] = Overused(name)
@@ -115,7 +115,7 @@ def take_turns(
             served[name] += 1
         if again:
             line.push(job)
-        if line:
+        if line.waiting or line.again:
             if shared and heap:
                 heap = [(session.queue_order_key(q, served[q]), q) for _, q in heap]
                 heapq.heapify(heap)

@@ -6,8 +6,9 @@ committed operations become bind and eviction decisions.
 
 Answers from several plugins are combined the way Volcano combines them: orderings compare key
 by key in tier order (the first plugin that tells two items apart decides), a refusal from any
-plugin refuses (overused, allocatable, preemptive), and victims must be allowed by every plugin
-that has a say.
+plugin refuses (overused, allocatable, preemptive, readiness), and victims, admission and
+starvation are voted tier by tier: the first tier whose plugins decide wins (victims: those
+every voting plugin of that tier allows), and no plugin voting at all means no victim.
 """
 
 from __future__ import annotations
