@@ -46,9 +46,10 @@ def placement_mark(session: Session, job: JobInfo, pod: Pod, cls: PodClass) -> t
     return cls.key if hold is None else (cls.key, hold.lets(job, pod, session.now))
 
 
-def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
+def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks, gated: bool = True) -> bool:
     """One turn: place tasks until the job is ready, and keep them only if it is. Returns
-    whether the job has tasks left for another turn."""
+    whether the job has tasks left for another turn. With ``gated`` (a readiness plugin that
+    wants minMember placed), readiness is not asked before that."""
     search = session.search
     statement = session.statement()
     pods = tasks.pods
@@ -58,6 +59,7 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
     if tasks.requesting < end and session.job_ready(job):
         end = tasks.requesting  # a job already ready leaves its best-effort pods to backfill
     min_member = job.group.min_member
+    floor = min_member if gated else 0
     ready = False
     while tasks.next < end:
         pod = pods[tasks.next]
@@ -81,9 +83,10 @@ def allocate_turn(job: JobInfo, session: Session, tasks: _Tasks) -> bool:
             hopeless.add(mark)
             continue
         statement.allocate(job, pod, row, cls)
-        ready = session.job_ready(job)
-        if ready:
-            break
+        if len(job.bound) + job.allocated >= floor:
+            ready = session.job_ready(job)
+            if ready:
+                break
     if ready and keep_if_ready(statement, session, job, ready):
         return tasks.next < tasks.requesting
     statement.discard()
@@ -117,12 +120,17 @@ class Allocate:
     def execute(self, session: Session) -> None:
         jobs = schedulable_jobs(session, "requesting")
         tasks: dict[str, _Tasks] = {}
+        gated = any(p.ready_needs_min_member for p in session.framework.job_readies)
 
         def turn(job: JobInfo) -> bool:
-            left = tasks.get(job.key)
-            if left is None:  # sorted at the job's first turn: many jobs never get one
-                left = tasks[job.key] = _job_tasks(job, session)
-            return allocate_turn(job, session, left)
+            # Ordered at the job's first turn, and kept only for a job that gets another:
+            # most jobs are served in one turn, and keeping what they leave costs the garbage
+            # collector dearly on large clusters.
+            left = tasks.pop(job.key, None) or _job_tasks(job, session)
+            again = allocate_turn(job, session, left, gated)
+            if again:
+                tasks[job.key] = left
+            return again
 
         take_turns(session, by_queue(jobs), turn)
         session.allocated()

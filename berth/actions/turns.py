@@ -102,7 +102,11 @@ def take_turns(
             for job in line.jobs():
                 session.job_reasons[job.key] = reason
             continue
-        job = line.pop() if line.again else line.waiting.pop()[1]
+        if line.again:
+            job = line.pop()
+        else:  # the common case, without a call
+            job = line.waiting.pop()
+            line.head = None
         again = serve(job)
         served[name] += 1
         while again and not heap and not (line.waiting or line.again):
@@ -124,29 +128,37 @@ def take_turns(
 
 
 class _JobLine:
-    """A queue's jobs in job order: those not yet served in a list sorted once (their keys do
-    not change until they are served), those served and back for another turn in a heap with
-    their keys asked afresh; the next job is the smaller of the two heads. Keys end with the
-    job's unique key, so jobs are never compared."""
+    """A queue's jobs in job order: those not yet served in a list sorted once, last first
+    (their keys do not change until they are served; the keys are not kept, which would cost
+    the garbage collector a pass over them for each large session), those served and back for
+    another turn in a heap with their keys asked afresh; the next job is the smaller of the two
+    heads. Keys end with the job's unique key, so jobs are never compared."""
 
-    __slots__ = ("session", "waiting", "again")
+    __slots__ = ("session", "waiting", "again", "head")
 
     def __init__(self, session: Session, jobs: list[JobInfo]) -> None:
         self.session = session
-        self.waiting = sorted(((session.job_order_key(j), j) for j in jobs), reverse=True)
+        self.waiting = sorted(jobs, key=session.job_order_key, reverse=True)
         self.again: list[tuple[tuple, JobInfo]] = []
+        self.head: tuple | None = None  # the key of waiting[-1], once asked
 
     def __len__(self) -> int:
         return len(self.waiting) + len(self.again)
 
     def jobs(self) -> list[JobInfo]:
-        return [job for _, job in self.waiting + self.again]
+        return self.waiting + [job for _, job in self.again]
 
     def pop(self) -> JobInfo:
         waiting, again = self.waiting, self.again
-        if again and (not waiting or again[0][0] < waiting[-1][0]):
+        if again and waiting:
+            if self.head is None:
+                self.head = self.session.job_order_key(waiting[-1])
+            if again[0][0] < self.head:
+                return heapq.heappop(again)[1]
+        elif again:
             return heapq.heappop(again)[1]
-        return waiting.pop()[1]
+        self.head = None
+        return waiting.pop()
 
     def push(self, job: JobInfo) -> None:
         key = self.session.job_order_key(job) if self else ()

@@ -141,6 +141,10 @@ class Plugin:
         """Whether the job may keep what allocate placed for it (gang: minMember placed)."""
         raise NotImplementedError
 
+    #: ``job_ready`` says no while a job has fewer than minMember pods placed (gang), so that
+    #: allocate need not ask it after every placement until then.
+    ready_needs_min_member: bool = False
+
     def job_pipelined(self, job: JobInfo) -> bool:
         """Whether preempt or reclaim may keep what they did for the job. berth has no
         pipelined state (an evicted pod frees its node at once), so this is the job being

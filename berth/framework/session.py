@@ -440,7 +440,10 @@ class Session:
         return _allowed(self.framework.reclaimables, "reclaimable", job, pod, candidates)
 
     def job_ready(self, job: JobInfo) -> bool:
-        return all(p.job_ready(job) for p in self.framework.job_readies)
+        for plugin in self.framework.job_readies:
+            if not plugin.job_ready(job):
+                return False
+        return True
 
     def job_pipelined(self, job: JobInfo) -> bool:
         return all(p.job_pipelined(job) for p in self.framework.job_pipelineds)

@@ -24,6 +24,7 @@ from berth.framework.session import JobInfo, Session
 
 class Gang(Plugin):
     name = "gang"
+    ready_needs_min_member = True
 
     def on_session_open(self, session: Session) -> None:
         self.session = session
