@@ -14,6 +14,7 @@ from enum import StrEnum
 # Label and annotation keys berth reads or writes.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # the GPU model (NVIDIA's GPU feature discovery)
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
 PREEMPTABLE_ANNOTATION = "volcano.sh/preemptable"
@@ -24,6 +25,8 @@ UTILIZATION_ANNOTATION = "berth.io/utilization"
 FAIL_AFTER_ANNOTATION = "berth.io/fail-after"
 EXIT_CODE_ANNOTATION = "berth.io/exit-code"
 FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
+#: GPU memory per device (on nodes) or needed on each device a pod uses, MiB.
+GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
 # What Volcano's job controller puts on the pods it creates.
 JOB_NAME_LABEL = "volcano.sh/job-name"
 TASK_NAME_LABEL = "volcano.sh/task-spec"
@@ -232,6 +235,7 @@ class Pod:
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
+    gpu_devices: str = ""  # the GPU devices it was placed on ("3:460", "0,1,2,3")
     bind_time: float | None = None
     start_time: float | None = None
     end_time: float | None = None

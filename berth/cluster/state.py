@@ -14,8 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from berth.api.objects import HOSTNAME_LABEL, LabelSelector, Node, Pod, Taint
+from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.labels import LabelIndex
-from berth.resources import PODS, ResourceAxis
+from berth.resources import GPU, PODS, ResourceAxis
 
 #: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
 _PATCH_LIMIT_FRACTION = 0.25
@@ -61,6 +62,9 @@ class ClusterState:
         self.schedulable = np.zeros(capacity, dtype=bool)
         self.tiebreak = np.zeros(capacity, dtype=np.float64)
         self.labels = LabelIndex(capacity)
+        #: GPU devices per node (remaining milli-GPU and memory of each) and who holds them.
+        self.gpus = DeviceTable(capacity)
+        self.gpu_column = self.axis.index(GPU)
         self.taints: dict[Taint, np.ndarray] = {}
         self.pods_on: list[dict[str, Pod]] = []
         self.selector_counts: dict[SelectorKey, np.ndarray] = {}
@@ -71,6 +75,8 @@ class ClusterState:
         self.usage_total = np.zeros(width, dtype=np.float64)
         self._allocatable_total: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
+        #: Random numbers for plugins that choose at random (seeded, so runs repeat).
+        self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
         self._log_base = 0
 
@@ -95,6 +101,7 @@ class ClusterState:
         for name, amount in node.allocatable.items():
             self.allocatable[row, self.axis.index(name)] = amount
         self.free[row] = self.allocatable[row] - self.requested[row]
+        self.gpus.add_node(row, node, node.allocatable.get(GPU, 0))
         self.schedulable[row] = not node.unschedulable
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
@@ -131,6 +138,7 @@ class ClusterState:
         self.selector_counts = {k: grown(c) for k, c in self.selector_counts.items()}
         self.anti_terms = {k: grown(c) for k, c in self.anti_terms.items()}
         self.labels.grow(capacity)
+        self.gpus.grow(capacity)
         self.capacity = capacity
 
     def _ensure_column(self, col: int) -> None:
@@ -167,9 +175,31 @@ class ClusterState:
             vector[col] += amount
         return vector
 
-    def bind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
-        """Account ``pod`` on ``row`` (the scheduler's assume step; the backend confirms)."""
+    def gpu_ask(self, pod: Pod, vector: np.ndarray) -> GpuAsk | None:
+        """What ``pod`` (requesting ``vector``) needs from a node's GPU devices."""
+        col = self.gpu_column
+        return pod_ask(pod, int(vector[col])) if col < len(vector) and vector[col] else None
+
+    def bind(
+        self,
+        pod: Pod,
+        row: int,
+        vector: np.ndarray | None = None,
+        devices: np.ndarray | Placement | None = None,
+    ) -> Placement | None:
+        """Account ``pod`` on ``row`` (the scheduler's assume step; the backend confirms).
+
+        A GPU pod takes ``devices`` of the node (indices; a Placement to give back exactly
+        what it held before), or the default best-fit choice. Returns its devices."""
         vec = self.request_vector(pod.requests) if vector is None else vector
+        placement = None
+        if isinstance(devices, Placement):
+            self.gpus.restore(pod.key, devices)
+            placement = devices
+        else:
+            ask = self.gpu_ask(pod, vec)
+            if ask is not None and self.gpus.count[row]:
+                placement = self.gpus.take(pod.key, row, ask, devices)
         self.requested[row, : len(vec)] += vec
         self.free[row, : len(vec)] -= vec
         self.usage[row, : len(vec)] += vec * pod.utilization
@@ -178,8 +208,10 @@ class ClusterState:
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
         self._log.append(row)
+        return placement
 
-    def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+    def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> Placement | None:
+        """Take ``pod`` off ``row``; returns the devices it gave back."""
         vec = self.request_vector(pod.requests) if vector is None else vector
         self.requested[row, : len(vec)] -= vec
         self.free[row, : len(vec)] += vec
@@ -189,6 +221,7 @@ class ClusterState:
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
         self._log.append(row)
+        return self.gpus.give_back(pod.key)
 
     def _count(self, pod: Pod, row: int, delta: int) -> None:
         for key, counts in self.selector_counts.items():

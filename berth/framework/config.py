@@ -13,13 +13,12 @@ priority and gang, whose votes on victims (preempt, reclaim) would otherwise com
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
-from berth.api.yaml_errors import yaml_error_message
+from berth.api.documents import DocumentError, load_one_yaml
 from berth.framework.search import SearchConfig
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -43,6 +42,9 @@ DEFAULT_CONFIG: dict[str, Any] = {
                 {"name": "topology-spread"},
                 {"name": "least-allocated"},
                 {"name": "balanced-allocation"},
+                # GPU pods fill shared devices, then partly used nodes, keeping whole devices
+                # and whole nodes free; CPU-only pods get 0 from it and keep spreading.
+                {"name": "gpu-packing", "arguments": {"weight": 10}},
             ]
         },
     ],
@@ -160,13 +162,15 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
         return parse_config(DEFAULT_CONFIG, "<default>")
     path = Path(path)
     try:
-        text = path.read_text()
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not a UTF-8 text file (expected YAML)") from None
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: {yaml_error_message(exc, text)}") from exc
+        raw = load_one_yaml(text)
+    except DocumentError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
     # A Volcano ConfigMap keeps the configuration as a string under data.
     if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
         data = raw.get("data") or {}
@@ -174,9 +178,9 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
         if not isinstance(inner, str):
             raise ConfigError(f"{path}: ConfigMap: data: expected one scheduler configuration")
         try:
-            raw = yaml.safe_load(inner)
-        except yaml.YAMLError as exc:
-            raise ConfigError(f"{path}: ConfigMap: data: {yaml_error_message(exc, inner)}") from exc
+            raw = load_one_yaml(inner)
+        except DocumentError as exc:
+            raise ConfigError(f"{path}: ConfigMap: data: {exc}") from exc
     return parse_config(raw, str(path))
 
 
@@ -193,8 +197,8 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     tiers = [_parse_tier(tier, f"tiers[{i}]", source, warnings) for i, tier in enumerate(tiers_raw)]
     search = _parse_search(raw.get("search") or {}, source)
     period = raw.get("period", 1.0)
-    if not isinstance(period, int | float) or isinstance(period, bool) or period <= 0:
-        raise ConfigError(f"{source}: period: expected seconds > 0 (got {period!r})")
+    if not _finite(period) or period <= 0:
+        raise ConfigError(f"{source}: period: expected seconds > 0 (got {_shown(period)})")
     names = raw.get("schedulerNames", raw.get("scheduler_names", []))
     if isinstance(names, str):
         names = [names]
@@ -428,11 +432,30 @@ def _parse_search(raw: Any, source: str) -> SearchConfig:
             value = raw[key]
             if kind is bool and not isinstance(value, bool):
                 raise ConfigError(f"{source}: search.{key}: expected true or false")
-            if kind is not bool and (isinstance(value, bool) or not isinstance(value, int | float)):
-                raise ConfigError(f"{source}: search.{key}: expected a number (got {value!r})")
+            if kind is not bool and not _finite(value):
+                raise ConfigError(
+                    f"{source}: search.{key}: expected a number (got {_shown(value)})"
+                )
             setattr(config, attr, kind(value))
-    if config.min_feasible < 1:
-        raise ConfigError(f"{source}: search.minFeasibleNodes: expected >= 1")
+    if not 1 <= config.min_feasible <= 10**9:
+        raise ConfigError(f"{source}: search.minFeasibleNodes: expected 1 to 10^9")
     if not 0 <= config.percentage <= 100:
         raise ConfigError(f"{source}: search.percentageOfNodesToScore: expected 0..100")
     return config
+
+
+def _finite(value: Any) -> bool:
+    """A real number that is neither NaN nor infinite nor too large for a float (booleans are
+    not numbers here)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
+def _shown(value: Any) -> str:
+    """A value quoted back in a message, cut to one short line."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

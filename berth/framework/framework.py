@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from berth.framework.config import PluginSpec, SchedulerConfig
 from berth.framework.plugin import Plugin, PluginArgumentError, overrides
+
+if TYPE_CHECKING:
+    from berth.api.objects import Pod
+    from berth.cluster.state import ClusterState
+    from berth.framework.podclass import PodClass
 
 RESOURCE_FIT = "resource-fit"
 NODE_AFFINITY = "node-affinity"
@@ -34,6 +43,8 @@ class Framework:
         self.reclaimables: list[Plugin] = []
         self.enqueue_watchers: list[Plugin] = []
         self.allocation_watchers: list[Plugin] = []
+        #: Scorers that choose which GPU devices a pod takes on the node it goes to.
+        self.device_pickers: list[Plugin] = []
         #: Admission votes per tier: a tier that admits decides before the tiers below it.
         self.job_enqueueables: list[list[Plugin]] = []
         for index, tier in enumerate(config.tiers):
@@ -54,6 +65,22 @@ class Framework:
             self.filters.append(REGISTRY[NODE_NAME]({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
+    def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
+        """The devices a pod of ``cls`` takes on ``row``: the first placement plugin with an
+        opinion decides; None means the default choice."""
+        if cls.gpu is None:
+            return None
+        for plugin in self.device_pickers:
+            devices = plugin.pick_devices(cls, state, row)
+            if devices is not None:
+                return devices
+        return None
+
+    def on_workload(self, pods: list[Pod]) -> None:
+        """Tell every plugin the workload expected (see ``Plugin.on_workload``)."""
+        for plugin in self.plugins:
+            plugin.on_workload(pods)
+
     @staticmethod
     def _instantiate(cls: type[Plugin], spec: PluginSpec) -> Plugin:
         where = f"{spec.origin}: " if spec.origin else ""
@@ -72,6 +99,8 @@ class Framework:
                 self.filters.append(plugin)
         if overrides(plugin, "score") and "score" not in off and plugin.weight:
             self.scorers.append(plugin)
+            if overrides(plugin, "pick_devices"):
+                self.device_pickers.append(plugin)
         for point, bucket in (
             ("job_order", self.job_orders),
             ("task_order", self.task_orders),

@@ -124,6 +124,16 @@ class Plugin:
         """(reason, rejected mask) pairs for the "0/N nodes" message."""
         return [(self.reason or self.name, ~self.filter(cls, state, rows))]
 
+    def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
+        """The GPU devices of ``row`` a pod of ``cls`` (which asks GPU) takes, as device
+        indices; None leaves the choice to the next placement plugin, or to the default
+        (whole devices lowest index first, a share on the fitting device with least left)."""
+        raise NotImplementedError
+
+    def on_workload(self, pods: list[Pod]) -> None:
+        """The pods the cluster is expected to receive (known ahead: a trace, a fill run); a
+        plugin that places against the workload's shape (fgd) learns it here."""
+
     # -- job and task level -----------------------------------------------------
 
     def job_order(self, job: JobInfo) -> Any:

@@ -16,8 +16,10 @@ from berth.api.objects import (
     PodGroup,
     Queue,
 )
+from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
+from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
 from berth.framework.podclass import PodClass
@@ -61,6 +63,14 @@ class Scheduler:
         self.waited_for: dict[str, Reason] = {}
         #: The jobs among those whose last reason is the node search's (``NoNode``).
         self._node_waits: set[str] = set()
+        #: Explains the decisions for the pods asked about, when some are (``explain``).
+        self.explainer: Explainer | None = None
+
+    def explain(self, patterns: list[str]) -> Explainer:
+        """Record, from now on, why each pod matching one of ``patterns`` was placed where it
+        was or refused (see berth.framework.explain)."""
+        self.explainer = Explainer(patterns)
+        return self.explainer
 
     # ------------------------------------------------------------------ inputs
 
@@ -144,9 +154,11 @@ class Scheduler:
         job.remove_pending(pod, request)
         if not job.pending:
             self.waiting.pop(job.key, None)
-        self.state.bind(pod, self.state.rows[node], request)
+        placement = self.state.bind(pod, self.state.rows[node], request)
         charge(self.queue_allocated, job, request, 1)
         pod.bound_node = node
+        if placement is not None:
+            record_devices(pod, node, placement)
         job.bound[pod.key] = pod
 
     def withdraw(self, pod: Pod) -> None:
@@ -197,11 +209,14 @@ class Scheduler:
             all_jobs=self.jobs,
             admission_epoch=self.admission_epoch,
         )
+        session.explainer = self.explainer
         awaiting = [
             job for job in self.waiting.values() if job.group.owned and self._awaits_admission(job)
         ]
         for action in self.actions:
             action.execute(session)
+        if self.explainer is not None:
+            self.explainer.settle(session, session.binds)
         self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
         self._note_waits(session)
         for key in [

@@ -21,12 +21,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
+from berth.cluster.devices import Placement, record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
 
 if TYPE_CHECKING:
+    from berth.framework.explain import Explainer
     from berth.framework.framework import Framework
     from berth.framework.podclass import PodClass
     from berth.framework.search import NodeSearch
@@ -162,6 +164,7 @@ class _Operation:
     row: int
     request: np.ndarray
     reason: str | None  # None: a placement; else an eviction and why
+    devices: Placement | None = None  # the GPU devices placed on, or given back
 
 
 class Statement:
@@ -178,12 +181,14 @@ class Statement:
 
     def allocate(self, job: JobInfo, pod: Pod, row: int, cls: PodClass) -> None:
         session = self.session
-        session.state.bind(pod, row, cls.request)
+        state = session.state
+        devices = session.framework.pick_devices(cls, state, row)
+        placement = state.bind(pod, row, cls.request, devices)
         job.allocated += 1
         if job.group.min_task_member:
             _count_task(job, pod, 1)
         session.charge(job, pod, cls.request, 1)
-        self.journal.append(_Operation(job, pod, row, cls.request, None))
+        self.journal.append(_Operation(job, pod, row, cls.request, None, placement))
 
     def evict(self, job: JobInfo, pod: Pod, reason: str) -> None:
         """Take a bound pod off its node; its resources are free at once for the operations
@@ -191,10 +196,10 @@ class Statement:
         session = self.session
         row = session.state.rows[pod.bound_node]
         request = session.state.request_vector(pod.requests)
-        session.state.unbind(pod, row, request)
+        placement = session.state.unbind(pod, row, request)
         del job.bound[pod.key]
         session.charge(job, pod, request, -1)
-        self.journal.append(_Operation(job, pod, row, request, reason))
+        self.journal.append(_Operation(job, pod, row, request, reason, placement))
 
     def savepoint(self) -> int:
         return len(self.journal)
@@ -211,7 +216,7 @@ class Statement:
                     _count_task(op.job, op.pod, -1)
                 session.charge(op.job, op.pod, op.request, -1)
             else:
-                session.state.bind(op.pod, op.row, op.request)
+                session.state.bind(op.pod, op.row, op.request, op.devices)
                 op.job.bound[op.pod.key] = op.pod
                 session.charge(op.job, op.pod, op.request, 1)
 
@@ -233,6 +238,8 @@ class Statement:
             op.job.requesting -= not op.pod.best_effort
             op.job.bound[op.pod.key] = op.pod
             op.pod.bound_node = node
+            if op.devices is not None:
+                record_devices(op.pod, node, op.devices)
             session.bound_this_cycle.add(op.pod.key)
             placed.setdefault(op.job.key, set()).add(id(op.pod))
             session.binds.append(Bind(op.pod, node))
@@ -283,6 +290,8 @@ class Session:
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
         self.hold: Hold | None = None
+        #: Records decisions for the pods asked about (see berth.framework.explain), or None.
+        self.explainer: Explainer | None = None
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 
@@ -297,9 +306,17 @@ class Session:
         return state.allocatable[: state.n].sum(axis=0)
 
     def place(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
-        """The best node for ``pod`` of ``job``, keeping off held nodes it may not use. The
-        search ignores the hold, so only a pod whose best node turns out held pays for a
-        second look, over the cached evaluation with the held rows masked out."""
+        """The best node for ``pod`` of ``job`` (None: none fits), explained when asked for."""
+        row = self._search(job, pod, cls)
+        explainer = self.explainer
+        if explainer is not None and explainer.wants(pod):
+            explainer.saw(self, job, pod, cls, row)
+        return row
+
+    def _search(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
+        """The node search, keeping off held nodes the pod may not use. The search ignores the
+        hold, so only a pod whose best node turns out held pays for a second look, over the
+        cached evaluation with the held rows masked out."""
         row = self.search.place(cls)
         hold = self.hold
         if row is None or hold is None or not hold.holds(row) or hold.lets(job, pod, self.now):

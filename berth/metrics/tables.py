@@ -19,6 +19,7 @@ POD_COLUMNS = (
     "job",
     "queue",
     "node",
+    "devices",
     "submit_time",
     "bind_time",
     "start_time",
@@ -53,6 +54,7 @@ class JobOutcome:
     retries: int = 0
     preemptions: int = 0  # its pods evicted by preempt or reclaim
     reason: str = ""  # why it is still pending, or how it ended
+    waited_for: str = ""  # why its first pod to wait waited, once placed
 
 
 def format_decimal(value: float | None) -> str:
@@ -95,6 +97,7 @@ def write_pods_csv(
                 pod.group,
                 group_queue.get(f"{pod.namespace}/{pod.group}", ""),
                 pod.bound_node,
+                pod.gpu_devices,
                 format_decimal(pod.submit_time),
                 format_decimal(pod.bind_time),
                 format_decimal(pod.start_time),

@@ -6,8 +6,13 @@ from berth.framework.plugin import Plugin
 from berth.plugins.balanced_allocation import BalancedAllocation
 from berth.plugins.capacity import Capacity
 from berth.plugins.conformance import Conformance
+from berth.plugins.dotprod import DotProd
 from berth.plugins.drf import Drf
+from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
+from berth.plugins.gpu_bestfit import GpuBestFit
+from berth.plugins.gpu_clustering import GpuClustering
+from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
@@ -16,6 +21,7 @@ from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
+from berth.plugins.random_placement import RandomPlacement
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
@@ -43,5 +49,11 @@ REGISTRY: dict[str, type[Plugin]] = {
         Overcommit,
         Sla,
         Reservation,
+        GpuBestFit,
+        GpuPacking,
+        GpuClustering,
+        DotProd,
+        RandomPlacement,
+        Fgd,
     )
 }

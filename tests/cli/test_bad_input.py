@@ -35,8 +35,8 @@ spec:
         requests:
           cpu: lots
 ---
-apiVersion: apps/v1
-kind: Deployment
+apiVersion: example.com/v1
+kind: Widget
 metadata:
   name: web
 ---
@@ -107,7 +107,7 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
     expected = [
         f'{path}: Pod/bad-cpu: spec.containers[0].resources.requests.cpu: "lots" is not a '
         "quantity (expected e.g. 500m, 2, 4Gi)",
-        f'{path}: Deployment/web: kind: unknown kind "Deployment" (expected one of Node, '
+        f'{path}: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
         "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, List)",
         f"{path}: Pod/-: metadata.name: field required",
         f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",
@@ -252,7 +252,7 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         "malformed-cluster": (["--cluster", str(broken)], f"{broken}: invalid YAML at line "),
         "workload-without-cluster": (
             ["--workload", str(WORKLOAD)],
-            "--cluster is required when --workload is given",
+            "--workload needs nodes: give --cluster FILE, or --cluster-from-trace",
         ),
         "cluster-without-nodes": (["--cluster", str(WORKLOAD)], "no Node or NodePool objects"),
     }[case]
@@ -497,6 +497,9 @@ def test_bench_human_output(capsys):
         ["--pods", "0"],
         ["--pods", "-3"],
         ["--running", "-1"],
+        ["--nodes", "1000000000000"],
+        ["--pods", "99999999999999999999"],
+        ["--seed", "-1"],
     ],
 )
 def test_bench_invalid_numbers(capsys, argv):

@@ -48,6 +48,7 @@ def test_default_config():
             "topology-spread",
             "least-allocated",
             "balanced-allocation",
+            "gpu-packing",
         ],
     ]
     assert cfg.warnings == []
@@ -68,6 +69,7 @@ def test_default_config():
         "topology-spread",
         "least-allocated",
         "balanced-allocation",
+        "gpu-packing",
     ]
     assert names(fw.job_orders) == ["priority", "gang"]
     assert names(fw.task_orders) == ["priority"]

@@ -15,8 +15,8 @@ from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase, Queue
 from berth.framework.config import SchedulerConfig
 from berth.metrics.summary import percentiles, summarize, time_weighted_fractions, write_summary
 from berth.metrics.timeseries import TimeSeries
+from berth.outputs import write_outputs
 from berth.sim.engine import NodeFailure, SimConfig, Simulation
-from berth.sim.runner import write_outputs
 from tests.builders import GANG, config, node, pod, queued
 
 
@@ -66,13 +66,18 @@ def test_pod_counts_by_phase() -> None:
         PodPhase.SUCCEEDED,
         PodPhase.FAILED,
         PodPhase.EVICTED,
+        PodPhase.DELETED,
     ]
     pods = [Pod(name=f"p{i}", phase=phase) for i, phase in enumerate(phases)]
-    assert _summary(pods=pods)["pods"] == {
-        "submitted": 9,
+    counts = _summary(pods=pods)["pods"]
+    # Every pod object is in exactly one of the counts after "submitted".
+    assert counts["submitted"] == sum(v for k, v in counts.items() if k != "submitted")
+    assert counts == {
+        "submitted": 10,
         "completed": 3,
         "failed": 1,
         "evicted": 1,
+        "deleted": 1,
         "running": 2,
         "pending": 2,
     }

@@ -453,7 +453,7 @@ class BindRecorder:
     def __post_init__(self) -> None:
         original_bind, original_unbind = self.state.bind, self.state.unbind
 
-        def bind(pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+        def bind(pod: Pod, row: int, vector: np.ndarray | None = None, devices: Any = None) -> Any:
             self.calls += 1
             if not self.restoring:
                 self.violations += placement_violations(self.state, pod, row, vector)
@@ -471,15 +471,15 @@ class BindRecorder:
                         self.violations.append(
                             f"queue {queue} holds {held[name]} {name} > capability {cap}"
                         )
-            original_bind(pod, row, vector)
+            return original_bind(pod, row, vector, devices)
 
-        def unbind(pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+        def unbind(pod: Pod, row: int, vector: np.ndarray | None = None) -> Any:
             queue = self.queues.get(pod.key)
             if queue is not None:
                 held = self.held[queue]
                 for name, amount in pod.requests.items():
                     held[name] -= amount
-            original_unbind(pod, row, vector)
+            return original_unbind(pod, row, vector)
 
         self.state.bind = bind  # type: ignore[method-assign]
         self.state.unbind = unbind  # type: ignore[method-assign]

@@ -228,7 +228,7 @@ def test_mixed_gang_is_not_partly_bound():
 
 
 def test_min_feasible_zero_is_rejected():
-    with pytest.raises(ConfigError, match="search.minFeasibleNodes: expected >= 1"):
+    with pytest.raises(ConfigError, match="search.minFeasibleNodes: expected 1 to 10"):
         parse_config({"search": {"mode": "sampled", "minFeasibleNodes": 0}}, "test")
 
 

@@ -131,9 +131,14 @@ class PodTemplate(Model):
     spec: PodSpec
 
 
+#: The most replicas one task may ask for: beyond this a number is a typo, and creating the
+#: pods would only exhaust memory (Kubernetes' own limit is 2^31).
+MAX_REPLICAS = 1_000_000
+
+
 class JobTask(Model):
     name: Name
-    replicas: Annotated[StrictInt, Field(ge=0)] = 1
+    replicas: Annotated[StrictInt, Field(ge=0, le=MAX_REPLICAS)] = 1
     min_available: Annotated[StrictInt, Field(ge=0)] | None = None
     template: PodTemplate
     policies: list[JobPolicy] = Field(default_factory=list)
