@@ -36,6 +36,12 @@ TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
 DEFAULT_SCHEDULER = "berth"
 DEFAULT_QUEUE = "default"
+# Volcano's hierarchical DRF reads a queue's place in the tree from these annotations.
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+# Pod and PriorityClass preemptionPolicy values.
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 
 class PodPhase(StrEnum):
@@ -217,6 +223,9 @@ class Pod:
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
     preemptable: bool = True  # False: never evicted by preempt or reclaim
+    #: spec.preemptionPolicy, else its PriorityClass's (empty: neither says): Never keeps the
+    #: pod from evicting anyone.
+    preemption_policy: str = ""
     #: Simulated fault: seconds after start at which the container exits with ``fail_exit_code``
     #: (with probability ``fail_probability``), unless it finishes first.
     fail_after: float | None = None
@@ -237,6 +246,10 @@ class Pod:
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def may_preempt(self) -> bool:
+        return self.preemption_policy != PREEMPT_NEVER
 
     @property
     def best_effort(self) -> bool:
@@ -287,6 +300,9 @@ class Queue:
     deserved: dict[str, int] = field(default_factory=dict)  # the capacity plugin's fair share
     reclaimable: bool = True  # False: other queues never reclaim what this one holds
     parent: str = ""  # empty (or "root" when no queue has that name): a top-level queue
+    #: spec.priority: proportion and capacity serve a queue of higher priority first.
+    priority: int = 0
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -294,6 +310,8 @@ class PriorityClass:
     name: str
     value: int = 0
     global_default: bool = False
+    #: Given to the class's pods that set none themselves (as Kubernetes admission does).
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
 
 
 class JobPhase(StrEnum):

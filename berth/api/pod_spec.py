@@ -265,6 +265,7 @@ def build_pod(
         or 0.0,
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),
         preemptable=preemptable(meta, ctx),
+        preemption_policy=spec.preemption_policy or "",
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
     )
     positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)

@@ -16,6 +16,7 @@ from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
@@ -32,6 +33,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         ResourceFit,
         NodeAffinity,
+        NodeName,
         TaintToleration,
         PodAffinity,
         TopologySpread,

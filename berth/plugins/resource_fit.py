@@ -58,6 +58,11 @@ class ResourceFit(Plugin):
             for col in cls.nonzero
         ]
         if cls.gpu is not None:
-            sums = np.ones(len(state.schedulable[rows]), dtype=bool)
-            reasons.append((device_reason(cls.gpu), ~_device_fit(state, rows, cls.gpu, sums)))
+            # Only a node with room in its sums can lack it on its devices.
+            sums = np.ones(len(rows), dtype=bool)
+            for _, short in reasons:
+                sums &= ~short
+            reasons.append(
+                (device_reason(cls.gpu), sums & ~_device_fit(state, rows, cls.gpu, sums.copy()))
+            )
         return reasons

@@ -551,6 +551,44 @@ def test_priority_differing_from_its_class_warns(tmp_path: Path) -> None:
     ]
 
 
+NEVER_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "polite"},
+    "value": 500,
+    "preemptionPolicy": "Never",
+}
+
+POLICY_CASES = {
+    "the class's policy when the pod sets none": ({"priorityClassName": "polite"}, "Never"),
+    "the pod's own wins": (
+        {"priorityClassName": "polite", "preemptionPolicy": "PreemptLowerPriority"},
+        "PreemptLowerPriority",
+    ),
+    "the pod's Never": ({"preemptionPolicy": "Never"}, "Never"),
+    "a class without one": ({"priorityClassName": "high"}, "PreemptLowerPriority"),
+    "neither": ({}, "PreemptLowerPriority"),
+}
+
+
+@pytest.mark.parametrize(("spec", "policy"), POLICY_CASES.values(), ids=POLICY_CASES.keys())
+def test_preemption_policy(tmp_path: Path, spec: dict, policy: str) -> None:
+    docs = [*PRIORITY_CLASSES, NEVER_CLASS, pod_doc({"containers": [{"name": "c"}], **spec})]
+    write(tmp_path, json.dumps(docs), "all.json")
+    m = load_files([tmp_path / "all.json"])
+    assert m.problems == []
+    assert m.pods[0].preemption_policy == policy
+    assert m.pods[0].may_preempt is (policy != "Never")
+
+
+def test_preemption_policy_must_be_known() -> None:
+    m = parse_documents(
+        [pod_doc({"containers": [{"name": "c"}], "preemptionPolicy": "Sometimes"})], "t.yaml"
+    )
+    assert len(m.errors) == 1
+    assert "spec.preemptionPolicy" in str(m.errors[0])
+
+
 # -- file formats ---------------------------------------------------------------------------------
 
 TWO_OBJECTS = [
