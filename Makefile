@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench experiment-itp clean
+.PHONY: demo test lint bench experiment-itp experiment-openb clean
 
 $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ bench: $(BIN)/berth
 # docs/experiments/itp-queues.md: three scheduler configurations on ITP clusters 03 and 06
 experiment-itp: $(BIN)/berth
 	$(BIN)/python docs/experiments/itp-queues/run.py
+
+# docs/experiments/openb-fragmentation.md: fill until full, every policy, ten seeds, every pod list
+experiment-openb: $(BIN)/berth
+	$(BIN)/python docs/experiments/openb-fragmentation/run.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -3,12 +3,15 @@
 Builds a cluster of heterogeneous nodes already holding running pods, then times the scheduler
 placing a batch of pending pods: only the sessions are timed, never the set-up and never any
 simulator events. Scenarios follow kube-scheduler's performance tests: plain pods, zone spread,
-required hostname anti-affinity, gangs, and a mix of all.
+required hostname anti-affinity, gangs, and a mix of all; ``gpu-share`` is a cluster of 8-GPU
+nodes where half the running pods hold shares of a device and the pending pods ask shares
+(0.2 to 0.7 of a device) or 1, 2 or 4 whole GPUs, placed per device.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -27,9 +30,12 @@ from berth.api.objects import (
 )
 from berth.framework.config import load_config
 from berth.framework.scheduler import Scheduler
-from berth.resources import GIB
+from berth.resources import GIB, MIB
 
-SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed")
+SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share")
+#: Sizes beyond these would exhaust memory building the cluster, not measure the scheduler.
+MAX_NODES = 1_000_000
+MAX_PODS = 20_000_000
 #: (cpu millicores, memory bytes, GPUs in milli) node shapes, drawn with the given weights.
 _SHAPES = [
     ((16_000, 64 * GIB, 0), 0.3),
@@ -38,17 +44,21 @@ _SHAPES = [
     ((96_000, 768 * GIB, 8_000), 0.1),
 ]
 _ZONES = 10
+#: The gpu-share scenario's node: 8 GPUs.
+_GPU_NODE = (96_000, 768 * GIB, 8_000)
+#: Pending GPU asks of gpu-share, in milli-GPU, cycled.
+_GPU_ASKS = (200, 500, 1000, 300, 700, 2000, 250, 1000, 4000, 500)
 
 
 class BenchError(ValueError):
     pass
 
 
-def build_nodes(n: int, rng: np.random.Generator) -> list[Node]:
+def build_nodes(n: int, rng: np.random.Generator, gpu_only: bool = False) -> list[Node]:
     picks = rng.choice(len(_SHAPES), size=n, p=[w for _, w in _SHAPES])
     nodes = []
     for i, pick in enumerate(picks):
-        cpu, memory, gpu = _SHAPES[pick][0]
+        cpu, memory, gpu = _GPU_NODE if gpu_only else _SHAPES[pick][0]
         nodes.append(
             Node(
                 name=f"node-{i:05d}",
@@ -89,6 +99,10 @@ def pending_pods(
         elif kind == "anti-affinity":
             term = PodAffinityTerm(_selector("anti"), HOSTNAME_LABEL)
             pods.append(_pod(name, "anti", 500, GIB, affinity=Affinity(anti_required=(term,))))
+        elif kind == "gpu-share":
+            pod = _pod(name, f"gpu-{i % 3}", cpu, memory)
+            pod.requests["nvidia.com/gpu"] = _GPU_ASKS[i % len(_GPU_ASKS)]
+            pods.append(pod)
         elif kind == "gang":
             size = int(rng.integers(8, 65))
             size = min(size, count - len(pods))
@@ -102,33 +116,67 @@ def pending_pods(
     return groups, pods
 
 
+#: ``(stage, done, total)`` as the cluster is built and the pods are scheduled.
+Stage = Callable[[str, int, int], None]
+
+
 def run_bench(
-    scenario: str, nodes: int, running: int, pods: int, seed: int = 0, search: str = "full"
+    scenario: str,
+    nodes: int,
+    running: int,
+    pods: int,
+    seed: int = 0,
+    search: str = "full",
+    stage: Stage | None = None,
 ) -> dict[str, Any]:
+    """Build the cluster (untimed), then time the scheduler placing the pending pods; ``stage``
+    hears how far each step is."""
+    report = stage or (lambda _what, _done, _total: None)
     if scenario not in SCENARIOS:
         raise BenchError(f"unknown scenario {scenario!r} (expected one of {', '.join(SCENARIOS)})")
     if nodes < 1 or running < 0 or pods < 1:
         raise BenchError("--nodes and --pods must be >= 1 and --running >= 0")
+    for flag, value, most in (
+        ("--nodes", nodes, MAX_NODES),
+        ("--running", running, MAX_PODS),
+        ("--pods", pods, MAX_PODS),
+    ):
+        if value > most:
+            raise BenchError(f"{flag} {value:,}: at most {most:,} (the cluster is built in memory)")
+    if seed < 0:
+        raise BenchError("--seed must be >= 0")
     rng = np.random.default_rng(seed)
     config = load_config(None)
     config.search.mode = search
     scheduler = Scheduler(config, seed=seed)
-    node_list = build_nodes(nodes, rng)
+    gpu_share = scenario == "gpu-share"
+    node_list = build_nodes(nodes, rng, gpu_only=gpu_share)
+    report("adding nodes", 0, nodes)
     for node in node_list:
         scheduler.add_node(node)
-    _fill(scheduler, node_list, running, rng)
+    report("adding nodes", nodes, nodes)
+    _fill(
+        scheduler,
+        node_list,
+        running,
+        rng,
+        gpu_share,
+        lambda done: report("placing running pods", done, running),
+    )
     groups, pending = pending_pods(scenario, pods, rng)
     for group in groups:
         scheduler.add_group(group)
     for pod in pending:
         scheduler.submit(pod)
     scheduled = 0
+    report("scheduling (timed)", 0, len(pending))
     start = time.perf_counter()
     while scheduler.has_waiting:
         binds = scheduler.run_session(0.0)
         if not binds:
             break
         scheduled += len(binds)
+        report("scheduling (timed)", scheduled, len(pending))
     seconds = time.perf_counter() - start
     return {
         "scenario": scenario,
@@ -143,11 +191,25 @@ def run_bench(
     }
 
 
-def _fill(scheduler: Scheduler, nodes: list[Node], running: int, rng: np.random.Generator) -> None:
+def _fill(
+    scheduler: Scheduler,
+    nodes: list[Node],
+    running: int,
+    rng: np.random.Generator,
+    shares: bool = False,
+    done: Callable[[int], None] | None = None,
+) -> None:
     """Place ``running`` small pods round-robin (untimed), labelled with 1,000 apps so that
-    spread and affinity selectors have existing pods to count."""
+    spread and affinity selectors have existing pods to count; with ``shares`` every other
+    one holds a quarter of a GPU device. ``done`` hears the count every 10,000 pods."""
     order = rng.permutation(len(nodes))
     for i in range(running):
         node = nodes[order[i % len(nodes)]]
-        pod = _pod(f"running-{i:06d}", f"app-{i % 1000}", 250, 512)
+        pod = _pod(f"running-{i:06d}", f"app-{i % 1000}", 250, 512 * MIB)
+        if shares and i % 2 == 0:
+            pod.requests["nvidia.com/gpu"] = 250
         scheduler.place_bound(pod, node.name)
+        if done is not None and (i + 1) % 10_000 == 0:
+            done(i + 1)
+    if done is not None:
+        done(running)

@@ -5,36 +5,69 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from rich.console import Console
-from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import Progress, TaskID
 
 from berth import __version__
-from berth.api.manifest import ManifestError
+from berth.api.manifest import ManifestError, Manifests
+from berth.bench import SCENARIOS
+from berth.fill_cli import add_fill_command
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
-from berth.sim.engine import SimConfigError
-from berth.sim.runner import InputError
+from berth.k8s.commands import add_k8s_commands
+from berth.progress import bars, simulated_time
+from berth.progress import shown as progress_shown
+from berth.sim.engine import SimConfigError, expected_end
+from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
+from berth.traces.arguments import (
+    add_reading_arguments,
+    add_selection_arguments,
+    non_negative_int,
+    positive,
+    positive_seconds,
+    selection,
+    selection_given,
+    trace_options,
+)
 from berth.traces.cli import add_trace_commands
+from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
-    from berth.sim.runner import InputSpec
+    from berth.compare import RunProgress
+    from berth.sim.inputs import InputSpec
+    from berth.traces.select import Selection
+
+
+class InputConflict(ValueError):
+    """Command-line inputs that contradict each other (or a trace window that ends before it
+    starts)."""
+
 
 #: Everything that means "your input is wrong" rather than "berth is broken".
-INPUT_ERRORS = (ManifestError, ConfigError, PluginArgumentError, SimConfigError, InputError)
+INPUT_ERRORS = (
+    ManifestError,
+    ConfigError,
+    PluginArgumentError,
+    SimConfigError,
+    InputError,
+    InputConflict,
+)
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = _parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
         parser.print_help()
         return 2
+    args.command = ["berth", *argv]  # as run, for the provenance of what it writes
     return int(args.handler(args) or 0)
 
 
@@ -51,7 +84,23 @@ def _parser() -> argparse.ArgumentParser:
     sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
+    sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
+    sim.add_argument(
+        "--explain",
+        action="append",
+        default=[],
+        metavar="POD",
+        help="record why pods matching POD (a name or namespace/name, * and ? allowed; "
+        "repeatable) were placed or refused: explain.json, the report, berth explain",
+    )
     sim.set_defaults(handler=_simulate)
+
+    why = sub.add_parser("explain", help="why a pod of a finished run went where it went")
+    why.add_argument("pods", nargs="+", metavar="POD", help="pod name or namespace/name (globs)")
+    why.add_argument(
+        "--out", type=Path, required=True, help="the run's output folder (simulate --explain)"
+    )
+    why.set_defaults(handler=_explain)
 
     cmp = sub.add_parser("compare", help="run several scheduler configurations on one input")
     _add_input_arguments(cmp)
@@ -63,19 +112,30 @@ def _parser() -> argparse.ArgumentParser:
         help="a scheduler configuration, or 'default' (repeat: 2 or more)",
     )
     cmp.add_argument("--out", type=Path, default=Path("out/compare"), help="output directory")
-    cmp.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
+    cmp.add_argument(
+        "--jobs", type=positive(int), help="parallel processes (default: one per core)"
+    )
+    cmp.add_argument(
+        "--seeds",
+        type=positive(int),
+        default=1,
+        metavar="N",
+        help="run each configuration under N seeds (--seed and the N-1 after it); the table "
+        "shows means and spread, each run's output goes to CONFIG/seed-S",
+    )
+    cmp.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     cmp.set_defaults(handler=_compare)
 
     add_trace_commands(sub)
+    add_fill_command(sub)
+    add_k8s_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
     val.add_argument("files", type=Path, nargs="+")
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
-    bench.add_argument(
-        "--scenario", default="basic", choices=["basic", "spread", "anti-affinity", "gang", "mixed"]
-    )
+    bench.add_argument("--scenario", default="basic", choices=list(SCENARIOS))
     bench.add_argument("--nodes", type=int, default=1000)
     bench.add_argument("--running", type=int, default=10_000)
     bench.add_argument("--pods", type=int, default=5_000)
@@ -97,40 +157,70 @@ def _parser() -> argparse.ArgumentParser:
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
     parser.add_argument(
-        "--workload", type=Path, action="append", default=[], help="workload manifests (repeatable)"
+        "--workload",
+        type=Path,
+        action="append",
+        default=[],
+        help="workload manifests: a file or a folder of them (repeatable)",
     )
     parser.add_argument("--trace", type=Path, help="a trace file to replay instead of manifests")
-    parser.add_argument("--format", dest="trace_format", help="trace format (default: detected)")
+    parser.add_argument(
+        "--format", dest="trace_format", choices=sorted(FORMATS), help="trace format (detected)"
+    )
     parser.add_argument(
         "--cluster-from-trace",
         action="store_true",
-        help="nodes from the trace's node list, or sized from its demand",
+        help="nodes from the trace's node list, or sized from the trace's (or workload's) demand",
     )
-    parser.add_argument("--queues", help='trace jobs to queues: "a:1,b:2" or "by-size"')
+    trace = parser.add_argument_group("trace reading (with --trace, as in berth trace convert)")
+    add_reading_arguments(trace)
+    add_selection_arguments(trace)
+    trace.add_argument(
+        "--max-pods",
+        type=positive(int),
+        default=DEFAULT_MAX_PODS,
+        metavar="N",
+        help="refuse a trace that expands to more pods (default %(default)s, about 5 GB)",
+    )
+    parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0)")
     parser.add_argument(
-        "--on-bad-row",
-        choices=["fail", "skip"],
-        default="fail",
-        help="what to do with malformed trace rows (skipped rows are reported)",
+        "--until",
+        type=positive_seconds,
+        metavar="T",
+        help="stop at this simulated time (seconds, or 90m, 12h, 1d)",
     )
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--until", type=float, help="stop at this simulated time (seconds)")
 
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
-    from berth.sim.runner import InputSpec
+    from berth.sim.inputs import InputSpec
 
+    if args.trace is not None and args.workload:
+        raise InputConflict("--trace and --workload: give one workload (a trace or manifests)")
+    if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
+        raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
+    if args.trace is None:
+        given = selection_given(args)
+        if given:
+            raise InputConflict(f"{', '.join(given)}: only with --trace (they select trace jobs)")
     return InputSpec(
         cluster=None if args.cluster is None else str(args.cluster),
         workloads=tuple(str(w) for w in args.workload),
         trace=None if args.trace is None else str(args.trace),
         trace_format=args.trace_format,
         cluster_from_trace=args.cluster_from_trace,
-        queues=args.queues,
-        on_bad_row=args.on_bad_row,
+        trace_options=trace_options(args),
+        selection=_selection(args) if args.trace is not None else None,
+        max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,
     )
+
+
+def _selection(args: argparse.Namespace) -> Selection:
+    try:
+        return selection(args)
+    except ValueError as exc:
+        raise InputConflict(f"--from/--to/--sample/--speedup: {exc}") from None
 
 
 def _input_failure(exc: Exception) -> int:
@@ -144,14 +234,19 @@ def _input_failure(exc: Exception) -> int:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from berth.metrics.provenance import describe
+    from berth.outputs import prepare_output, write_outputs
     from berth.report.console import summary_table
-    from berth.sim.runner import load_inputs, simulate, write_outputs
+    from berth.sim.run import load_inputs, simulate
 
-    spec = _input_spec(args)
     try:
+        spec = _input_spec(args)
         inputs = load_inputs(spec, args.config)
+        overwrite = prepare_output(args.out, args.force)
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
+    if overwrite:
+        inputs.notes.append(overwrite)
     for warning in inputs.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     for note in inputs.notes:
@@ -160,32 +255,131 @@ def _simulate(args: argparse.Namespace) -> int:
     console = Console()
     if show:
         console.print(
-            f"[bold]berth[/bold] simulating {inputs.label}: "
-            f"{len(inputs.manifests.nodes)} nodes, {len(inputs.manifests.pods)} pods",
+            f"[bold]berth[/bold] simulating {inputs.label}: {_workload_size(inputs.manifests)}",
             soft_wrap=True,
         )
-    if show and inputs.until:
-        err = Console(stderr=True)
-        columns = (
-            TextColumn("simulated time"),
-            BarColumn(),
-            TextColumn("{task.percentage:>3.0f}%"),
-            TimeElapsedColumn(),
-        )
-        with Progress(*columns, console=err, transient=True) as bar:
-            task = bar.add_task("sim", total=inputs.until)
-            result = simulate(inputs, spec.seed, progress=lambda t: bar.update(task, completed=t))
+    if show and progress_shown():
+        horizon = expected_end(inputs.manifests.pods, inputs.until)
+        with bars() as display:
+            _, update = simulated_time(display, "simulating", horizon)
+            result = simulate(inputs, spec.seed, progress=update, explain=args.explain)
     else:
-        result = simulate(inputs, spec.seed)
-    summary, report = write_outputs(result, args.out)
+        result = simulate(inputs, spec.seed, explain=args.explain)
+    provenance = describe(spec, inputs.config, inputs.notes, args.command)
+    summary, report = write_outputs(result, args.out, provenance)
     if show:
         console.print(summary_table(summary))
+        if args.explain:
+            _print_explained(console, args.out)
         console.print(f"report: {report}", soft_wrap=True)
     return 0
 
 
+#: Explained pods printed after a simulation; past this many, only a pointer.
+_PRINTED_EXPLANATIONS = 3
+
+
+def _print_explained(console: Console, out: Path) -> None:
+    from berth.outputs import EXPLAIN_FILE
+    from berth.report.explained import explained_console
+
+    pods = json.loads((out / EXPLAIN_FILE).read_text())["pods"]
+    if not pods:
+        console.print("explained: no pod matched --explain", highlight=False)
+        return
+    if len(pods) <= _PRINTED_EXPLANATIONS:
+        for pod in pods:
+            console.print(explained_console(pod))
+    console.print(
+        f"explained {len(pods)} pods: in the report, and berth explain POD --out {out}",
+        highlight=False,
+        soft_wrap=True,
+    )
+
+
+def _explain(args: argparse.Namespace) -> int:
+    """Print the recorded decisions of the pods asked for, from a run's explain.json."""
+    from fnmatch import fnmatchcase
+
+    from berth.outputs import EXPLAIN_FILE
+    from berth.report.explained import explained_console
+
+    path = args.out / EXPLAIN_FILE
+    if not path.is_file():
+        rerun = " ".join(_recorded_command(args.out)) or "berth simulate ..."
+        print(
+            f"error: {args.out}: no {EXPLAIN_FILE}; that run explained no pod. Run it again "
+            f"asking for the pod: {rerun} --explain {args.pods[0]}",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
+    try:
+        recorded = json.loads(path.read_text())
+        pods = recorded["pods"]
+    except (ValueError, KeyError, TypeError) as exc:
+        print(f"error: {path}: not an explain file berth wrote ({exc})", file=sys.stderr)
+        return EXIT_INPUT
+    console = Console()
+    for pattern in args.pods:
+        matched = [
+            pod
+            for pod in pods
+            if fnmatchcase(pod["pod"], pattern) or fnmatchcase(pod["pod"].split("/")[-1], pattern)
+        ]
+        if not matched:
+            asked = ", ".join(recorded.get("patterns", []))
+            print(
+                f"error: {path}: no explained pod matches {pattern!r} (the run explained "
+                f"pods matching {asked}; simulate again with --explain {pattern})",
+                file=sys.stderr,
+            )
+            return EXIT_INPUT
+        for pod in matched:
+            console.print(explained_console(pod))
+    return 0
+
+
+def _recorded_command(out: Path) -> list[str]:
+    """The command that wrote ``out``, as its summary.json recorded it (empty if unknown)."""
+    try:
+        summary = json.loads((out / "summary.json").read_text())
+        return [str(word) for word in summary["provenance"]["command"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
+
+
+def _compare_progress(display: Progress, console: Console) -> Callable[[RunProgress], None]:
+    """One bar per configuration, named with the cluster size its run chose; a line when one
+    finishes (the only output off a terminal)."""
+    tasks: dict[str, tuple[TaskID, Callable[[float], None]]] = {}
+
+    def update(event: RunProgress) -> None:
+        if event.done:
+            console.print(f"finished {event.name}", highlight=False)
+            if event.name in tasks:
+                display.update(tasks[event.name][0], visible=False)
+        elif event.name not in tasks:
+            description = f"{event.name} ({event.nodes:,} nodes)"
+            tasks[event.name] = simulated_time(display, description, event.horizon)
+        else:
+            tasks[event.name][1](event.now)
+
+    return update
+
+
+def _workload_size(manifests: Manifests) -> str:
+    """Nodes and what will run on them: pods, and Volcano Jobs with the pods they make."""
+    text = f"{len(manifests.nodes):,} nodes, {len(manifests.pods):,} pods"
+    if manifests.jobs:
+        replicas = sum(job.replicas for job in manifests.jobs)
+        jobs = "Volcano Job" if len(manifests.jobs) == 1 else "Volcano Jobs"
+        text += f", {len(manifests.jobs):,} {jobs} ({replicas:,} task replicas)"
+    return text
+
+
 def _compare(args: argparse.Namespace) -> int:
     from berth.compare import compare
+    from berth.outputs import prepare_output
     from berth.report.compare import comparison_console_table
 
     if len(args.config) < 2:
@@ -193,16 +387,26 @@ def _compare(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     console = Console()
     try:
-        outcomes, report = compare(
-            _input_spec(args),
-            args.config,
-            args.out,
-            args.jobs,
-            progress=lambda name: console.print(f"finished {name}"),
-        )
+        spec = _input_spec(args)
+        overwrite = prepare_output(args.out, args.force)
+        if overwrite:
+            print(f"note: {overwrite}", file=sys.stderr)
+        with bars() as display:
+            table, report = compare(
+                spec,
+                args.config,
+                args.out,
+                args.jobs,
+                progress=_compare_progress(display, console),
+                command=args.command,
+                seeds=args.seeds,
+                warn=lambda message: display.console.print(
+                    f"warning: {message}", markup=False, highlight=False, soft_wrap=True
+                ),
+            )
     except INPUT_ERRORS as exc:
         return _input_failure(exc)
-    console.print(comparison_console_table(outcomes))
+    console.print(comparison_console_table(table))
     console.print(f"report: {report}", soft_wrap=True)
     return 0
 
@@ -260,9 +464,17 @@ def _bench(args: argparse.Namespace) -> int:
     if args.sim:
         return _bench_sim(args)
     try:
-        result = run_bench(
-            args.scenario, args.nodes, args.running, args.pods, args.seed, args.search
-        )
+        with bars() as display:
+            tasks: dict[str, TaskID] = {}
+
+            def stage(what: str, done: int, total: int) -> None:
+                if what not in tasks:
+                    tasks[what] = display.add_task(what, total=total, detail="")
+                display.update(tasks[what], completed=done)
+
+            result = run_bench(
+                args.scenario, args.nodes, args.running, args.pods, args.seed, args.search, stage
+            )
     except BenchError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
@@ -280,7 +492,8 @@ def _bench(args: argparse.Namespace) -> int:
 
 def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
-    from berth.sim.runner import InputSpec, load_inputs, simulate
+    from berth.sim.inputs import InputSpec
+    from berth.sim.run import load_inputs, simulate
 
     spec = InputSpec(
         cluster=None if args.cluster is None else str(args.cluster),

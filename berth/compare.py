@@ -1,54 +1,33 @@
 """``berth compare``: the same workload and cluster under several scheduler configurations.
 
-Each configuration runs in its own process (the runs are independent and CPU-bound) and writes
-its full output directory; the parent gathers the headline numbers and the distributions and
-writes one side-by-side report with ratios against the first configuration.
+Each run (a configuration under one seed) goes to a worker process (the runs are independent and
+CPU-bound) and writes its full output folder; the parent gathers the headline numbers and the
+distributions (``berth.metrics.comparison``) and writes one side-by-side report with means over
+seeds, spread and ratios against the first configuration.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from multiprocessing import Manager
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
+from berth.metrics.breakdown import job_sample
+from berth.metrics.comparison import RunOutcome, comparison_table
+from berth.metrics.provenance import describe, resolved_configuration
+from berth.outputs import write_outputs
 from berth.report.compare import write_compare_report
-from berth.sim.runner import InputSpec, load_inputs, simulate, write_outputs
-
-#: Headline rows: (label, path into summary.json, lower is better, unit). Durations are in
-#: seconds, fractions in 0..1, counts plain.
-METRICS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
-    ("jobs completed", ("jobs", "completed"), False, "count"),
-    ("jobs pending at end", ("jobs", "pending"), True, "count"),
-    ("queueing delay mean", ("queueing_delay", "mean"), True, "seconds"),
-    ("queueing delay p50", ("queueing_delay", "p50"), True, "seconds"),
-    ("queueing delay p95", ("queueing_delay", "p95"), True, "seconds"),
-    ("JCT mean", ("jct", "mean"), True, "seconds"),
-    ("JCT p50", ("jct", "p50"), True, "seconds"),
-    ("JCT p95", ("jct", "p95"), True, "seconds"),
-    ("makespan", ("makespan",), True, "seconds"),
-    ("pods evicted", ("pods", "evicted"), True, "count"),
-    ("pods preempted", ("evictions", "preempted"), True, "count"),
-    ("pods reclaimed", ("evictions", "reclaimed"), True, "count"),
-)
-#: Resources whose shares are too small or uniform to compare usefully.
-_SKIP_RESOURCES = {"pods"}
-
-
-@dataclass
-class RunOutcome:
-    name: str
-    summary: dict[str, Any]
-    queueing: np.ndarray  # per started job
-    jct: np.ndarray  # per completed job
-    times: np.ndarray
-    allocation: np.ndarray  # (T, R) fraction of capacity
-    resources: list[str]
+from berth.sim.engine import expected_end
+from berth.sim.inputs import InputSpec
+from berth.sim.run import Inputs, load_inputs, simulate
 
 
 def config_names(configs: Sequence[str]) -> list[str]:
@@ -63,23 +42,71 @@ def config_names(configs: Sequence[str]) -> list[str]:
     return names
 
 
-def run_one(spec: InputSpec, config: str, name: str, out_dir: str) -> RunOutcome:
-    """One configuration, start to finish (runs in a worker process)."""
+@dataclass(frozen=True, slots=True)
+class RunProgress:
+    """What a run reports as it goes: once at its start (its cluster size and the simulated
+    time it should reach), then the simulated time reached, then that it is done."""
+
+    name: str
+    nodes: int = 0
+    horizon: float = 0.0
+    now: float = 0.0
+    done: bool = False
+
+
+Report = Callable[[RunProgress], None]
+
+
+def run_folder(name: str, seed: int, seeds: int) -> str:
+    """Where one run writes its outputs, under the comparison's folder: ``<config>`` with one
+    seed, ``<config>/seed-<s>`` with several."""
+    return name if seeds == 1 else f"{name}/seed-{seed}"
+
+
+def run_label(name: str, seed: int, seeds: int) -> str:
+    """How progress and errors name a run."""
+    return name if seeds == 1 else f"{name} seed {seed}"
+
+
+def run_one(
+    spec: InputSpec,
+    config: str,
+    name: str,
+    out_dir: str,
+    command: list[str] | None = None,
+    report: Report | None = None,
+    seeds: int = 1,
+) -> RunOutcome:
+    """One configuration under ``spec.seed``, start to finish (runs in a worker process, where
+    ``report`` puts its progress on a queue the parent reads)."""
+    label = run_label(name, spec.seed, seeds)
     inputs = load_inputs(spec, None if config == "default" else config)
-    result = simulate(inputs, spec.seed, spec.until)
-    summary, _ = write_outputs(result, Path(out_dir) / name)
-    groups = result.groups
-    queueing = np.array(
-        [g.start_time - g.submit_time for g in groups if g.start_time is not None], dtype=float
+    until = inputs.until if spec.until is None else spec.until
+    if report is not None:
+        horizon = expected_end(inputs.manifests.pods, until)
+        report(RunProgress(label, len(inputs.manifests.nodes), horizon))
+    result = simulate(
+        inputs,
+        spec.seed,
+        spec.until,
+        None if report is None else (lambda now: report(RunProgress(label, now=now))),
     )
-    jct = np.array(
-        [g.end_time - g.submit_time for g in groups if g.end_time is not None], dtype=float
-    )
+    provenance = describe(spec, inputs.config, inputs.notes, command)
+    folder = Path(out_dir) / run_folder(name, spec.seed, seeds)
+    summary, _ = write_outputs(result, folder, provenance)
+    if report is not None:
+        report(RunProgress(label, done=True))
     series = result.series
     capacity = np.maximum(series.capacity, 1e-12)
     allocation = np.where(series.capacity > 0, series.allocated / capacity, np.nan)
     return RunOutcome(
-        name, summary, queueing, jct, np.array(series.times), allocation, list(series.resources)
+        name,
+        spec.seed,
+        summary,
+        job_sample(result.pods, result.groups),
+        np.array(series.times),
+        allocation,
+        list(series.resources),
     )
 
 
@@ -88,76 +115,99 @@ def compare(
     configs: Sequence[str],
     out_dir: str | Path,
     workers: int | None = None,
-    progress: Callable[[str], None] | None = None,
-) -> tuple[list[RunOutcome], Path]:
-    """Run every configuration and write ``compare.html``, ``compare.json`` and plots."""
+    progress: Report | None = None,
+    command: list[str] | None = None,
+    warn: Callable[[str], None] | None = None,
+    seeds: int = 1,
+) -> tuple[dict[str, Any], Path]:
+    """Run every configuration under ``seeds`` seeds (``spec.seed`` and the ones after it)
+    and write ``compare.html``, ``compare.json`` and plots; returns the table (as written to
+    compare.json) and the page's path.
+
+    Every configuration is loaded and checked before any run starts: a bad file fails first,
+    and ``warn`` hears each configuration's warnings (prefixed with its name) and any two
+    configurations that resolve to the same policy."""
     names = config_names(configs)
-    # Inputs are validated once up front so a bad file fails before any worker starts.
-    for config in configs:
+    checked = [
         load_inputs(spec, None if config == "default" else config, check_only=True)
+        for config in configs
+    ]
+    if warn is not None:
+        for message in _warnings(names, checked):
+            warn(message)
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    workers = workers or min(len(configs), os.cpu_count() or 1)
-    outcomes: dict[str, RunOutcome] = {}
+    runs = [
+        (replace(spec, seed=spec.seed + k), config, name)
+        for config, name in zip(configs, names, strict=True)
+        for k in range(seeds)
+    ]
+    workers = workers or min(len(runs), os.cpu_count() or 1)
+    ordered: list[RunOutcome] = []
     if workers <= 1:
-        for config, name in zip(configs, names, strict=True):
-            outcomes[name] = run_one(spec, config, name, str(out))
-            if progress:
-                progress(name)
+        for run_spec, config, name in runs:
+            ordered.append(run_one(run_spec, config, name, str(out), command, progress, seeds))
     else:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            futures = {
-                pool.submit(run_one, spec, config, name, str(out)): name
-                for config, name in zip(configs, names, strict=True)
-            }
-            for future, name in futures.items():
-                outcomes[name] = future.result()
-                if progress:
-                    progress(name)
-    ordered = [outcomes[name] for name in names]
+        with Manager() as manager, ProcessPoolExecutor(max_workers=workers) as pool:
+            updates = manager.Queue() if progress is not None else None
+            report = None if updates is None else updates.put
+            futures = [
+                pool.submit(run_one, run_spec, config, name, str(out), command, report, seeds)
+                for run_spec, config, name in runs
+            ]
+            relay = _relay(updates, progress, len(futures)) if progress else None
+            ordered = [future.result() for future in futures]
+            if relay is not None:
+                relay.join()
     table = comparison_table(ordered)
+    table["folders"] = {
+        name: [run_folder(name, o.seed, seeds) for o in ordered if o.config == name]
+        for name in names
+    }
+    table["provenance"] = {
+        **describe(spec, checked[0].config, checked[0].notes, command),
+        "configuration": {
+            name: resolved_configuration(inputs.config)
+            for name, inputs in zip(names, checked, strict=True)
+        },
+    }
     (out / "compare.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
     report = write_compare_report(out, table, ordered)
-    return ordered, report
+    return table, report
 
 
-def _lookup(summary: dict[str, Any], path: tuple[str, ...]) -> float | None:
-    value: Any = summary
-    for key in path:
-        if not isinstance(value, dict) or key not in value:
-            return None
-        value = value[key]
-    return None if value is None else float(value)
+def _relay(updates: Any, progress: Report, runs: int) -> threading.Thread:
+    """A thread handing the workers' progress to ``progress`` until every run is done."""
+
+    def forward() -> None:
+        finished = 0
+        while finished < runs:
+            update = updates.get()
+            progress(update)
+            finished += update.done
+
+    thread = threading.Thread(target=forward, daemon=True)
+    thread.start()
+    return thread
 
 
-def comparison_table(outcomes: Sequence[RunOutcome]) -> dict[str, Any]:
-    """Rows of metrics with each configuration's value and its ratio to the first one."""
-    rows = []
-    metrics = list(METRICS)
-    resources = outcomes[0].resources if outcomes else []
-    for resource in resources:
-        if resource in _SKIP_RESOURCES:
-            continue
-        if all(resource in o.summary.get("allocation", {}) for o in outcomes):
-            metrics.append((f"{resource} allocation", ("allocation", resource), False, "fraction"))
-            metrics.append(
-                (f"{resource} utilization", ("utilization", resource), False, "fraction")
+def _warnings(names: list[str], checked: list[Inputs]) -> list[str]:
+    """Each configuration's own warnings, then a line for every configuration that runs the
+    same policy as an earlier one (a comparison of identical policies measures only noise)."""
+    messages = [
+        f"[{name}] {warning}"
+        for name, inputs in zip(names, checked, strict=True)
+        for warning in inputs.config.warnings
+    ]
+    policies: list[dict[str, Any]] = []
+    for name, inputs in zip(names, checked, strict=True):
+        policy = resolved_configuration(inputs.config)
+        del policy["source"]
+        same = next((names[i] for i, p in enumerate(policies) if p == policy), None)
+        if same is not None:
+            messages.append(
+                f"[{name}] runs the same policy as [{same}]: identical actions, plugins, "
+                "arguments and search"
             )
-        if all(resource in o.summary.get("fragmentation", {}) for o in outcomes):
-            metrics.append(
-                (f"{resource} idle stranded", ("fragmentation", resource), True, "fraction")
-            )
-    for label, path, lower_better, unit in metrics:
-        values = [_lookup(o.summary, path) for o in outcomes]
-        base = values[0]
-        ratios = [None if v is None or not base else round(v / base, 3) for v in values]
-        rows.append(
-            {
-                "metric": label,
-                "unit": unit,
-                "lower_is_better": lower_better,
-                "values": {o.name: v for o, v in zip(outcomes, values, strict=True)},
-                "ratio_to_first": {o.name: r for o, r in zip(outcomes, ratios, strict=True)},
-            }
-        )
-    return {"configs": [o.name for o in outcomes], "rows": rows}
+        policies.append(policy)
+    return messages

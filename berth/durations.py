@@ -1,12 +1,14 @@
-"""Go duration strings ("1h", "1h30m", "90s", "1.5h"), the form Volcano's arguments and
-annotations use for times, read as seconds.
+"""Times written as text, read as seconds.
 
-Volcano parses them with Go's ``time.ParseDuration``; reading the same grammar keeps a
-configuration or annotation that works there working here.
+Go duration strings ("1h", "1h30m", "90s", "1.5h") are the form Volcano's arguments and
+annotations use; Volcano parses them with Go's ``time.ParseDuration``, and reading the same
+grammar keeps a configuration or annotation that works there working here. Command-line times
+(``--until 1d``, ``--from 2h``) are plain seconds or numbers with s, m, h, d units.
 """
 
 from __future__ import annotations
 
+import math
 import re
 
 _UNITS = {
@@ -43,4 +45,31 @@ def parse_duration(text: str) -> float:
         position = match.end()
     if not body or position != len(body):
         raise DurationError(f"{text!r} is not a duration (expected e.g. 30m, 1h, 1h30m)")
+    return sign * total
+
+
+_SPAN_UNITS = {"s": 1.0, "m": 60.0, "h": 3600.0, "d": 86_400.0}
+_SPAN_PART = re.compile(r"(\d+\.?\d*|\.\d+)([smhd])")
+_PLAIN = re.compile(r"\d+\.?\d*|\.\d+")
+
+
+def parse_span(text: str) -> float:
+    """Seconds in a time span written for people, as the command line takes them: plain seconds
+    (``3600``, ``1.5``) or numbers with units s, m, h, d (``90m``, ``2h``, ``1d``, ``1d12h``); a
+    leading minus is allowed (trace windows may start before 0). Never NaN or infinite."""
+    body = text.strip()
+    sign = -1.0 if body.startswith("-") else 1.0
+    if body[:1] in ("+", "-"):
+        body = body[1:]
+    position, total = 0, 0.0
+    if _PLAIN.fullmatch(body):
+        position, total = len(body), float(body)
+    while position < len(body):
+        match = _SPAN_PART.match(body, position)
+        if match is None:
+            break
+        total += float(match.group(1)) * _SPAN_UNITS[match.group(2)]
+        position = match.end()
+    if not body or position != len(body) or not math.isfinite(total):
+        raise DurationError(f"{text!r} is not a time (expected seconds, or e.g. 90m, 2h, 1d)")
     return sign * total

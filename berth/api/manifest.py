@@ -10,15 +10,14 @@ checks that need every file (duplicates, priorities).
 
 from __future__ import annotations
 
-import json
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from berth.api import schema
+from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.jobs import convert_command, convert_job
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
@@ -36,11 +35,8 @@ from berth.api.pod_spec import convert_pod
 from berth.api.problems import Context, ManifestError, Origin, Problem, display
 from berth.api.queueing import convert_pod_group, convert_priority_class, convert_queue
 from berth.api.references import check_references
-from berth.api.yaml_errors import yaml_error_message
 
 __all__ = ["ManifestError", "Manifests", "Problem", "load_file", "load_files", "parse_documents"]
-
-_LOADER: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
 @dataclass
@@ -54,6 +50,8 @@ class Manifests:
     commands: list[Command] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
+    skipped: Counter[str] = field(default_factory=Counter)
     # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
     _origins: dict[int, Origin] = field(default_factory=dict, init=False, repr=False, compare=False)
 
@@ -75,7 +73,13 @@ class Manifests:
         self.commands.extend(other.commands)
         self.namespaces.extend(other.namespaces)
         self.problems.extend(other.problems)
+        self.skipped.update(other.skipped)
         self._origins.update(other._origins)
+
+    @property
+    def objects(self) -> bool:
+        """Whether anything was read, skipped kinds included."""
+        return bool(self._origins or self.skipped)
 
     def _add(self, items: list[Any], obj: Any, origin: Origin) -> None:
         items.append(obj)
@@ -103,29 +107,57 @@ def load_file(path: str | Path) -> Manifests:
     except OSError as exc:
         return _file_problem(file, f"cannot be read ({exc.strerror or exc})")
     if file.lower().endswith(".jsonl"):
-        return _parse_json_lines(text, file)
-    if file.lower().endswith(".json"):
-        try:
-            docs = [json.loads(text)]
-        except json.JSONDecodeError as exc:
-            return _file_problem(
-                file, f"invalid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}"
-            )
+        result = _parse_json_lines(text, file)
     else:
         try:
-            docs = list(yaml.load_all(text, Loader=_LOADER))
-        except yaml.YAMLError as exc:
-            return _file_problem(file, yaml_error_message(exc, text))
-    return parse_documents(docs, file)
+            docs = [load_json(text)] if file.lower().endswith(".json") else load_yaml(text)
+        except DocumentError as exc:
+            return _file_problem(file, str(exc))
+        result = parse_documents(docs, file)
+    if not result.problems and not result.objects:
+        return _file_problem(file, "holds no objects (expected Kubernetes-style manifests)")
+    if result.skipped:
+        result.problems.append(
+            Problem(file, "", "", "", _skipped_message(result.skipped), "warning")
+        )
+    return result
+
+
+def _skipped_message(skipped: Counter[str]) -> str:
+    """One line for all the objects of a file that berth read past, by why."""
+    parts = []
+    for why in (_NO_EFFECT, _NOT_SIMULATED):
+        kinds = [
+            f"{kind} ({count})" if count > 1 else kind
+            for kind, count in sorted(skipped.items())
+            if SKIPPED_KINDS[kind][1] == why
+        ]
+        if kinds:
+            parts.append(f"{', '.join(kinds)}: {why}")
+    total = sum(skipped.values())
+    return f"skipped {total} object{'s' if total > 1 else ''} of " + "; ".join(parts)
+
+
+#: What a folder given as a workload is read for.
+MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 
 def load_files(paths: Iterable[str | Path] | str | Path) -> Manifests:
-    """All files together, then the checks that need every object (see ``cross_check``)."""
+    """All files together, then the checks that need every object (see ``cross_check``). A
+    folder stands for the manifest files directly in it, in name order."""
     if isinstance(paths, str | Path):
         paths = [paths]
     result = Manifests()
     for path in paths:
-        result.extend(load_file(path))
+        if Path(path).is_dir():
+            files = sorted(p for p in Path(path).iterdir() if p.suffix.lower() in MANIFEST_SUFFIXES)
+            if not files:
+                suffixes = ", ".join(MANIFEST_SUFFIXES)
+                result.extend(_file_problem(str(path), f"no manifest files ({suffixes}) in it"))
+            for file in files:
+                result.extend(load_file(file))
+        else:
+            result.extend(load_file(path))
     cross_check(result)
     return result
 
@@ -173,9 +205,9 @@ def _parse_json_lines(text: str, file: str) -> Manifests:
             continue
         source = f"{file}:{number}"
         try:
-            doc = json.loads(line)
-        except json.JSONDecodeError as exc:
-            message = f"invalid JSON at column {exc.colno}: {exc.msg} (expected an object per line)"
+            doc = load_json(line, one_line=True)
+        except DocumentError as exc:
+            message = f"{exc} (expected an object per line)"
             result.problems.append(Problem(source, "", "", "", message, "error"))
             continue
         _parse_object(doc, Context(result, source, "-", "-", ""))
@@ -208,6 +240,59 @@ def register(name: str, api_version: str, model: type[schema.Model], convert: Co
     KINDS.setdefault(name, []).append(Kind(api_version, model, convert))
 
 
+_NO_EFFECT = "kinds that do not affect scheduling"
+_NOT_SIMULATED = "workload kinds berth does not simulate yet (their pods are not created)"
+#: Kinds berth reads past with a warning rather than refusing the file, so that a bundle
+#: written for a cluster loads; by name, the apiVersions meant (None: any) and why. A kind
+#: registered above with a matching apiVersion is read instead.
+SKIPPED_KINDS: dict[str, tuple[tuple[str, ...] | None, str]] = {
+    **dict.fromkeys(
+        (
+            "Service",
+            "ConfigMap",
+            "Secret",
+            "ServiceAccount",
+            "Role",
+            "RoleBinding",
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "PodDisruptionBudget",
+            "Ingress",
+            "IngressClass",
+            "NetworkPolicy",
+            "PersistentVolumeClaim",
+            "PersistentVolume",
+            "StorageClass",
+            "LimitRange",
+            "ResourceQuota",
+            "HorizontalPodAutoscaler",
+            "VerticalPodAutoscaler",
+            "Endpoints",
+            "EndpointSlice",
+            "Event",
+            "Lease",
+            "CustomResourceDefinition",
+            "MutatingWebhookConfiguration",
+            "ValidatingWebhookConfiguration",
+            "APIService",
+        ),
+        (None, _NO_EFFECT),
+    ),
+    **dict.fromkeys(
+        (
+            "Deployment",
+            "ReplicaSet",
+            "StatefulSet",
+            "DaemonSet",
+            "CronJob",
+            "ReplicationController",
+        ),
+        (None, _NOT_SIMULATED),
+    ),
+    "Job": (("batch/v1",), _NOT_SIMULATED),
+}
+
+
 for _name, _api, _model, _convert in (
     ("Node", schema.NODE_API, schema.NodeDoc, convert_node),
     ("NodePool", schema.NODE_POOL_API, schema.NodePoolDoc, convert_node_pool),
@@ -236,13 +321,16 @@ def _parse_object(doc: object, ctx: Context) -> None:
         return
     if isinstance(kind, str) and kind:
         ctx.kind = kind
+    api_version = doc.get("apiVersion")
+    if isinstance(kind, str) and _skipped(kind, api_version):
+        ctx.out.skipped[kind] += 1
+        return
     if not isinstance(kind, str) or kind not in KINDS:
         expected = ", ".join(KINDS)
         ctx.error("kind", f"unknown kind {schema.show(kind)} (expected one of {expected})")
         return
     versions = KINDS[kind]
     apis = " or ".join(k.api_version for k in versions)
-    api_version = doc.get("apiVersion")
     if api_version is None:
         ctx.error("apiVersion", f"field required (expected {apis})")
         return
@@ -267,3 +355,11 @@ def _parse_object(doc: object, ctx: Context) -> None:
             _parse_object(item, Context(ctx.out, ctx.file, "-", "-", where))
         return
     chosen.convert(parsed, ctx)
+
+
+def _skipped(kind: str, api_version: object) -> bool:
+    """Whether an object is of a kind berth reads past (and not one it reads)."""
+    if any(k.api_version == api_version for k in KINDS.get(kind, ())):
+        return False
+    entry = SKIPPED_KINDS.get(kind)
+    return entry is not None and (entry[0] is None or api_version in entry[0])

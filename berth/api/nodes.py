@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from berth.api import schema
 from berth.api.fields import canonical, positive_int_annotation
 from berth.api.objects import (
+    GPU_MEMORY_ANNOTATION,
     HOSTNAME_LABEL,
     TOPOLOGY_CORES,
     TOPOLOGY_SOCKETS,
@@ -56,6 +57,7 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
         unschedulable=doc.spec.unschedulable,
         cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
     )
+    positive_int_annotation(meta.annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     ctx.out._add(ctx.out.nodes, node, ctx.origin())
 
 
@@ -76,6 +78,12 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
     taints = _taints(template.spec)
     topology = _cpu_topology(
         template.metadata.annotations, "spec.template.metadata.annotations", ctx
+    )
+    positive_int_annotation(
+        template.metadata.annotations,
+        GPU_MEMORY_ANNOTATION,
+        "spec.template.metadata.annotations",
+        ctx,
     )
     width = len(str(spec.count - 1))
     origin = ctx.origin()

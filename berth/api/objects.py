@@ -15,6 +15,7 @@ from enum import StrEnum
 # Label and annotation keys berth reads or writes.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
+GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # the GPU model (NVIDIA's GPU feature discovery)
 GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
 QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
 PREEMPTABLE_ANNOTATION = "volcano.sh/preemptable"
@@ -25,6 +26,8 @@ UTILIZATION_ANNOTATION = "berth.io/utilization"
 FAIL_AFTER_ANNOTATION = "berth.io/fail-after"
 EXIT_CODE_ANNOTATION = "berth.io/exit-code"
 FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
+#: GPU memory per device (on nodes) or needed on each device a pod uses, MiB.
+GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
 # What Volcano's job controller puts on the pods it creates.
 JOB_NAME_LABEL = "volcano.sh/job-name"
 TASK_NAME_LABEL = "volcano.sh/task-spec"
@@ -34,6 +37,12 @@ TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
 DEFAULT_SCHEDULER = "berth"
 DEFAULT_QUEUE = "default"
+# Volcano's hierarchical DRF reads a queue's place in the tree from these annotations.
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+# Pod and PriorityClass preemptionPolicy values.
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 
 class PodPhase(StrEnum):
@@ -300,6 +309,9 @@ class Pod:
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
     preemptable: bool = True  # False: never evicted by preempt or reclaim
+    #: spec.preemptionPolicy, else its PriorityClass's (empty: neither says): Never keeps the
+    #: pod from evicting anyone.
+    preemption_policy: str = ""
     #: Simulated fault: seconds after start at which the container exits with ``fail_exit_code``
     #: (with probability ``fail_probability``), unless it finishes first.
     fail_after: float | None = None
@@ -309,14 +321,21 @@ class Pod:
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
+    gpu_devices: str = ""  # the GPU devices it was placed on ("3:460", "0,1,2,3")
     bind_time: float | None = None
     start_time: float | None = None
     end_time: float | None = None
     exit_code: int | None = None
+    #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
+    waited_for: str = ""
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def may_preempt(self) -> bool:
+        return self.preemption_policy != PREEMPT_NEVER
 
     @property
     def best_effort(self) -> bool:
@@ -367,6 +386,9 @@ class Queue:
     deserved: dict[str, int] = field(default_factory=dict)  # the capacity plugin's fair share
     reclaimable: bool = True  # False: other queues never reclaim what this one holds
     parent: str = ""  # empty (or "root" when no queue has that name): a top-level queue
+    #: spec.priority: proportion and capacity serve a queue of higher priority first.
+    priority: int = 0
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -374,6 +396,8 @@ class PriorityClass:
     name: str
     value: int = 0
     global_default: bool = False
+    #: Given to the class's pods that set none themselves (as Kubernetes admission does).
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
 
 
 class JobPhase(StrEnum):

@@ -14,6 +14,7 @@ from berth.api.fields import (
     float_annotation,
     fraction,
     label_selector,
+    positive_int_annotation,
     preemptable,
     requirements,
 )
@@ -23,6 +24,7 @@ from berth.api.objects import (
     EXIT_CODE_ANNOTATION,
     FAIL_AFTER_ANNOTATION,
     FAIL_PROBABILITY_ANNOTATION,
+    GPU_MEMORY_ANNOTATION,
     GROUP_NAME_ANNOTATION,
     MATCH_NOTHING,
     SUBMIT_TIME_ANNOTATION,
@@ -458,8 +460,10 @@ def build_pod(
         or 0.0,
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),
         preemptable=preemptable(meta, ctx),
+        preemption_policy=spec.preemption_policy or "",
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
     )
+    positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)
     if utilization is not None:
         pod.utilization = utilization

@@ -3,10 +3,12 @@ targets, and priorities resolved from PriorityClasses."""
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from berth.api import schema
 from berth.api.objects import (
+    DEFAULT_QUEUE,
     SUBMIT_TIME_ANNOTATION,
     BatchJob,
     Command,
@@ -27,8 +29,37 @@ ROOT_QUEUE = "root"
 def check_references(m: Manifests) -> None:
     _check_duplicates(m)
     _check_queue_parents(m)
+    _check_queues_exist(m)
+    _check_gang_sizes(m)
     _check_command_targets(m)
     _resolve_priorities(m)
+
+
+def _check_queues_exist(m: Manifests) -> None:
+    """A group or Job in a queue that no loaded file defines waits forever (Volcano keeps it
+    Pending): worth a warning, since the queue may simply be in a file not given."""
+    names = {queue.name for queue in m.queues} | {DEFAULT_QUEUE}
+    for kind, objects in (("PodGroup", m.groups), ("Job", m.jobs)):
+        for obj in objects:
+            if obj.queue not in names:
+                message = (
+                    f"no Queue named {schema.show(obj.queue)} in the loaded files: its pods "
+                    "wait until one exists"
+                )
+                _report(m, obj, kind, "spec.queue", message, "warning")
+
+
+def _check_gang_sizes(m: Manifests) -> None:
+    """A PodGroup whose minMember is more than the pods that name it can never start."""
+    members = Counter(f"{pod.namespace}/{pod.group}" for pod in m.pods if pod.group)
+    for group in m.groups:
+        have = members[group.key]
+        if have < group.min_member:
+            message = (
+                f"{group.min_member} but only {have} pod{'' if have == 1 else 's'} in the loaded "
+                "files name this group: it cannot start"
+            )
+            _report(m, group, "PodGroup", "spec.minMember", message, "warning")
 
 
 def _report(
@@ -127,6 +158,7 @@ _UNKNOWN_CLASS = (
 def _resolve_priorities(m: Manifests) -> None:
     """Priority from classes, as Kubernetes' admission (pods) and Volcano (groups) do it."""
     values = dict(BUILTIN_PRIORITY_CLASSES)
+    policies = {pc.name: pc.preemption_policy for pc in m.priority_classes}
     default: PriorityClass | None = None
     for pc in m.priority_classes:
         values[pc.name] = pc.value
@@ -159,7 +191,9 @@ def _resolve_priorities(m: Manifests) -> None:
         if not obj.priority_class_name:
             if default is not None and not explicit:
                 obj.priority, obj.priority_class_name = default.value, default.name
+                _class_policy(obj, default.preemption_policy)
             continue
+        _class_policy(obj, policies.get(obj.priority_class_name, ""))
         value = values.get(obj.priority_class_name)
         if value is None:
             message = _UNKNOWN_CLASS.format(name=schema.show(obj.priority_class_name))
@@ -172,3 +206,10 @@ def _resolve_priorities(m: Manifests) -> None:
                 "spec.priority is used (Kubernetes would reject the pod)"
             )
             _report(m, obj, kind, f"{path}priority", message, "warning", owner=owner)
+
+
+def _class_policy(obj: Any, policy: str) -> None:
+    """A pod that sets no preemptionPolicy takes its PriorityClass's, as Kubernetes' admission
+    gives it."""
+    if isinstance(obj, Pod) and not obj.preemption_policy:
+        obj.preemption_policy = policy

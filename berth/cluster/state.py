@@ -22,8 +22,9 @@ from berth.api.objects import (
     PodAffinityTerm,
     Taint,
 )
+from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.labels import LabelIndex
-from berth.resources import PODS, ResourceAxis
+from berth.resources import GPU, PODS, ResourceAxis
 
 #: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
 _PATCH_LIMIT_FRACTION = 0.25
@@ -133,6 +134,9 @@ class ClusterState:
         self.schedulable = np.zeros(capacity, dtype=bool)
         self.tiebreak = np.zeros(capacity, dtype=np.float64)
         self.labels = LabelIndex(capacity)
+        #: GPU devices per node (remaining milli-GPU and memory of each) and who holds them.
+        self.gpus = DeviceTable(capacity)
+        self.gpu_column = self.axis.index(GPU)
         self.taints: dict[Taint, np.ndarray] = {}
         self.pods_on: list[dict[str, Pod]] = []
         self.selector_counts: dict[CountKey, np.ndarray] = {}
@@ -151,6 +155,8 @@ class ClusterState:
         self._allocatable_total: tuple[int, np.ndarray] | None = None
         self._held_everywhere: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
+        #: Random numbers for plugins that choose at random (seeded, so runs repeat).
+        self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
         self._log_base = 0
 
@@ -175,6 +181,7 @@ class ClusterState:
         for name, amount in node.allocatable.items():
             self.allocatable[row, self.axis.index(name)] = amount
         self.free[row] = self.allocatable[row] - self.requested[row]
+        self.gpus.add_node(row, node, node.allocatable.get(GPU, 0))
         self.schedulable[row] = not node.unschedulable
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
@@ -212,6 +219,7 @@ class ClusterState:
         self.carried = {k: grown(c) for k, c in self.carried.items()}
         self.nonzero_extra = grown(self.nonzero_extra)
         self.labels.grow(capacity)
+        self.gpus.grow(capacity)
         self.capacity = capacity
 
     def _ensure_column(self, col: int) -> None:
@@ -255,9 +263,31 @@ class ClusterState:
         self.selector_counts.clear()
         self.structure_epoch += 1
 
-    def bind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
-        """Account ``pod`` on ``row`` (the scheduler's assume step; the backend confirms)."""
+    def gpu_ask(self, pod: Pod, vector: np.ndarray) -> GpuAsk | None:
+        """What ``pod`` (requesting ``vector``) needs from a node's GPU devices."""
+        col = self.gpu_column
+        return pod_ask(pod, int(vector[col])) if col < len(vector) and vector[col] else None
+
+    def bind(
+        self,
+        pod: Pod,
+        row: int,
+        vector: np.ndarray | None = None,
+        devices: np.ndarray | Placement | None = None,
+    ) -> Placement | None:
+        """Account ``pod`` on ``row`` (the scheduler's assume step; the backend confirms).
+
+        A GPU pod takes ``devices`` of the node (indices; a Placement to give back exactly
+        what it held before), or the default best-fit choice. Returns its devices."""
         vec = self.request_vector(pod.requests) if vector is None else vector
+        placement = None
+        if isinstance(devices, Placement):
+            self.gpus.restore(pod.key, devices)
+            placement = devices
+        else:
+            ask = self.gpu_ask(pod, vec)
+            if ask is not None and self.gpus.count[row]:
+                placement = self.gpus.take(pod.key, row, ask, devices)
         self.requested[row, : len(vec)] += vec
         self.free[row, : len(vec)] -= vec
         self.usage[row, : len(vec)] += vec * pod.utilization
@@ -267,8 +297,10 @@ class ClusterState:
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
         self._log.append(row)
+        return placement
 
-    def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+    def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> Placement | None:
+        """Take ``pod`` off ``row``; returns the devices it gave back."""
         vec = self.request_vector(pod.requests) if vector is None else vector
         self.requested[row, : len(vec)] -= vec
         self.free[row, : len(vec)] += vec
@@ -279,6 +311,7 @@ class ClusterState:
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
         self._log.append(row)
+        return self.gpus.give_back(pod.key)
 
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
         nonzero = pod.nonzero_requests

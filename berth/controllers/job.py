@@ -36,7 +36,7 @@ from berth.api.objects import (
     PodPhase,
     TaskSpec,
 )
-from berth.store import MemoryStore, WatchEvent
+from berth.store import ObjectStore, WatchEvent
 
 Slot = tuple[str, int]  # (task name, replica index)
 
@@ -68,7 +68,7 @@ class JobController:
 
     def __init__(
         self,
-        store: MemoryStore,
+        store: ObjectStore,
         now: Callable[[], float],
         schedule: Callable[[float, Callable[[], None]], None],
     ) -> None:

@@ -2,12 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+import numpy as np
+
 from berth.framework.config import PluginSpec, SchedulerConfig
 from berth.framework.plugin import Plugin, PluginArgumentError, overrides
 
+if TYPE_CHECKING:
+    from berth.api.objects import Pod
+    from berth.cluster.state import ClusterState
+    from berth.framework.podclass import PodClass
+
 RESOURCE_FIT = "resource-fit"
+NODE_AFFINITY = "node-affinity"
+NODE_NAME = "node-name"
 #: Filters run cheapest and most selective first; unlisted ones go last in configured order.
-_FILTER_ORDER = {"node-affinity": 0, "taint-toleration": 1, "resource-fit": 2}
+_FILTER_ORDER = {NODE_NAME: 0, NODE_AFFINITY: 0, "taint-toleration": 1, RESOURCE_FIT: 2}
 
 
 class Framework:
@@ -21,7 +32,10 @@ class Framework:
         self.task_orders: list[Plugin] = []
         self.job_valids: list[Plugin] = []
         self.job_readies: list[Plugin] = []
+        self.job_pipelineds: list[Plugin] = []
+        self.job_starvings: list[Plugin] = []
         self.queue_orders: list[Plugin] = []
+        self.victim_orders: list[Plugin] = []
         self.overuseds: list[Plugin] = []
         self.allocatables: list[Plugin] = []
         self.preemptives: list[Plugin] = []
@@ -29,20 +43,43 @@ class Framework:
         self.reclaimables: list[Plugin] = []
         self.enqueue_watchers: list[Plugin] = []
         self.allocation_watchers: list[Plugin] = []
+        #: Scorers that choose which GPU devices a pod takes on the node it goes to.
+        self.device_pickers: list[Plugin] = []
         #: Admission votes per tier: a tier that admits decides before the tiers below it.
         self.job_enqueueables: list[list[Plugin]] = []
-        for tier in config.tiers:
+        for index, tier in enumerate(config.tiers):
             self.job_enqueueables.append([])
             for spec in tier:
                 plugin = self._instantiate(REGISTRY[spec.name], spec)
+                plugin.tier = index
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
-        if not any(p.name == RESOURCE_FIT for p in self.filters):
+        configured = {p.name for p in self.filters}
+        if RESOURCE_FIT not in configured:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
             self.filters.append(REGISTRY[RESOURCE_FIT]({}))
+        if NODE_AFFINITY not in configured and NODE_NAME not in configured:
+            # A pod that names its node goes there, whatever the configuration.
+            self.filters.append(REGISTRY[NODE_NAME]({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
+
+    def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
+        """The devices a pod of ``cls`` takes on ``row``: the first placement plugin with an
+        opinion decides; None means the default choice."""
+        if cls.gpu is None:
+            return None
+        for plugin in self.device_pickers:
+            devices = plugin.pick_devices(cls, state, row)
+            if devices is not None:
+                return devices
+        return None
+
+    def on_workload(self, pods: list[Pod]) -> None:
+        """Tell every plugin the workload expected (see ``Plugin.on_workload``)."""
+        for plugin in self.plugins:
+            plugin.on_workload(pods)
 
     @staticmethod
     def _instantiate(cls: type[Plugin], spec: PluginSpec) -> Plugin:
@@ -62,12 +99,17 @@ class Framework:
                 self.filters.append(plugin)
         if overrides(plugin, "score") and "score" not in off and plugin.weight:
             self.scorers.append(plugin)
+            if overrides(plugin, "pick_devices"):
+                self.device_pickers.append(plugin)
         for point, bucket in (
             ("job_order", self.job_orders),
             ("task_order", self.task_orders),
             ("job_valid", self.job_valids),
             ("job_ready", self.job_readies),
+            ("job_pipelined", self.job_pipelineds),
+            ("job_starving", self.job_starvings),
             ("queue_order", self.queue_orders),
+            ("victim_queue_order", self.victim_orders),
             ("overused", self.overuseds),
             ("allocatable", self.allocatables),
             ("preemptive", self.preemptives),

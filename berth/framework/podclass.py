@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from berth.api.objects import Pod
+from berth.api.objects import GPU_MEMORY_ANNOTATION, Pod
+from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
     from berth.framework.plugin import Plugin
@@ -35,6 +36,7 @@ def class_key(pod: Pod, labels_matter: bool) -> tuple:
         pod.spread,
         pod.node_name,
         pod.best_effort,
+        pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
     )
     if labels_matter or pod.affinity.has_pod_terms or pod.spread:
         return spec + (pod.namespace, tuple(sorted(pod.labels.items())))
@@ -49,6 +51,7 @@ class PodClass:
     nonzero: np.ndarray  # resource columns the pod requests
     #: cpu and memory as kube-scheduler's allocation scores count them (Pod.nonzero_requests).
     scored_cpu_memory: tuple[int, int] = (0, 0)
+    gpu: GpuAsk | None = None  # what the pod needs from a node's GPU devices
     static: dict[str, Any] = field(default_factory=dict)  # per-plugin compiled data
     # The plugins relevant to this class, split by whether a node's result depends on that
     # node's row alone (local: cached and patched) or on the cluster around it (global).

@@ -41,6 +41,15 @@ def sample_target(n: int, config: SearchConfig) -> int:
     return min(n, max(1, config.min_feasible, int(n * percent / 100)))
 
 
+def nodes_message(n: int, counts: Counter[str]) -> str:
+    """ "0/N nodes available: 80 insufficient cpu, 3 node selector mismatch", most first."""
+    parts = ", ".join(
+        f"{count} {reason}"
+        for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    )
+    return f"0/{n} nodes available" + (f": {parts}" if parts else "")
+
+
 class NodeSearch:
     def __init__(
         self,
@@ -75,6 +84,7 @@ class NodeSearch:
             request=request,
             nonzero=np.flatnonzero(request),
             scored_cpu_memory=pod.nonzero_requests or (int(request[0]), int(request[1])),
+            gpu=state.gpu_ask(pod, request),
         )
         for plugin in dict.fromkeys(self.filters + self.scorers):
             plugin.prepare(cls, state)
@@ -216,32 +226,43 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ explanations
 
+    def tally(self, cls: PodClass, remaining: np.ndarray) -> list[tuple[str, Counter[str], int]]:
+        """Per filter of ``cls``, in order, the nodes it rejects among those still
+        ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason,
+        and how many remain after it. A node counts under the first filter that rejects it,
+        and there under each reason that filter gives (a node short of both cpu and memory
+        counts for both, as kube-scheduler reports it)."""
+        state = self.state
+        tallies = []
+        for plugin in cls.filters:
+            counts: Counter[str] = Counter()
+            rows = np.flatnonzero(remaining)
+            if len(rows):
+                refused = np.zeros(len(rows), dtype=bool)
+                for reason, rejected in plugin.explain(cls, state, rows):
+                    hits = int(np.count_nonzero(rejected))
+                    if hits:
+                        counts[reason] += hits
+                        refused |= rejected
+                remaining[rows[refused]] = False
+            tallies.append((plugin.name, counts, int(np.count_nonzero(remaining))))
+        return tallies
+
     def explain(self, cls: PodClass) -> str:
         """Why no node fits: "0/N nodes: 80 insufficient nvidia.com/gpu, 40 node selector
-        mismatch", counting each node once, under the first filter that rejects it."""
+        mismatch". A node counts under the first filter that rejects it, and there under each
+        reason that filter gives (a node short of both cpu and memory counts for both, as
+        kube-scheduler reports it), so a memory shortfall is never hidden behind cpu."""
         state = self.state
         n = state.n
         if cls.reason and cls.reason_position == state.log_position:
             return cls.reason
-        remaining = np.ones(n, dtype=bool)
+        remaining = state.schedulable[:n].copy()
         counts: Counter[str] = Counter()
-        unschedulable = ~state.schedulable[:n]
-        if unschedulable.any():
-            counts["node unschedulable"] = int(unschedulable.sum())
-            remaining &= ~unschedulable
-        for plugin in cls.filters:
-            if not remaining.any():
-                break
-            rows = np.flatnonzero(remaining)
-            for reason, rejected in plugin.explain(cls, state, rows):
-                hit = rows[rejected & remaining[rows]]
-                if len(hit):
-                    counts[reason] += len(hit)
-                    remaining[hit] = False
-        parts = ", ".join(
-            f"{count} {reason}"
-            for reason, count in sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-        )
-        cls.reason = f"0/{n} nodes available" + (f": {parts}" if parts else "")
+        if not remaining.all():
+            counts["node unschedulable"] = int(n - remaining.sum())
+        for _, tally, _ in self.tally(cls, remaining):
+            counts.update(tally)
+        cls.reason = nodes_message(n, counts)
         cls.reason_position = state.log_position
         return cls.reason

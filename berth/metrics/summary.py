@@ -15,6 +15,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.timeseries import TimeSeries
+from berth.resources import GPU
 
 Stats = dict[str, float | int | None]
 
@@ -69,6 +70,7 @@ def _pod_counts(pods: list[Pod]) -> dict[str, int]:
         "completed": count(PodPhase.SUCCEEDED),
         "failed": count(PodPhase.FAILED),
         "evicted": count(PodPhase.EVICTED),
+        "deleted": count(PodPhase.DELETED),
         "running": count(PodPhase.RUNNING, PodPhase.BOUND),
         "pending": count(PodPhase.PENDING),
     }
@@ -158,6 +160,7 @@ def summarize(
     # Fragmentation: the share of idle capacity stranded on partly allocated nodes.
     idle = np.maximum(series.capacity - series.allocated, 0.0)
     fragmentation = time_weighted_fractions(series.times, series.stranded, idle, end_time)
+    gpu_fragmentation = _gpu_fragmentation(series, idle, end_time)
     fairness = time_weighted_fractions(
         series.times,
         series.fairness()[:, None],
@@ -187,8 +190,30 @@ def summarize(
         },
         "resources": list(series.resources),
     }
+    if gpu_fragmentation is not None:
+        summary["gpu_fragmentation"] = gpu_fragmentation
     rounded: dict[str, Any] = _rounded(summary)
     return rounded
+
+
+def _gpu_fragmentation(
+    series: TimeSeries, idle: np.ndarray, end_time: float
+) -> dict[str, float] | None:
+    """Idle GPU capacity the workload's typical pods cannot use, time-weighted: in GPUs, and as
+    a share of the idle GPUs (None without GPUs)."""
+    if GPU not in series.resources or not len(series):
+        return None
+    col = series.resources.index(GPU)
+    if not series.capacity[:, col].max() > 0:
+        return None
+    fragmented = series.gpu_fragmented[:, None]
+    ones = np.ones((len(series), 1))
+    gpus = time_weighted_fractions(series.times, fragmented / 1000.0, ones, end_time)[0]
+    share = time_weighted_fractions(series.times, fragmented, idle[:, col : col + 1], end_time)
+    result = {"mean_gpus": float(gpus)}
+    if not np.isnan(share[0]):
+        result["share_of_idle"] = float(share[0])
+    return result
 
 
 def write_summary(path: str | PathLike[str], summary: dict[str, Any]) -> None:

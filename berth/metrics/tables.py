@@ -19,6 +19,7 @@ POD_COLUMNS = (
     "job",
     "queue",
     "node",
+    "devices",
     "submit_time",
     "bind_time",
     "start_time",
@@ -26,6 +27,7 @@ POD_COLUMNS = (
     "phase",
     "priority",
     "reason",
+    "waited_for",
 )
 JOB_COLUMNS = (
     "namespace",
@@ -52,6 +54,7 @@ class JobOutcome:
     retries: int = 0
     preemptions: int = 0  # its pods evicted by preempt or reclaim
     reason: str = ""  # why it is still pending, or how it ended
+    waited_for: str = ""  # why its first pod to wait waited, once placed
 
 
 def format_decimal(value: float | None) -> str:
@@ -81,7 +84,8 @@ def write_pods_csv(
     reasons: dict[str, str] | None = None,
 ) -> None:
     """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
-    pod key, why a pod is still pending or why it was evicted."""
+    pod key, why a pod is still pending or why it was evicted; ``waited_for`` why a pod that
+    was bound had waited first."""
     reasons = reasons or {}
     write_rows(
         path,
@@ -93,6 +97,7 @@ def write_pods_csv(
                 pod.group,
                 group_queue.get(f"{pod.namespace}/{pod.group}", ""),
                 pod.bound_node,
+                pod.gpu_devices,
                 format_decimal(pod.submit_time),
                 format_decimal(pod.bind_time),
                 format_decimal(pod.start_time),
@@ -100,6 +105,7 @@ def write_pods_csv(
                 str(pod.phase),
                 str(pod.priority),
                 reasons.get(pod.key, ""),
+                pod.waited_for,
             )
             for pod in pods
         ),

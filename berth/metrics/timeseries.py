@@ -57,6 +57,7 @@ class TimeSeries:
         self._used = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
         self._capacity = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
         self._stranded = np.zeros((_INITIAL_CAPACITY, n_res), dtype=np.float64)
+        self._gpu_fragmented = np.zeros(_INITIAL_CAPACITY, dtype=np.float64)
         self._queue_allocated = np.zeros(
             (_INITIAL_CAPACITY, len(self._queue_index), n_res), dtype=np.float64
         )
@@ -74,10 +75,13 @@ class TimeSeries:
         capacity: np.ndarray,
         queue_allocated: dict[str, np.ndarray] | None = None,
         stranded: np.ndarray | None = None,
+        gpu_fragmented: float = 0.0,
     ) -> None:
         """Record one sample; it stands for the cluster until the next one (or the run's end).
 
-        ``stranded`` is the free capacity sitting on partly allocated nodes (fragmentation).
+        ``stranded`` is the free capacity sitting on partly allocated nodes (fragmentation);
+        ``gpu_fragmented`` the idle milli-GPU the workload's typical pods cannot use
+        (``berth.cluster.fragmentation``).
 
         Vectors follow the engine's resource axis, which may have grown past ``resources`` (extra
         entries are dropped) or, for vectors built before it grew, be shorter (zero-padded).
@@ -98,6 +102,7 @@ class TimeSeries:
         self._used[row] = self._fit(used)
         self._capacity[row] = self._fit(capacity)
         self._stranded[row] = 0.0 if stranded is None else self._fit(stranded)
+        self._gpu_fragmented[row] = gpu_fragmented
         for queue, vector in (queue_allocated or {}).items():
             column = self._queue_column(queue)  # may replace the array: look it up afterwards
             self._queue_allocated[row, column] = self._fit(vector)
@@ -134,6 +139,7 @@ class TimeSeries:
         self._used = grown(self._used)
         self._capacity = grown(self._capacity)
         self._stranded = grown(self._stranded)
+        self._gpu_fragmented = grown(self._gpu_fragmented)
         self._queue_allocated = grown(self._queue_allocated)
 
     @property
@@ -170,6 +176,11 @@ class TimeSeries:
     def stranded(self) -> np.ndarray:
         """Free capacity on partly allocated nodes per sample and resource, shape (T, R)."""
         return _readonly(self._stranded[: self._size])
+
+    @property
+    def gpu_fragmented(self) -> np.ndarray:
+        """Idle milli-GPU the workload's typical pods cannot use, per sample, shape (T,)."""
+        return _readonly(self._gpu_fragmented[: self._size])
 
     @property
     def queues(self) -> list[str]:
@@ -212,12 +223,15 @@ class TimeSeries:
 
     def write_csv(self, path: str | PathLike[str]) -> None:
         """Write ``time,pending,running``, ``alloc_/used_/capacity_/stranded_`` per resource,
-        and, when queues are known, ``share_<queue>`` (dominant share) and ``fairness``."""
+        ``gpu_fragmented`` (milli-GPU), and, when queues are known, ``share_<queue>`` (dominant
+        share) and ``fairness``."""
         header = ["time", "pending", "running"]
         for resource in self.resources:
             name = column_name(resource)
             header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}", f"stranded_{name}"]
+        header.append("gpu_fragmented")
         size = self._size
+        fragmented = np.rint(self._gpu_fragmented[:size]).astype(np.int64)
         allocated = np.rint(self._allocated[:size]).astype(np.int64)
         capacity = np.rint(self._capacity[:size]).astype(np.int64)
         stranded = np.rint(self._stranded[:size]).astype(np.int64)
@@ -238,6 +252,7 @@ class TimeSeries:
                         str(capacity[i, r]),
                         str(stranded[i, r]),
                     ]
+                row.append(str(fragmented[i]))
                 if queues:
                     row += [format_decimal(v) for v in shares[i]]
                     row.append(format_decimal(fairness[i]))

@@ -6,15 +6,22 @@ from berth.framework.plugin import Plugin
 from berth.plugins.balanced_allocation import BalancedAllocation
 from berth.plugins.capacity import Capacity
 from berth.plugins.conformance import Conformance
+from berth.plugins.dotprod import DotProd
 from berth.plugins.drf import Drf
+from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
+from berth.plugins.gpu_bestfit import GpuBestFit
+from berth.plugins.gpu_clustering import GpuClustering
+from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
+from berth.plugins.random_placement import RandomPlacement
 from berth.plugins.requested_to_capacity_ratio import RequestedToCapacityRatio
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
@@ -27,6 +34,7 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         ResourceFit,
         NodeAffinity,
+        NodeName,
         TaintToleration,
         PodAffinity,
         TopologySpread,
@@ -43,5 +51,11 @@ REGISTRY: dict[str, type[Plugin]] = {
         Overcommit,
         Sla,
         Reservation,
+        GpuBestFit,
+        GpuPacking,
+        GpuClustering,
+        DotProd,
+        RandomPlacement,
+        Fgd,
     )
 }

@@ -11,6 +11,14 @@ from rich.table import Table
 DELAY_STATS = ("mean", "p50", "p95", "p99")
 
 
+def gpu_fragmentation_text(frag: dict[str, float]) -> str:
+    """Idle GPUs the workload's typical pods cannot use (time-weighted mean)."""
+    text = f"{frag['mean_gpus']:.1f} GPUs idle but unusable by typical pods"
+    if "share_of_idle" in frag:
+        text += f" ({format_percent(frag['share_of_idle'])} of idle GPUs)"
+    return text
+
+
 def format_duration(seconds: float | None) -> str:
     """Two units at most ("3h 20m"): a delay read at a glance, not a timestamp."""
     if seconds is None or not math.isfinite(seconds):
@@ -78,6 +86,9 @@ def summary_table(summary: dict[str, Any]) -> Table:
         if stranded is not None:
             text += f" · idle stranded {format_percent(stranded)}"
         table.add_row(resource, text)
+    frag = summary.get("gpu_fragmentation")
+    if frag is not None:
+        table.add_row("GPU fragmentation", gpu_fragmentation_text(frag))
     table.add_section()
     table.add_row("simulated time", format_duration(summary["end_time"]))
     table.add_row("events", f"{summary['events']:,}")

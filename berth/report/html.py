@@ -1,5 +1,6 @@
-"""The run's ``report.html``: one self-contained page (inline CSS, no scripts, no remote assets)
-that can be opened from a CI artifact or mailed around next to its PNGs."""
+"""The run's ``report.html``: one self-contained page (see ``berth.report.page``) with the
+headline numbers, the plots embedded, the jobs worth a look, the jobs still waiting and why,
+decisions explained on request, and what produced it all."""
 
 from __future__ import annotations
 
@@ -8,65 +9,31 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from berth.api.objects import Pod, PodGroup, PodPhase
+from berth.api.objects import Pod, PodGroup
+from berth.metrics.tables import JobOutcome
 from berth.metrics.timeseries import TimeSeries
-from berth.report.console import format_duration, format_percent
-from berth.report.plots import (
-    DPI,
-    FIGSIZE,
-    PLOT_FILES,
-    QUEUE_SHARES_FIGSIZE,
-    QUEUE_SHARES_FILE,
-    write_plots,
+from berth.report.console import format_duration, format_percent, gpu_fragmentation_text
+from berth.report.explained import explained_section
+from berth.report.figures import Plot
+from berth.report.jobs import jobs_section, pending_section
+from berth.report.page import figures, heading, page, table
+from berth.report.plots import JCT_FILE, QUEUEING_FILE, write_plots
+
+_COUNT_COLUMNS = (
+    "submitted",
+    "completed",
+    "running",
+    "pending",
+    "failed",
+    "evicted",
+    "deleted",
 )
-
-#: Enough pending pods to spot a pattern (one namespace, one job) without a megabyte page.
-PENDING_ROWS = 50
-
-STYLE = """
-body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 60em; color: #222; }
-h1, h2 { font-weight: 600; }
-table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
-th, td { border: 1px solid #ccc; padding: 0.3em 0.8em; text-align: right; }
-th { background: #f3f3f3; }
-td.text, th.text { text-align: left; }
-img { max-width: 100%; display: block; margin: 0.5em 0 1.5em; }
-.note { color: #666; }
-"""
-
-_COUNT_COLUMNS = ("submitted", "completed", "running", "pending", "failed", "evicted")
 _DELAY_ROWS = (
     ("Job queueing delay", "queueing_delay"),
     ("Pod queueing delay", "pod_queueing_delay"),
     ("Job completion time", "jct"),
 )
 _DELAY_COLUMNS = ("mean", "p50", "p95", "p99", "max")
-_PLOT_TITLES = dict(
-    zip(
-        PLOT_FILES,
-        (
-            "Allocation and utilization",
-            "Pending and running pods",
-            "Job queueing delay CDF",
-            "Job completion time CDF",
-        ),
-        strict=True,
-    )
-) | {QUEUE_SHARES_FILE: "Queue shares over time"}
-
-
-def _table(header: list[str], rows: list[list[str]], text_columns: int = 1) -> str:
-    """An HTML table of already-formatted cells; the first ``text_columns`` are left-aligned."""
-
-    def cells(tag: str, values: list[str]) -> str:
-        left = ' class="text"'
-        return "".join(
-            f"<{tag}{left if i < text_columns else ''}>{escape(v)}</{tag}>"
-            for i, v in enumerate(values)
-        )
-
-    body = "".join(f"<tr>{cells('td', row)}</tr>" for row in rows)
-    return f"<table><tr>{cells('th', header)}</tr>{body}</table>"
 
 
 def _counts_section(summary: dict[str, Any]) -> str:
@@ -79,7 +46,7 @@ def _counts_section(summary: dict[str, Any]) -> str:
         f"Evictions: {evictions['preempted']} preempted · {evictions['reclaimed']} reclaimed · "
         f"{evictions['other']} other (node failures) · {evictions['total']} total"
     )
-    return f"<h2>Counts</h2>{_table(['', *_COUNT_COLUMNS], rows)}<p>{escape(line)}</p>"
+    return f"{heading('counts', 'Counts')}{table(['', *_COUNT_COLUMNS], rows)}<p>{escape(line)}</p>"
 
 
 def _delay_section(summary: dict[str, Any]) -> str:
@@ -89,9 +56,9 @@ def _delay_section(summary: dict[str, Any]) -> str:
         rows.append(
             [label, str(stats["count"]), *(format_duration(stats[c]) for c in _DELAY_COLUMNS)]
         )
-    table = _table(["", "count", *_DELAY_COLUMNS], rows)
+    delays = table(["", "count", *_DELAY_COLUMNS], rows)
     makespan = escape(format_duration(summary["makespan"]))
-    return f"<h2>Delays</h2>{table}<p>Makespan: {makespan}</p>"
+    return f"{heading('delays', 'Delays')}{delays}<p>Makespan: {makespan}</p>"
 
 
 def _percent_or_dash(fraction: float | None) -> str:
@@ -101,7 +68,7 @@ def _percent_or_dash(fraction: float | None) -> str:
 def _resource_section(summary: dict[str, Any]) -> str:
     allocation, utilization = summary["allocation"], summary["utilization"]
     if not allocation:
-        return '<h2>Resources</h2><p class="note">No capacity was sampled.</p>'
+        return heading("resources", "Resources") + '<p class="note">No capacity was sampled.</p>'
     rows = [
         [
             name,
@@ -114,10 +81,17 @@ def _resource_section(summary: dict[str, Any]) -> str:
     note = (
         '<p class="note">Time-weighted mean over the run, as a share of schedulable capacity.</p>'
     )
+    frag = summary.get("gpu_fragmentation")
+    if frag is not None:
+        note += (
+            '<p class="note">GPU fragmentation (idle GPU capacity the workload\'s typical pods '
+            f"cannot use, time-weighted): {escape(gpu_fragmentation_text(frag))}; over "
+            "time in the plots below.</p>"
+        )
     return (
-        "<h2>Resources</h2>"
+        heading("resources", "Resources")
         + note
-        + _table(["resource", "allocated", "used", "idle stranded on partly used nodes"], rows)
+        + table(["resource", "allocated", "used", "idle stranded on partly used nodes"], rows)
     )
 
 
@@ -128,67 +102,89 @@ def _run_section(summary: dict[str, Any]) -> str:
         ["events", f"{summary['events']:,}"],
         ["wall time", f"{summary['wall_seconds']:.2f}s"],
     ]
-    return "<h2>Run</h2>" + _table(["", "value"], rows)
+    return heading("run", "Run") + table(["", "value"], rows)
 
 
-def _plots_section(plots: Sequence[str]) -> str:
-    def image(name: str) -> str:
-        title = _PLOT_TITLES[name]
-        inches = QUEUE_SHARES_FIGSIZE if name == QUEUE_SHARES_FILE else FIGSIZE
-        width, height = (round(side * DPI) for side in inches)
-        return (
-            f"<h3>{escape(title)}</h3>"
-            f'<img src="{escape(name)}" alt="{escape(title)}" width="{width}" height="{height}">'
-        )
-
-    images = "".join(image(name) for name in plots)
-    return "<h2>Plots</h2>" + images
-
-
-def _pending_section(pods: list[Pod], end_time: float, reasons: dict[str, str]) -> str:
-    pending = [pod for pod in pods if pod.phase == PodPhase.PENDING]
-    if not pending:
+def _provenance_section(summary: dict[str, Any]) -> str:
+    """What produced the numbers above: the command, the inputs by content hash, the
+    configuration as it ran."""
+    provenance = summary.get("provenance")
+    if not provenance:
         return ""
+    config = provenance["configuration"]
+    plugins = ", ".join(spec["name"] for tier in config["tiers"] for spec in tier)
+    actions = ", ".join(config["actions"])
     rows = [
-        [
-            pod.namespace,
-            pod.name,
-            pod.group,
-            reasons.get(pod.key, ""),
-            format_duration(end_time - pod.submit_time),
-        ]
-        for pod in pending[:PENDING_ROWS]
+        ["berth", provenance["berth_version"]],
+        ["command", " ".join(provenance["command"]) or "—"],
+        ["configuration", f"{config['source']}: actions {actions}; plugins {plugins}"],
+        *(["read", note] for note in provenance["how_inputs_were_read"]),
     ]
-    table = _table(["namespace", "name", "job", "why", "waiting"], rows, text_columns=4)
-    more = len(pending) - PENDING_ROWS
-    note = f'<p class="note">… and {more} more.</p>' if more > 0 else ""
-    return f"<h2>Pending pods at the end ({len(pending)})</h2>{table}{note}"
+    inputs = provenance["inputs"]
+    if isinstance(inputs, str):
+        rows.append(["inputs", inputs])
+    else:
+        rows += [
+            [
+                item["role"],
+                f"{item['path']} ({item['bytes']:,} bytes, sha256 {item['sha256'][:16]}…)",
+            ]
+            for item in inputs
+        ]
+    return (
+        heading("provenance", "Provenance")
+        + table(["", "value"], rows, text_columns=2)
+        + '<p class="note">The configuration as resolved, with every argument, is in '
+        "summary.json under provenance.</p>"
+    )
+
+
+def _plots_section(plots: Sequence[Plot]) -> str:
+    """The plots, the two CDFs side by side."""
+    cdfs = [plot for plot in plots if plot.path.name in (QUEUEING_FILE, JCT_FILE)]
+    others = [plot for plot in plots if plot not in cdfs]
+    return (
+        heading("plots", "Plots")
+        + figures(others[:3])
+        + figures(cdfs, pair=True)
+        + figures(others[3:])
+    )
 
 
 def render_html(
     summary: dict[str, Any],
     pods: list[Pod],
     reasons: dict[str, str] | None = None,
-    plots: Sequence[str] = PLOT_FILES,
+    plots: Sequence[Plot] = (),
+    groups: list[PodGroup] | None = None,
+    outcomes: dict[str, JobOutcome] | None = None,
+    explained: list[dict[str, Any]] | None = None,
 ) -> str:
-    """The report page for ``summary``; ``plots`` names the PNGs written beside it, since the
-    queue shares plot exists only for runs with queues to compare."""
-    title = "berth simulation report"
+    """The report page for ``summary`` with ``plots`` (written beside it, embedded here) and
+    the ``explained`` pods' decisions (as in explain.json)."""
+    groups = groups or []
+    outcomes = outcomes or {}
+    end = summary["end_time"]
     sections = (
         _counts_section(summary),
         _delay_section(summary),
         _resource_section(summary),
-        _run_section(summary),
         _plots_section(plots),
-        _pending_section(pods, summary["end_time"], reasons or {}),
+        jobs_section(groups, outcomes, end),
+        pending_section(pods, groups, outcomes, end, reasons or {}),
+        explained_section(explained),
+        _run_section(summary),
+        _provenance_section(summary),
     )
-    return (
-        "<!DOCTYPE html>\n"
-        f'<html lang="en"><head><meta charset="utf-8"><title>{escape(title)}</title>'
-        f"<style>{STYLE}</style></head>\n<body><h1>{escape(title)}</h1>\n"
-        + "\n".join(section for section in sections if section)
-        + "\n</body></html>\n"
-    )
+    nav = [
+        ("counts", "Counts"),
+        ("plots", "Plots"),
+        *([("jobs", "Jobs")] if groups else []),
+        *([("waiting", "Waiting")] if sections[5] else []),
+        *([("explained", "Explained decisions")] if sections[6] else []),
+        ("provenance", "Provenance"),
+    ]
+    return page("berth simulation report", sections, nav)
 
 
 def write_report(
@@ -198,12 +194,15 @@ def write_report(
     pods: list[Pod],
     groups: list[PodGroup],
     reasons: dict[str, str] | None = None,
+    outcomes: dict[str, JobOutcome] | None = None,
+    explained: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
     says, by pod key, why a pod still pending could not be placed."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = [png.name for png in write_plots(out_dir, series, groups)]
+    plots = write_plots(out_dir, series, groups)
     path = out_dir / "report.html"
-    path.write_text(render_html(summary, pods, reasons, plots), encoding="utf-8")
+    html = render_html(summary, pods, reasons, plots, groups, outcomes, explained)
+    path.write_text(html, encoding="utf-8")
     return path

@@ -27,6 +27,7 @@ from berth.api.objects import (
     PodGroup,
     PodPhase,
 )
+from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.controllers.job import JobController
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
@@ -114,13 +115,18 @@ MIN_SAMPLE_INTERVAL = 60.0
 MAX_SAMPLES = 5000
 
 
+def expected_end(pods: list[Pod], until: float | None) -> float:
+    """When a run should end: ``until``, else the latest submit time plus duration (a guess
+    that waiting and Jobs' pods made later can only push back)."""
+    if until is not None:
+        return until
+    return max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
+
+
 def sample_interval(pods: list[Pod], until: float | None) -> float:
-    """60 s, or longer when the run's expected horizon (``until``, else the latest submit time
-    plus duration) would otherwise give more than MAX_SAMPLES samples."""
-    horizon = until
-    if horizon is None:
-        horizon = max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
-    return max(MIN_SAMPLE_INTERVAL, horizon / MAX_SAMPLES)
+    """60 s, or longer when the run's expected horizon would otherwise give more than
+    MAX_SAMPLES samples."""
+    return max(MIN_SAMPLE_INTERVAL, expected_end(pods, until) / MAX_SAMPLES)
 
 
 class Ev(IntEnum):
@@ -174,13 +180,18 @@ class Simulation:
         seed: int = 0,
         until: float | None = None,
         sim_config: SimConfig | None = None,
+        explain: list[str] | None = None,
     ) -> None:
+        """``explain``: name patterns of the pods whose placement decisions are recorded
+        (``berth.framework.explain``)."""
         self.config = config
         self.sim = sim_config or SimConfig()
         self.seed = seed
         self.until = until
         self.sample_every = self.sim.sample_interval or sample_interval(manifests.pods, until)
         self.scheduler = Scheduler(config, seed=seed)
+        if explain:
+            self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
         for namespace in manifests.namespaces:
             self.scheduler.add_namespace(namespace)
@@ -213,6 +224,11 @@ class Simulation:
         queue_names = sorted(self.scheduler.queues)
         weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}
         self.series = TimeSeries(list(state.axis.names), queue_names, weights)
+        # GPU fragmentation is measured against the shapes of every GPU pod the run will see.
+        templates = [t.template for job in self.jobs for t in job.tasks for _ in range(t.replicas)]
+        self.fragmentation = FragmentationTracker(
+            target_workload(self.pods + templates, gpu_only=True)
+        )
         for group in manifests.groups:
             self._push(group.submit_time, Ev.GROUP, group)
         for pod in self.pods:
@@ -282,19 +298,22 @@ class Simulation:
         end = until if until is not None else last_event
         self.now = end
         self._sample()
+        # A run stopped early (--until) reports only what had arrived by then.
+        pods = [pod for pod in self.pods if pod.submit_time <= end]
+        jobs = [job for job in self.jobs if job.submit_time <= end]
         reasons = {
             pod.key: (
                 self.scheduler.pending_reason(pod)
                 if self.scheduler.handles(pod)
                 else f"schedulerName {pod.scheduler_name} is not handled by berth"
             )
-            for pod in self.pods
+            for pod in pods
             if pod.phase == PodPhase.PENDING
         }
         reasons.update(self.eviction_reasons)
         reasons.update(self.controller.deleted)
         return SimResult(
-            pods=self.pods,
+            pods=pods,
             groups=list(self.groups.values()),
             series=self.series,
             scheduler=self.scheduler,
@@ -303,7 +322,7 @@ class Simulation:
             wall_seconds=time.perf_counter() - wall,
             seed=self.seed,
             reasons=reasons,
-            jobs=self.jobs,
+            jobs=jobs,
         )
 
     # ------------------------------------------------------------------ handlers
@@ -502,4 +521,5 @@ class Simulation:
             state.total_allocatable(),
             queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
+            gpu_fragmented=self.fragmentation.total(state),
         )

@@ -9,22 +9,20 @@ durations) comes back as a note for the user; nothing is dropped silently.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from berth.api.manifest import Manifests, load_files
+from berth.api.manifest import Manifests
 from berth.api.objects import DEFAULT_QUEUE, Queue
+from berth.sim.cluster_input import load_cluster
 from berth.sim.cluster_sizing import SizingRule, size_cluster
+from berth.sim.inputs import InputError, InputSpec
 from berth.traces import (
     TraceError,
     TraceOptions,
     detect_format,
     iter_jobs,
+    iter_specs,
     load_nodes,
-    parse_queue_rule,
 )
-
-if TYPE_CHECKING:
-    from berth.sim.runner import InputSpec
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
 COMPANION_NODES: dict[str, tuple[str, ...]] = {
@@ -36,15 +34,14 @@ COMPANION_NODES: dict[str, tuple[str, ...]] = {
 def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
     """Objects for a run on ``spec.trace``, warnings (rows skipped or changed) and notes (how
     the cluster was chosen) to show the user."""
-    from berth.sim.runner import InputError
 
     assert spec.trace is not None
+    options = spec.trace_options
+    notes: list[str] = []
     try:
         fmt = spec.trace_format or detect_format(spec.trace)
-        options = TraceOptions(on_bad_row=spec.on_bad_row)
-        if spec.queues:
-            options.queue_rule = parse_queue_rule(spec.queues)
-        stream = iter_jobs(spec.trace, fmt, options)
+        notes.append(_size_check(spec, fmt))
+        stream = iter_jobs(spec.trace, fmt, options, spec.selection)
         manifests = Manifests()
         for job in stream:
             manifests.groups.append(job.group)
@@ -54,10 +51,12 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             f"{spec.trace}: {exc}" if not str(exc).startswith(spec.trace) else str(exc)
         ) from exc
     warnings = [f"{spec.trace}: {line}" for line in stream.log.lines()]
-    notes: list[str] = []
     manifests.queues.extend(_queues(manifests, options))
     if spec.cluster is not None:
-        cluster = load_files([spec.cluster])
+        try:
+            cluster = load_cluster(spec.cluster)
+        except TraceError as exc:
+            raise InputError(str(exc)) from exc
         manifests.nodes.extend(cluster.nodes)
         manifests.problems.extend(cluster.problems)
     elif spec.cluster_from_trace:
@@ -81,6 +80,29 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             f"{spec.trace}: a trace needs a cluster: give --cluster FILE or --cluster-from-trace"
         )
     return manifests, warnings, notes
+
+
+#: Memory a simulated pod costs, roughly (objects, events, accounting), for the estimate.
+_BYTES_PER_POD = 2_500
+
+
+def _size_check(spec: InputSpec, fmt: str) -> str:
+    """How many jobs and pods the trace makes, from a pass over its rows before any pod is
+    built; a run larger than ``spec.max_pods`` is refused here, with what to do instead."""
+
+    options = spec.trace_options
+    cap = options.max_instances
+    jobs = pods = 0
+    for job in iter_specs(spec.trace, fmt, options, spec.selection):
+        jobs += 1
+        pods += sum(task.count if cap is None else min(task.count, cap) for task in job.tasks)
+    size = f"{jobs:,} jobs, {pods:,} pods (about {pods * _BYTES_PER_POD / 1e9:.1f} GB to simulate)"
+    if pods > spec.max_pods:
+        raise InputError(
+            f"{spec.trace}: {size}: more than --max-pods {spec.max_pods:,}; keep fewer with "
+            "--sample N, --from/--to or --max-instances N, or raise --max-pods"
+        )
+    return f"{spec.trace}: {size}"
 
 
 def _queues(manifests: Manifests, options: TraceOptions) -> list[Queue]:

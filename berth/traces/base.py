@@ -1,8 +1,9 @@
 """What a trace format is: a name and the tables it can read, each recognisable from its file.
 
 A format may publish several tables (Alibaba openb has a pod list and a node list, PAI has job,
-task and machine tables), and a table is one of three kinds: jobs (become PodGroups and Pods),
-nodes (become Nodes) or usage (machine utilisation samples). A table recognises its files from
+task and machine tables), and a table is one of four kinds: jobs (become PodGroups and Pods),
+nodes (become Nodes), usage (machine utilisation samples) or load (request arrivals, read as a
+load curve). A table recognises its files from
 the file name and the first line, which is all ``detect_format`` reads.
 """
 
@@ -13,12 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Generic, Literal, TypeVar
 
-from berth.traces.errors import TraceLog
+from berth.traces.errors import TraceError, TraceLog
 from berth.traces.model import TraceOptions
 from berth.traces.rows import open_text
 
 T = TypeVar("T")
-Kind = Literal["jobs", "nodes", "usage"]
+Kind = Literal["jobs", "nodes", "usage", "load"]
 
 _SNIFF_BYTES = 65_536
 
@@ -40,12 +41,13 @@ class Sniff:
 
     @classmethod
     def of(cls, path: Path) -> Sniff:
+        """Raises TraceError for a file that cannot be a trace at all: missing, a directory,
+        not text, or empty."""
         with open_text(path) as handle:
-            try:
-                head = handle.read(_SNIFF_BYTES)
-            except UnicodeDecodeError:
-                head = ""
+            head = handle.read(_SNIFF_BYTES)
         first = next((line for line in head.splitlines() if line.strip()), "")
+        if not first:
+            raise TraceError(f"{path}: is empty (expected a trace file)")
         return cls(path.name.lower(), first)
 
 

@@ -4,9 +4,8 @@ workload (or a cluster, for machine lists) that ``berth simulate`` runs."""
 from __future__ import annotations
 
 import argparse
-import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from rich.console import Console
@@ -15,13 +14,20 @@ from rich.table import Table
 
 from berth.report.console import format_duration
 from berth.resources import CPU, GIB, GPU, MEMORY
-from berth.traces.errors import ON_BAD_ROW, TraceError, TraceLog
+from berth.traces.arguments import (
+    add_reading_arguments,
+    add_selection_arguments,
+    positive,
+    selection,
+    selection_given,
+    trace_options,
+)
+from berth.traces.errors import TraceError, TraceLog
 from berth.traces.formats import FORMATS
+from berth.traces.load import LoadCurve, load_curve, write_curve
 from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
 from berth.traces.manifests import node_manifest, workload_manifests
-from berth.traces.model import MILLI, TraceJob, TraceOptions
-from berth.traces.queues import QueueRule, parse_queue_rule
-from berth.traces.select import Selection
+from berth.traces.model import MILLI, TraceJob
 from berth.traces.stats import (
     Buckets,
     JobStats,
@@ -29,6 +35,7 @@ from berth.traces.stats import (
     UsageStats,
     job_stats,
     node_stats,
+    percentiles,
     usage_stats,
 )
 from berth.traces.writer import write_manifests
@@ -36,8 +43,6 @@ from berth.traces.writer import write_manifests
 EXIT_INPUT = 1
 _NODE_FLAGS = "warning: --from, --to, --sample, --seed, --speedup, --queues: ignored for nodes"
 _STATS = ("p50", "p90", "p99", "max")
-_UNITS = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86_400}
-_TIME = re.compile(r"^\s*(-?\d+(?:\.\d+)?)\s*([smhd]?)\s*$")
 
 
 def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -62,36 +67,8 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
         "--out", type=Path, required=True, help="output file: .yaml (streamed) or .jsonl"
     )
     _add_reading_options(convert)
-    convert.add_argument(
-        "--from",
-        dest="start",
-        type=_seconds,
-        default=0.0,
-        metavar="T",
-        help="keep jobs submitted at or after T trace seconds (or 30m, 2h, 1d); T becomes time 0",
-    )
-    convert.add_argument(
-        "--to", dest="end", type=_seconds, metavar="T", help="keep jobs submitted before T"
-    )
-    convert.add_argument(
-        "--sample", type=_positive(int), metavar="N", help="keep N jobs chosen at random"
-    )
+    add_selection_arguments(convert)
     convert.add_argument("--seed", type=int, default=0, help="seed of --sample")
-    convert.add_argument(
-        "--speedup",
-        type=_positive(float),
-        default=1.0,
-        metavar="X",
-        help="divide the times between arrivals by X",
-    )
-    convert.add_argument(
-        "--queues",
-        type=_queue_rule,
-        metavar="SPEC",
-        help="name:weight,... (each job to a queue by a hash of its name, in proportion to the "
-        "weights), by-size (small ≤1 GPU, medium ≤8, large) or trace (the default: the trace's "
-        "own queues, e.g. Philly and Helios virtual clusters)",
-    )
     convert.set_defaults(handler=_convert)
 
 
@@ -99,72 +76,14 @@ def _add_reading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--format", choices=sorted(FORMATS), help="trace format (default: from the file)"
     )
+    add_reading_arguments(parser)
     parser.add_argument(
-        "--on-bad-row",
-        choices=ON_BAD_ROW,
-        default="fail",
-        help="stop at the first malformed row, or skip and count malformed rows",
+        "--bin",
+        type=positive(float),
+        default=60.0,
+        metavar="SECONDS",
+        help="load traces: the width of a load-curve bin (default %(default)s)",
     )
-    parser.add_argument(
-        "--gpus-per-node",
-        type=_positive(int),
-        default=TraceOptions.gpus_per_node,
-        metavar="N",
-        help="GPUs per worker when a trace gives only a job's GPU count (default %(default)s)",
-    )
-    parser.add_argument(
-        "--max-instances",
-        type=_positive(int),
-        metavar="N",
-        help="cap the pods of one task (alibaba2017 has tasks of 60,000 instances)",
-    )
-    parser.add_argument(
-        "--machine-memory",
-        type=_positive(int),
-        default=TraceOptions.normalized_memory,
-        metavar="MIB",
-        help="memory of a whole machine, for traces that give it normalised "
-        "(alibaba2017, alibaba2018; default %(default)s)",
-    )
-
-
-def _seconds(text: str) -> float:
-    match = _TIME.match(text)
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a time (expected e.g. 3600, 90m, 2h)")
-    return float(match.group(1)) * _UNITS[match.group(2)]
-
-
-def _positive(kind: type[int] | type[float]) -> Callable[[str], float]:
-    def parse(text: str) -> float:
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if value <= 0:
-            raise argparse.ArgumentTypeError(f"{text} must be > 0")
-        return value
-
-    return parse
-
-
-def _queue_rule(text: str) -> QueueRule:
-    try:
-        return parse_queue_rule(text)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError(str(exc)) from None
-
-
-def _options(args: argparse.Namespace) -> TraceOptions:
-    options = TraceOptions(
-        gpus_per_node=args.gpus_per_node,
-        normalized_memory=args.machine_memory,
-        max_instances=args.max_instances,
-        on_bad_row=args.on_bad_row,
-    )
-    if getattr(args, "queues", None) is not None:
-        options.queue_rule = args.queues
-    return options
 
 
 def _fail(message: object) -> int:
@@ -184,7 +103,7 @@ def _info(args: argparse.Namespace) -> int:
     console = Console()
     try:
         trace_format, table = find_table(args.file, args.format)
-        options = _options(args)
+        options = trace_options(args)
         title = f"[bold]{escape(str(args.file))}[/bold]: {trace_format.name} {table.kind}"
         if table.kind == "jobs":
             jobs = iter_specs(args.file, args.format, options)
@@ -195,6 +114,9 @@ def _info(args: argparse.Namespace) -> int:
             nodes = load_nodes(args.file, args.format, options)
             log = nodes.log
             _show_nodes(console, title, node_stats(nodes), log)
+        elif table.kind == "load":
+            curve, log = load_curve(args.file, args.format, args.bin, options)
+            _show_load(console, title, curve, log)
         else:
             samples = iter_usage(args.file, args.format, options)
             usage = usage_stats(samples)
@@ -280,6 +202,25 @@ def _show_usage(console: Console, title: str, stats: UsageStats, log: TraceLog) 
     console.print(table)
 
 
+def _show_load(console: Console, title: str, curve: LoadCurve, log: TraceLog) -> None:
+    overview = _overview(console, title, log)
+    overview.add_row("requests", f"{curve.total_requests:,}")
+    overview.add_row("time span", format_duration(curve.span))
+    console.print(overview)
+    table = Table(title=f"Per {curve.bin_seconds:g}s bin", title_justify="left")
+    table.add_column("rate")
+    for name in ("mean", *_STATS):
+        table.add_column(name, justify="right")
+    for what, values in (("requests/s", curve.requests), ("tokens/s", curve.tokens)):
+        stats = percentiles(values)
+        table.add_row(what, _rate(values.mean()), *(_rate(stats[n]) for n in _STATS))
+    console.print(table)
+
+
+def _rate(value: float) -> str:
+    return f"{value:,.1f}" if value >= 10 else f"{value:.3g}"
+
+
 # -- convert --------------------------------------------------------------------------------------
 
 
@@ -300,20 +241,20 @@ class _Tally:
 def _convert(args: argparse.Namespace) -> int:
     console = Console()
     try:
-        selection = Selection(args.start, args.end, args.sample, args.seed, args.speedup)
+        chosen = selection(args)
     except ValueError as exc:
         return _fail(exc)
     try:
         _, table = find_table(args.file, args.format)
-        options = _options(args)
+        options = trace_options(args)
         if table.kind == "nodes":
-            if selection != Selection() or args.queues is not None:
+            if selection_given(args):
                 print(_NODE_FLAGS, file=sys.stderr)
             nodes = load_nodes(args.file, args.format, options)
             write_manifests(args.out, (node_manifest(node) for node in nodes))
             summary, log = f"wrote {len(nodes):,} nodes to {args.out}", nodes.log
         elif table.kind == "jobs":
-            jobs = iter_jobs(args.file, args.format, options, selection)
+            jobs = iter_jobs(args.file, args.format, options, chosen)
             tally = _Tally()
             write_manifests(args.out, workload_manifests(tally.count(jobs), options.queue_rule))
             summary = (
@@ -321,6 +262,13 @@ def _convert(args: argparse.Namespace) -> int:
                 f"{_plural(len(tally.queues), 'queue')} to {args.out}"
             )
             log = jobs.log
+        elif table.kind == "load":
+            curve, log = load_curve(args.file, args.format, args.bin, options)
+            write_curve(args.out, curve)
+            summary = (
+                f"wrote a load curve of {len(curve.requests):,} bins of {curve.bin_seconds:g}s "
+                f"({curve.total_requests:,} requests) to {args.out}"
+            )
         else:
             return _fail(f"{args.file}: machine usage has no jobs or nodes to convert")
     except TraceError as exc:

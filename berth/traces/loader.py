@@ -7,6 +7,7 @@ Every entry point reads lazily and reports through a ``TraceLog`` reachable from
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
@@ -15,7 +16,8 @@ from berth.traces.base import Kind, Sniff, Table, TraceFormat
 from berth.traces.errors import TraceError, TraceLog
 from berth.traces.formats import FORMATS
 from berth.traces.formats.alibaba2018 import UsageSample
-from berth.traces.model import JobSpec, TraceJob, TraceOptions, build_job
+from berth.traces.formats.azure_llm import Request
+from berth.traces.model import TRACE_ID_ANNOTATION, JobSpec, TraceJob, TraceOptions, build_job
 from berth.traces.select import Selection, select
 
 T = TypeVar("T")
@@ -55,10 +57,8 @@ class Nodes(list[Node]):
         return self.log.skipped
 
 
-def _expected_formats() -> str:
-    return "; ".join(
-        f"{fmt.name}: {' or '.join(table.what for table in fmt.tables)}" for fmt in FORMATS.values()
-    )
+#: How much of a file's first line a message quotes.
+_QUOTED = 60
 
 
 def detect_format(path: str | Path) -> str:
@@ -67,9 +67,11 @@ def detect_format(path: str | Path) -> str:
     for fmt in FORMATS.values():
         if any(table.matches(sniff) for table in fmt.tables):
             return fmt.name
+    first = sniff.first_line.strip()
+    quoted = first if len(first) <= _QUOTED else first[:_QUOTED] + "…"
     raise TraceError(
-        f"{path}: unknown trace format (expected one of {_expected_formats()}; "
-        "or name the format with --format)"
+        f"{path}: unknown trace format: first line {quoted!r} is none of berth's "
+        f"({', '.join(FORMATS)}; columns in docs/traces.md); name it with --format"
     )
 
 
@@ -99,7 +101,18 @@ def _open(
             f"{path}: is a {trace_format.name} {table.what}, which holds {table.kind}, not {kind}"
         )
     log = TraceLog(options.on_bad_row)
-    return table.read(Path(path), options, log), log
+    return _not_empty(table.read(Path(path), options, log), log, path, table.kind), log
+
+
+_ROW_KIND = {"jobs": "job", "nodes": "node", "usage": "usage", "load": "request"}
+
+
+def _not_empty(items: Iterator[T], log: TraceLog, path: str | Path, kind: Kind) -> Iterator[T]:
+    """``items``, failing at the end if the file held no data rows (a header at most): a run
+    on nothing is a mistake to report, not an empty result."""
+    yield from items
+    if log.rows == 0:
+        raise TraceError(f"{path}: no {_ROW_KIND[kind]} rows (a header at most)")
 
 
 def iter_specs(
@@ -121,10 +134,42 @@ def iter_jobs(
     options: TraceOptions | None = None,
     selection: Selection | None = None,
 ) -> Stream[TraceJob]:
-    """PodGroups and Pods of the trace's jobs, read row by row."""
+    """PodGroups and Pods of the trace's jobs, read row by row. Names are unique: a job whose
+    name (or one of whose pod names) an earlier job took is renamed, and counted."""
     options = options or TraceOptions()
     specs = iter_specs(path, fmt, options, selection)
-    return specs.map(lambda spec: build_job(spec, options, specs.log))
+    return Stream(_unique_jobs(specs, options, specs.log), specs.log)
+
+
+RENAMED = (
+    "jobs whose name an earlier job already has: renamed <name>-2, -3, ... "
+    "(the trace's id is kept in berth.io/trace-id)"
+)
+
+
+def _unique_jobs(
+    specs: Iterator[JobSpec], options: TraceOptions, log: TraceLog
+) -> Iterator[TraceJob]:
+    """Traces repeat job ids (a resubmission, ids that differ only in characters object names
+    cannot hold); two objects with one name would be one object to the scheduler."""
+    groups: set[str] = set()
+    pods: set[str] = set()
+    for spec in specs:
+        built = TraceLog()  # what building counts, kept once however often a job is rebuilt
+        job = build_job(spec, options, built)
+        suffix = 1
+        while job.group.key in groups or any(pod.key in pods for pod in job.pods):
+            suffix += 1
+            annotations = {TRACE_ID_ANNOTATION: spec.name, **spec.annotations}
+            renamed = replace(spec, name=f"{spec.name}-{suffix}", annotations=annotations)
+            built = TraceLog()
+            job = build_job(renamed, options, built)
+        log.adjusted.update(built.adjusted)
+        if suffix > 1:
+            log.adjusted[RENAMED] += 1
+        groups.add(job.group.key)
+        pods.update(pod.key for pod in job.pods)
+        yield job
 
 
 def load_nodes(
@@ -141,3 +186,11 @@ def iter_usage(
     """Machine utilisation samples (Alibaba 2018 machine_usage), row by row."""
     samples, log = _open(path, fmt, "usage", options)
     return Stream(samples, log)
+
+
+def iter_load(
+    path: str | Path, fmt: str | None = None, options: TraceOptions | None = None
+) -> Stream[Request]:
+    """Request arrivals of a load trace (Azure LLM), row by row."""
+    requests, log = _open(path, fmt, "load", options)
+    return Stream(requests, log)

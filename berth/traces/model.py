@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import (
+    GPU_PRODUCT_LABEL,
     HOSTNAME_LABEL,
     Affinity,
     Node,
@@ -23,18 +24,20 @@ from berth.api.objects import (
     PodGroup,
     Requirement,
 )
-from berth.resources import CPU, GPU, MEMORY, MIB, PODS
-from berth.traces.errors import ON_BAD_ROW, TraceLog
+from berth.resources import CPU, GPU, MAX_AMOUNT, MEMORY, MIB, PODS
+from berth.traces.errors import ON_BAD_ROW, RowError, TraceLog
 from berth.traces.names import dns_name
 from berth.traces.queues import QueueRule, TraceQueues
 
 JOB_LABEL = "berth.io/job"
 ROLE_LABEL = "berth.io/role"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 TRACE_ID_ANNOTATION = "berth.io/trace-id"
 USER_ANNOTATION = "berth.io/user"
 STATUS_ANNOTATION = "berth.io/status"  # how the job ended in the trace (Pass, Failed, ...)
 MILLI = 1000
+#: The most pods one task of a trace may have (alibaba2017's largest task has about 60,000):
+#: beyond this a row is a mistake, and building it would exhaust memory.
+MAX_TASK_PODS = 1_000_000
 
 
 @dataclass
@@ -85,6 +88,18 @@ class Task:
     gpu: int = 0
     duration: float | None = None  # seconds; None runs until the simulation ends
     role: str = ""  # part of the pod names when a job has several roles (ps, worker)
+
+    def __post_init__(self) -> None:
+        # Raised while the row is parsed, so a bad row is reported (or skipped) as such
+        # before anything is built from it.
+        if self.count > MAX_TASK_PODS:
+            raise RowError(
+                f"{self.count:,} instances in one task: more than berth builds for one task "
+                f"({MAX_TASK_PODS:,})"
+            )
+        for what, amount in (("cpu", self.cpu), ("memory", self.memory * MIB), ("gpu", self.gpu)):
+            if amount > MAX_AMOUNT:
+                raise RowError(f"{what} request {amount:,} is too large (at most {MAX_AMOUNT:.0e})")
 
 
 @dataclass(slots=True)
@@ -151,6 +166,10 @@ def split_evenly(total: int, parts: int) -> list[int]:
     Even shares pack better than full nodes plus a remainder (8+4): two half-free nodes can
     take 6+6, and equal workers are what data-parallel training runs anyway.
     """
+    if parts > MAX_TASK_PODS:
+        raise RowError(
+            f"{parts:,} workers in one job: more than berth builds for one task ({MAX_TASK_PODS:,})"
+        )
     share, extra = divmod(total, parts)
     return [share + 1] * extra + [share] * (parts - extra)
 

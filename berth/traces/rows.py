@@ -9,6 +9,7 @@ the caller's choice of failing or skipping.
 from __future__ import annotations
 
 import csv
+import itertools
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -204,6 +205,16 @@ class Clock:
         if is_number(value) or self.epoch is None:
             return to_number(value, column, "seconds or a date and time")
         return (parse_datetime(value, column) - self.epoch).total_seconds()
+
+
+def epoch(values: Iterable[str]) -> datetime | None:
+    """The clock epoch of a time column: None when its first value is a number (times are
+    seconds already), else the earliest date in it."""
+    values = iter(values)
+    first = next((value for value in values if value), "")
+    if not first or is_number(first):
+        return None
+    return earliest(itertools.chain([first], values))
 
 
 def earliest(values: Iterable[str]) -> datetime | None:

@@ -80,6 +80,10 @@ def with_template_spec(item: dict, **spec: object) -> dict:
 # -- valid objects --------------------------------------------------------------------------------
 
 FULL = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: research}
+---
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: high}
@@ -616,11 +620,11 @@ BAD_CASES: dict[str, tuple[list[dict], list[tuple[str, str]]]] = {
         [(E, f"t.yaml: Job/j: spec.priorityClassName: {NO_CLASS}")],
     ),
     "wrong apiVersion": (
-        [{**job(), "apiVersion": "batch/v1"}],
+        [{**job(), "apiVersion": "batch.volcano.sh/v1"}],
         [
             (
                 E,
-                't.yaml: Job/j: apiVersion: "batch/v1" is not the apiVersion of Job '
+                't.yaml: Job/j: apiVersion: "batch.volcano.sh/v1" is not the apiVersion of Job '
                 "(expected batch.volcano.sh/v1alpha1)",
             )
         ],
@@ -644,6 +648,11 @@ BAD_CASES: dict[str, tuple[list[dict], list[tuple[str, str]]]] = {
 @pytest.mark.parametrize("docs,expected", BAD_CASES.values(), ids=BAD_CASES.keys())
 def test_bad_input(docs: list[dict], expected: list[tuple[str, str]]) -> None:
     assert problems(check(docs)) == expected
+
+
+def test_a_kubernetes_job_is_read_past_with_a_count() -> None:
+    m = check([{**job(), "apiVersion": "batch/v1"}])
+    assert (m.problems, m.jobs, dict(m.skipped)) == ([], [], {"Job": 1})
 
 
 def test_a_job_with_warnings_only_still_loads() -> None:
@@ -791,8 +800,7 @@ def test_validate_bad_job_conversion_exits_1(
 def test_validate_lists_jobs_and_commands(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    queue = "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata: {name: research}\n"
-    path = write(tmp_path, queue + "---\n" + FULL)
+    path = write(tmp_path, FULL)
     rc, out, err = run(capsys, "validate", str(path))
     assert (rc, err) == (0, "")
     assert out.strip() == "valid: 0 nodes, 0 pods, 0 podgroups, 1 queues, 1 jobs, 2 commands"

@@ -7,6 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -459,7 +460,19 @@ def test_pod_group_queue_priority_class(tmp_path: Path) -> None:
         description: for training
         """,
     )
-    assert m.problems == []
+    # Only the gangs' pods are missing: these groups cannot start from these files alone.
+    assert [(p.severity, p.name, p.message) for p in m.problems] == [
+        (
+            "warning",
+            "ml/train",
+            "4 but only 0 pods in the loaded files name this group: it cannot start",
+        ),
+        (
+            "warning",
+            "defaults",
+            "1 but only 0 pods in the loaded files name this group: it cannot start",
+        ),
+    ]
     train, defaults = m.groups
     assert (train.name, train.namespace, train.min_member, train.queue) == (
         "train",
@@ -539,6 +552,44 @@ def test_priority_differing_from_its_class_warns(tmp_path: Path) -> None:
     ]
 
 
+NEVER_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "polite"},
+    "value": 500,
+    "preemptionPolicy": "Never",
+}
+
+POLICY_CASES = {
+    "the class's policy when the pod sets none": ({"priorityClassName": "polite"}, "Never"),
+    "the pod's own wins": (
+        {"priorityClassName": "polite", "preemptionPolicy": "PreemptLowerPriority"},
+        "PreemptLowerPriority",
+    ),
+    "the pod's Never": ({"preemptionPolicy": "Never"}, "Never"),
+    "a class without one": ({"priorityClassName": "high"}, "PreemptLowerPriority"),
+    "neither": ({}, "PreemptLowerPriority"),
+}
+
+
+@pytest.mark.parametrize(("spec", "policy"), POLICY_CASES.values(), ids=POLICY_CASES.keys())
+def test_preemption_policy(tmp_path: Path, spec: dict, policy: str) -> None:
+    docs = [*PRIORITY_CLASSES, NEVER_CLASS, pod_doc({"containers": [{"name": "c"}], **spec})]
+    write(tmp_path, json.dumps(docs), "all.json")
+    m = load_files([tmp_path / "all.json"])
+    assert m.problems == []
+    assert m.pods[0].preemption_policy == policy
+    assert m.pods[0].may_preempt is (policy != "Never")
+
+
+def test_preemption_policy_must_be_known() -> None:
+    m = parse_documents(
+        [pod_doc({"containers": [{"name": "c"}], "preemptionPolicy": "Sometimes"})], "t.yaml"
+    )
+    assert len(m.errors) == 1
+    assert "spec.preemptionPolicy" in str(m.errors[0])
+
+
 # -- file formats ---------------------------------------------------------------------------------
 
 TWO_OBJECTS = [
@@ -584,8 +635,83 @@ def test_file_formats(tmp_path: Path, name: str, text: str) -> None:
 
 
 def test_empty_documents_are_skipped(tmp_path: Path) -> None:
-    m = load(tmp_path, "---\n---\n# just a comment\n---\n")
-    assert m.problems == [] and m.nodes == [] and m.pods == []
+    m = load(tmp_path, "---\n---\n# just a comment\n---\n" + yaml.safe_dump(pod_doc()))
+    assert m.problems == [] and [p.name for p in m.pods] == ["p"]
+
+
+@pytest.mark.parametrize("text", ["", "---\n---\n# just a comment\n"], ids=["empty", "comments"])
+def test_a_file_without_objects_is_an_error(tmp_path: Path, text: str) -> None:
+    assert lines(load_files([write(tmp_path, text, "m.yaml")]), tmp_path) == [
+        "m.yaml: holds no objects (expected Kubernetes-style manifests)"
+    ]
+
+
+HOSTILE = {
+    "duplicate key": (
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: a\n  name: b\n",
+        'm.yaml: invalid YAML at line 5, column 3: duplicate key "name" (first at line 4)',
+    ),
+    "duplicate key in a flow mapping": (
+        "{apiVersion: v1, kind: Pod, kind: Node}\n",
+        'm.yaml: invalid YAML at line 1, column 29: duplicate key "kind" (first at line 1)',
+    ),
+    "deep flow nesting": (
+        "a: " + "[" * 100_000,
+        "m.yaml: nested 100000 levels deep (at most 200 are read)",
+    ),
+    "deep block nesting": (
+        "".join(" " * (2 * i) + "k:\n" for i in range(300)),
+        "m.yaml: nested 299 levels deep (at most 200 are read)",
+    ),
+    "deep dash nesting": (
+        "- " * 1000 + "x\n",
+        "m.yaml: nested 1000 levels deep (at most 200 are read)",
+    ),
+}
+
+
+@pytest.mark.parametrize("text,message", HOSTILE.values(), ids=HOSTILE.keys())
+def test_hostile_yaml_is_refused_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    assert lines(load_files([write(tmp_path, text, "m.yaml")]), tmp_path) == [message]
+
+
+@pytest.mark.parametrize(
+    "name,text,message",
+    [
+        ("m.json", '{"kind": "Pod", "kind": "Node"}', 'm.json: invalid JSON: duplicate key "kind"'),
+        (
+            "m.json",
+            "[" * 5000 + "]" * 5000,
+            "m.json: nested 5000 levels deep (at most 200 are read)",
+        ),
+        (
+            "m.jsonl",
+            '{"a": 1}\n{"b": 1, "b": 2}\n',
+            'm.jsonl:2: invalid JSON: duplicate key "b" (expected an object per line)',
+        ),
+    ],
+)
+def test_hostile_json_is_refused_in_one_line(tmp_path: Path, name: str, text: str, message: str):
+    assert message in lines(load_files([write(tmp_path, text, name)]), tmp_path)
+
+
+def test_kinds_that_do_not_schedule_are_read_past_with_one_warning(tmp_path: Path) -> None:
+    bundle = [
+        {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "c"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s1"}},
+        {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"}},
+        {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}},
+        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}},
+        pod_doc(),
+    ]
+    m = load_files([write(tmp_path, yaml.safe_dump_all(bundle), "m.yaml")])
+    assert [p.name for p in m.pods] == ["p"]
+    assert lines(m, tmp_path) == [
+        "m.yaml: skipped 5 objects of ConfigMap, PodDisruptionBudget, Service (2): kinds that do "
+        "not affect scheduling; Deployment: workload kinds berth does not simulate yet (their "
+        "pods are not created)"
+    ]
+    assert [p.severity for p in m.problems] == ["warning"]
 
 
 def test_load_files_concatenates(tmp_path: Path) -> None:
@@ -637,8 +763,8 @@ metadata:
             id="bad-name",
         ),
         pytest.param(
-            "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n",
-            'm.yaml: Deployment/web: kind: unknown kind "Deployment" (expected one of Node, '
+            "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
+            'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
             "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
             id="unknown-kind",
         ),
@@ -1228,7 +1354,9 @@ items:
 
 def test_kubectl_volcano_output_loads_without_problems(tmp_path: Path) -> None:
     m = load(tmp_path, KUBECTL_VOLCANO)
-    assert m.problems == []
+    assert m.errors == []
+    # The listing has the PodGroup but not its pods.
+    assert [p.path for p in m.warnings] == ["spec.minMember"]
     (group,) = m.groups
     assert (group.key, group.min_member, group.priority) == ("ml/train", 3, 2000000000)
     assert group.min_resources == {"count/pods": 3, "cpu": 6000, "memory": 12288 * MIB}
@@ -1236,9 +1364,10 @@ def test_kubectl_volcano_output_loads_without_problems(tmp_path: Path) -> None:
     assert [pc.value for pc in m.priority_classes] == [2000001000]
 
 
-def test_directory_is_a_problem(tmp_path: Path) -> None:
+def test_a_folder_without_manifests_is_a_problem(tmp_path: Path) -> None:
+    (tmp_path / "README.txt").write_text("notes")
     assert lines(load_files([tmp_path]), tmp_path.parent) == [
-        f"{tmp_path.name}: is a directory (expected a YAML or JSON file)"
+        f"{tmp_path.name}: no manifest files (.yaml, .yml, .json, .jsonl) in it"
     ]
 
 
@@ -1333,3 +1462,31 @@ def test_arbitrary_content_never_raises(kind: str, replacements: dict) -> None:
     doc["spec"]["template"] = {"status": {"allocatable": {"cpu": 1}}}
     m = parse_documents([mangle(doc)], "fuzz.yaml")
     assert all(isinstance(str(p), str) for p in m.problems)
+
+
+def test_a_group_or_job_in_a_queue_nobody_defined_is_a_warning(tmp_path: Path) -> None:
+    m = load(
+        tmp_path,
+        """
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: g}
+        spec: {minMember: 1, queue: research}
+        ---
+        apiVersion: v1
+        kind: Pod
+        metadata:
+          name: p
+          annotations: {scheduling.k8s.io/group-name: g}
+        spec: {containers: [{name: c}]}
+        ---
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: h}
+        spec: {minMember: 0, queue: default}
+        """,
+    )
+    assert lines(m, tmp_path) == [
+        'm.yaml: PodGroup/g: spec.queue: no Queue named "research" in the loaded files: its '
+        "pods wait until one exists"
+    ]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from berth.cli import main
-from berth.compare import comparison_table, config_names
+from berth.compare import config_names
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
@@ -31,24 +31,16 @@ def test_config_names_are_unique_stems(configs, names):
     assert config_names(configs) == names
 
 
+def _default_and_binpack(out: Path, *extra: str) -> int:
+    binpack = str(EXAMPLES / "binpack.yaml")
+    argv = ["compare", *INPUTS, "--config", "default", "--config", binpack, "--out", str(out)]
+    return main([*argv, *extra])
+
+
 @pytest.mark.parametrize("jobs", ["1", "2"], ids=["serial", "parallel"])
 def test_compare_writes_one_report_with_ratios(tmp_path, capsys, jobs):
     out = tmp_path / "cmp"
-    rc = main(
-        [
-            "compare",
-            *INPUTS,
-            "--config",
-            "default",
-            "--config",
-            str(EXAMPLES / "binpack.yaml"),
-            "--out",
-            str(out),
-            "--jobs",
-            jobs,
-        ]
-    )
-    assert rc == 0
+    assert _default_and_binpack(out, "--jobs", jobs) == 0
     for name in (
         "compare.html",
         "compare.json",
@@ -88,53 +80,55 @@ def test_compare_rejects_a_bad_config_before_running_anything(tmp_path, capsys):
     assert not out.exists()
 
 
-def test_ratios_are_relative_to_the_first_configuration():
-    from berth.compare import RunOutcome
+def test_compare_shows_each_configurations_warnings_and_same_policies(tmp_path, capsys):
+    import yaml
 
-    def outcome(name, mean):
-        import numpy as np
+    from berth.framework.config import DEFAULT_CONFIG
 
-        summary = {
-            "jobs": {"completed": 10, "pending": 0},
-            "queueing_delay": {"mean": mean},
-            "allocation": {},
-            "fragmentation": {},
-        }
-        return RunOutcome(
-            name, summary, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), []
-        )
-
-    table = comparison_table([outcome("a", 100.0), outcome("b", 50.0), outcome("c", None)])
-    row = next(r for r in table["rows"] if r["metric"] == "queueing delay mean")
-    assert row["ratio_to_first"] == {"a": 1.0, "b": 0.5, "c": None}
-    assert row["unit"] == "seconds" and row["lower_is_better"] is True
+    same = tmp_path / "same.yaml"
+    same.write_text(yaml.safe_dump({**DEFAULT_CONFIG, "colour": "blue"}))
+    out = tmp_path / "c"
+    rc = main(["compare", *INPUTS, "--config", "default", "--config", str(same), "--out", str(out)])
+    assert rc == 0
+    err = capsys.readouterr().err
+    assert f"warning: [same] {same}: colour: unknown field, ignored" in err
+    assert "warning: [same] runs the same policy as [default]" in err
+    table = json.loads((out / "compare.json").read_text())
+    assert set(table["provenance"]["configuration"]) == {"default", "same"}
+    assert table["provenance"]["command"][:2] == ["berth", "compare"]
 
 
-def test_preempted_and_reclaimed_rows_come_from_summary_evictions():
-    from berth.compare import RunOutcome
+@pytest.mark.parametrize("workers", [1, 2])
+def test_compare_reports_progress_per_configuration(tmp_path, workers):
+    from berth.compare import RunProgress, compare
+    from berth.sim.inputs import InputSpec
 
-    def outcome(name, preempted, reclaimed):
-        import numpy as np
+    events: list[RunProgress] = []
+    spec = InputSpec(cluster=INPUTS[1], workloads=(INPUTS[3],), until=3600)
+    compare(spec, ["default", "default"], tmp_path / "c", workers, progress=events.append)
+    by_run = {name: [e for e in events if e.name == name] for name in ("default", "default-2")}
+    for name, seen in by_run.items():
+        start, *during, end = seen
+        assert start.nodes > 0 and start.horizon == 3600, name
+        assert end.done and not any(e.done for e in during), name
+        assert [e.now for e in during] == sorted(e.now for e in during)
 
-        summary = {
-            "pods": {"evicted": preempted + reclaimed + 1},
-            "evictions": {
-                "preempted": preempted,
-                "reclaimed": reclaimed,
-                "other": 1,
-                "total": preempted + reclaimed + 1,
-            },
-        }
-        return RunOutcome(
-            name, summary, np.zeros(0), np.zeros(0), np.zeros(0), np.zeros((0, 0)), []
-        )
 
-    table = comparison_table([outcome("a", 4, 2), outcome("b", 1, 0)])
+def test_compare_runs_every_seed_and_keeps_every_value(tmp_path, capsys):
+    out = tmp_path / "cmp"
+    assert _default_and_binpack(out, "--seeds", "2", "--seed", "3", "--jobs", "1") == 0
+    table = json.loads((out / "compare.json").read_text())
+    assert table["seeds"] == {"default": [3, 4], "binpack": [3, 4]}
+    for config in ("default", "binpack"):
+        for seed in (3, 4):
+            summary = json.loads((out / config / f"seed-{seed}" / "summary.json").read_text())
+            assert summary["seed"] == seed
     rows = {row["metric"]: row for row in table["rows"]}
-    assert rows["pods evicted"]["values"] == {"a": 7.0, "b": 2.0}
-    assert rows["pods preempted"]["values"] == {"a": 4.0, "b": 1.0}
-    assert rows["pods preempted"]["ratio_to_first"] == {"a": 1.0, "b": 0.25}
-    assert rows["pods reclaimed"]["values"] == {"a": 2.0, "b": 0.0}
-    assert rows["pods reclaimed"]["ratio_to_first"] == {"a": 1.0, "b": 0.0}
-    for metric in ("pods preempted", "pods reclaimed"):
-        assert rows[metric]["unit"] == "count" and rows[metric]["lower_is_better"] is True
+    completed = rows["jobs completed"]
+    assert completed["runs"] == {"default": [2.0, 2.0], "binpack": [2.0, 2.0]}
+    assert completed["spread"] == {"default": 0.0, "binpack": 0.0}
+    assert completed["verdict"] == {"binpack": "same"}
+    html = (out / "compare.html").read_text()
+    assert "means over 2 seeds" in html and "default/seed-4/report.html" in html
+    assert table["breakdowns"]["size"]["by"] in ("GPUs per job", "pods per job")
+    assert "2 ± 0" in capsys.readouterr().out  # jobs completed, mean ± spread

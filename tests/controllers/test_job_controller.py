@@ -14,14 +14,21 @@ import pytest
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import load_config, parse_config
+from berth.outputs import job_outcomes
 from berth.sim.engine import SimConfig, SimConfigError, SimResult, Simulation
-from berth.sim.runner import job_outcomes
 
 PREEMPTING = {
     # Without enqueue: a Job's group is admitted by allocate even when the cluster is full, so
     # its pods exist and can preempt (enqueue would hold it back until capacity is idle).
     "actions": "allocate, preempt, backfill",
-    "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]}],
+    "tiers": [
+        {
+            "plugins": [
+                {"name": "priority"},
+                {"name": "gang", "enablePreemptable": False, "enableReclaimable": False},
+            ]
+        }
+    ],
 }
 
 

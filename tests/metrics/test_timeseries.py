@@ -110,16 +110,17 @@ def test_write_csv_exact(tmp_path: Path) -> None:
         _vec(1234.5678, 999.9999),
         _vec(8000, 2000),
         stranded=_vec(5000, 1000),
+        gpu_fragmented=620.4,
     )
     series.sample(120.1234, 0, 4, _vec(3000.4, 2000), _vec(-0.0001, 2000), _vec(8000, 2000))
     path = tmp_path / "timeseries.csv"
     series.write_csv(path)
     assert path.read_text() == (
         "time,pending,running,alloc_cpu,used_cpu,capacity_cpu,stranded_cpu,"
-        "alloc_gpu,used_gpu,capacity_gpu,stranded_gpu\n"
-        "0,4,0,0,0,8000,0,0,0,2000,0\n"
-        "60.5,1,3,3000,1234.568,8000,5000,1000,1000,2000,1000\n"
-        "120.123,0,4,3000,0,8000,0,2000,2000,2000,0\n"
+        "alloc_gpu,used_gpu,capacity_gpu,stranded_gpu,gpu_fragmented\n"
+        "0,4,0,0,0,8000,0,0,0,2000,0,0\n"
+        "60.5,1,3,3000,1234.568,8000,5000,1000,1000,2000,1000,620\n"
+        "120.123,0,4,3000,0,8000,0,2000,2000,2000,0,0\n"
     )
 
 

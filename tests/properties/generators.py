@@ -183,6 +183,32 @@ def raw_configs(draw: st.DrawFn) -> dict[str, Any] | None:
 # -- builders -------------------------------------------------------------------------------------
 
 
+def plain_pod(cpu: int, duration: float | None = None) -> dict[str, Any]:
+    """A pod template that asks only for ``cpu`` (and a little memory): no constraints."""
+    return {
+        "app": "a",
+        "best_effort": False,
+        "cpu": cpu,
+        "memory": 128,
+        "gpu": 0,
+        "selector": None,
+        "tolerates": True,
+        "anti": None,
+        "spread": None,
+        "duration": duration,
+    }
+
+
+def populate(scheduler: Any, manifests: Manifests) -> None:
+    """Give a scheduler the manifests' nodes, queues and groups (pods come later)."""
+    for node in manifests.nodes:
+        scheduler.add_node(node)
+    for queue in manifests.queues:
+        scheduler.add_queue(queue)
+    for group in manifests.groups:
+        scheduler.add_group(group)
+
+
 def build_node(spec: dict[str, Any]) -> Node:
     labels = {"node.test/kind": spec["kind"]}
     if spec["zone"] is not None:
@@ -429,13 +455,17 @@ class BindRecorder:
     violations: list[str] = field(default_factory=list)
     calls: int = 0
     held: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Set while a statement rolls back: putting an evicted pod back is no new placement, and
+    #: the state it returns to is only whole once the rollback is done.
+    restoring: bool = False
 
     def __post_init__(self) -> None:
         original_bind, original_unbind = self.state.bind, self.state.unbind
 
-        def bind(pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+        def bind(pod: Pod, row: int, vector: np.ndarray | None = None, devices: Any = None) -> Any:
             self.calls += 1
-            self.violations += placement_violations(self.state, pod, row, vector)
+            if not self.restoring:
+                self.violations += placement_violations(self.state, pod, row, vector)
             queue = self.queues.get(pod.key)
             if queue is None:
                 self.violations.append(f"{pod.key} placed without its PodGroup")
@@ -450,15 +480,15 @@ class BindRecorder:
                         self.violations.append(
                             f"queue {queue} holds {held[name]} {name} > capability {cap}"
                         )
-            original_bind(pod, row, vector)
+            return original_bind(pod, row, vector, devices)
 
-        def unbind(pod: Pod, row: int, vector: np.ndarray | None = None) -> None:
+        def unbind(pod: Pod, row: int, vector: np.ndarray | None = None) -> Any:
             queue = self.queues.get(pod.key)
             if queue is not None:
                 held = self.held[queue]
                 for name, amount in pod.requests.items():
                     held[name] -= amount
-            original_unbind(pod, row, vector)
+            return original_unbind(pod, row, vector)
 
         self.state.bind = bind  # type: ignore[method-assign]
         self.state.unbind = unbind  # type: ignore[method-assign]

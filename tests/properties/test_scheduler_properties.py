@@ -21,6 +21,7 @@ from .generators import (
     check_accounting,
     check_counters,
     clusters,
+    populate,
     queue_of,
     raw_configs,
     workloads,
@@ -34,12 +35,7 @@ def _scheduler(cluster, jobs, seed=0, raw_config=None):
     config = load_config(None) if raw_config is None else parse_config(raw_config, "test")
     scheduler = Scheduler(config, seed=seed)
     recorder = BindRecorder(scheduler.state, queue_of(manifests))
-    for node in manifests.nodes:
-        scheduler.add_node(node)
-    for queue in manifests.queues:
-        scheduler.add_queue(queue)
-    for group in manifests.groups:
-        scheduler.add_group(group)
+    populate(scheduler, manifests)
     return scheduler, recorder, manifests
 
 
@@ -232,7 +228,7 @@ def test_mixed_gang_is_not_partly_bound():
 
 
 def test_min_feasible_zero_is_rejected():
-    with pytest.raises(ConfigError, match="search.minFeasibleNodes: expected >= 1"):
+    with pytest.raises(ConfigError, match="search.minFeasibleNodes: expected 1 to 10"):
         parse_config({"search": {"mode": "sampled", "minFeasibleNodes": 0}}, "test")
 
 

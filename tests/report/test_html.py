@@ -1,7 +1,9 @@
-"""write_report: the HTML page and its PNGs, for a normal run and an empty one."""
+"""write_report: the self-contained HTML page and its PNGs, for a normal run and an empty one."""
 
 from __future__ import annotations
 
+import base64
+import re
 from pathlib import Path
 
 import numpy as np
@@ -9,9 +11,12 @@ import pytest
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.summary import summarize
+from berth.metrics.tables import JobOutcome
 from berth.metrics.timeseries import TimeSeries
-from berth.report.html import PENDING_ROWS, write_report
-from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE, time_unit
+from berth.report.figures import MAX_POINTS, binned, time_unit
+from berth.report.html import write_report
+from berth.report.jobs import ALL_JOBS_ROWS, NOTABLE_ROWS, PENDING_ROWS
+from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "pods"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
@@ -40,13 +45,24 @@ def _run(hours: float, jobs: int) -> tuple[dict, TimeSeries, list[Pod], list[Pod
     return summary, series, pods, groups
 
 
+def _images(html: str) -> list[bytes]:
+    """The PNGs the page embeds, decoded."""
+    sources = re.findall(r'<img src="([^"]*)"', html)
+    prefix = "data:image/png;base64,"
+    assert all(src.startswith(prefix) for src in sources), "an image the page does not hold"
+    return [base64.b64decode(src[len(prefix) :]) for src in sources]
+
+
 def _assert_written(out_dir: Path, html_path: Path) -> str:
+    """Every plot is written beside the page and embedded in it byte for byte."""
     assert html_path == out_dir / "report.html"
+    html = html_path.read_text()
+    embedded = _images(html)
     for name in PLOT_FILES:
-        png = out_dir / name
-        assert png.read_bytes()[:8] == PNG_MAGIC, name
-        assert f'src="{name}"' in html_path.read_text()
-    return html_path.read_text()
+        png = (out_dir / name).read_bytes()
+        assert png[:8] == PNG_MAGIC, name
+        assert png in embedded, name
+    return html
 
 
 @pytest.mark.parametrize("hours", [0.5, 6.0, 24 * 5])
@@ -54,7 +70,7 @@ def test_report_for_normal_run(tmp_path: Path, hours: float) -> None:
     summary, series, pods, groups = _run(hours, jobs=40)
     html = _assert_written(tmp_path, write_report(tmp_path, summary, series, pods, groups))
     assert "<script" not in html
-    assert "http" not in html  # no external assets
+    assert "http" not in html and 'src="data:' in html  # no external assets
     assert "Pending pods" not in html
 
 
@@ -66,19 +82,28 @@ def test_report_for_empty_run(tmp_path: Path) -> None:
     assert "No capacity was sampled" in html
 
 
-def test_pending_pods_are_listed_and_escaped(tmp_path: Path) -> None:
+def test_waiting_jobs_are_listed_one_row_each_and_escaped(tmp_path: Path) -> None:
     series = TimeSeries(RESOURCES)
     pods = [Pod(name="<x>", namespace="a&b", group='"g"')]
-    pods += [Pod(name=f"p{i}") for i in range(PENDING_ROWS + 5)]
-    summary = summarize(pods, [], series, seed=0, events=0, wall_seconds=0.0, end_time=10.0)
-    html = write_report(tmp_path, summary, series, pods, []).read_text()
-    assert "<x>" not in html
-    assert "&lt;x&gt;" in html
-    assert "a&amp;b" in html
-    assert "&quot;g&quot;" in html
-    assert f"Pending pods at the end ({PENDING_ROWS + 6})" in html
-    assert "6 more" in html
-    assert f"p{PENDING_ROWS - 2}<" in html and f"p{PENDING_ROWS - 1}<" not in html
+    groups = [PodGroup(name='"g"', namespace="a&b", queue="q<1>", submit_time=1.0)]
+    for i in range(PENDING_ROWS + 5):
+        pods += [Pod(name=f"p{i}-{k}", group=f"j{i}", submit_time=i) for k in range(2)]
+        groups.append(PodGroup(name=f"j{i}", submit_time=float(i)))
+    # A Volcano Job's group refused at admission: no pods exist for it.
+    groups.append(PodGroup(name="refused", owned=True, submit_time=0.5))
+    outcomes = {"default/refused": JobOutcome(reason="queue research is closed")}
+    reasons = {"default/p0-0": "0/3 nodes available: 3 insufficient cpu"}
+    summary = summarize(pods, groups, series, seed=0, events=0, wall_seconds=0.0, end_time=99.0)
+    html = write_report(tmp_path, summary, series, pods, groups, reasons, outcomes).read_text()
+    assert "<x>" not in html and "q<1>" not in html
+    assert "a&amp;b" in html and "&quot;g&quot;" in html and "q&lt;1&gt;" in html
+    assert f"Waiting at the end: {PENDING_ROWS + 7} jobs, {2 * PENDING_ROWS + 11} pods" in html
+    assert "7 more (jobs.csv lists every job)" in html
+    # Longest waiting first: j0 (submitted at 0), the refused Job (0.5), "g" (1.0), j1, ...
+    assert html.index(">j0<") < html.index(">refused<") < html.index("q&lt;1&gt;")
+    assert "none created yet" in html and "queue research is closed" in html
+    assert "3 insufficient cpu" in html
+    assert f">j{PENDING_ROWS - 3}<" in html and f">j{PENDING_ROWS - 2}<" not in html
 
 
 def test_single_sample_and_single_job(tmp_path: Path) -> None:
@@ -135,11 +160,10 @@ def test_queue_shares_plot_only_with_two_queues_holding_resources(
     html = write_report(tmp_path, summary, series, [], []).read_text()
     png = tmp_path / QUEUE_SHARES_FILE
     assert png.is_file() is drawn
-    assert (f'src="{QUEUE_SHARES_FILE}"' in html) is drawn
     assert ("Queue shares over time" in html) is drawn
     if drawn:
-        assert png.read_bytes()[:8] == PNG_MAGIC
-        assert 'width="800" height="600"' in html
+        assert png.read_bytes() in _images(html)
+        assert 'width="900" height="600"' in html
 
 
 def test_queue_shares_plot_of_an_earlier_run_is_removed(tmp_path: Path) -> None:
@@ -172,5 +196,77 @@ def test_counts_section_has_evictions_by_cause(tmp_path: Path) -> None:
         pods, [], series, seed=0, events=0, wall_seconds=0.0, end_time=10.0, reasons=reasons
     )
     html = write_report(tmp_path, summary, series, pods, [], reasons).read_text()
-    counts = html[html.index("<h2>Counts</h2>") : html.index("<h2>Delays</h2>")]
+    counts = html[html.index('id="counts"') : html.index('id="delays"')]
     assert "Evictions: 2 preempted · 1 reclaimed · 1 other (node failures) · 4 total" in counts
+
+
+def _job(i: int, **fields) -> PodGroup:
+    return PodGroup(name=f"j{i:04d}", submit_time=float(i), **fields)
+
+
+def test_few_jobs_are_all_listed_with_their_outcome(tmp_path: Path) -> None:
+    groups = [
+        _job(0, start_time=10.0, end_time=70.0, phase=GroupPhase.COMPLETED),
+        _job(1, start_time=1.0, phase=GroupPhase.RUNNING),
+        _job(2, phase=GroupPhase.PENDING),
+    ]
+    outcomes = {
+        "default/j0000": JobOutcome(tasks=4, retries=1, preemptions=2, waited_for="gang 1/4"),
+        "default/j0002": JobOutcome(tasks=2, reason="queue q is overused"),
+    }
+    series = TimeSeries(RESOURCES)
+    summary = summarize([], groups, series, seed=0, events=0, wall_seconds=0.0, end_time=100.0)
+    html = write_report(tmp_path, summary, series, [], groups, None, outcomes).read_text()
+    jobs = html[html.index('id="jobs"') : html.index("</table>", html.index('id="jobs"'))]
+    rows = re.findall(r"<tr>(.*?)</tr>", jobs)[1:]
+    cells = [re.findall(r"<td[^>]*>(.*?)</td>", row) for row in rows]
+    # job, queue, phase, waited for, pods, retries, preemptions, queueing delay, JCT
+    assert cells[0] == ["default/j0000", "default", "Completed", "gang 1/4", "4", "1", "2"] + [
+        "10s",
+        "1m 10s",
+    ]
+    assert cells[1][2:4] == ["Running", "—"] and cells[1][7:] == ["0s", "—"]
+    assert cells[2][2:4] == ["Pending", "queue q is overused"]
+    assert cells[2][7:] == ["waiting 1m 38s", "—"]
+    assert "jobs.csv lists every one" in html
+
+
+def test_many_jobs_list_the_notable_ones(tmp_path: Path) -> None:
+    count = ALL_JOBS_ROWS + 100
+    groups = [
+        _job(i, start_time=i + i % 37, end_time=i + i % 37 + 100.0, phase=GroupPhase.COMPLETED)
+        for i in range(count)
+    ]
+    groups.append(_job(count, phase=GroupPhase.FAILED, start_time=float(count)))
+    outcomes = {f"default/j{i:04d}": JobOutcome(preemptions=1) for i in (3, 5)}
+    series = TimeSeries(RESOURCES)
+    summary = summarize([], groups, series, seed=0, events=0, wall_seconds=0.0, end_time=1e4)
+    html = write_report(tmp_path, summary, series, [], groups, None, outcomes).read_text()
+    assert f"{count + 1:,} jobs; jobs.csv lists every one" in html
+    assert "<h3>Failed</h3>" in html and "<h3>Preempted or restarted</h3>" in html
+    assert f"<h3>Longest queueing delay ({count + 1} jobs, {NOTABLE_ROWS} shown)</h3>" in html
+    waits = html[html.index("<h3>Longest queueing delay") : html.index("<h3>Longest completion")]
+    # The 36-second waits come first (i % 37 == 36), then the 35-second ones, and so on.
+    listed = re.findall(r">default/(j\d+)<", waits)
+    assert listed == ["j0036", "j0073", "j0110", "j0035", "j0072", "j0109"] + [
+        "j0034",
+        "j0071",
+        "j0108",
+        "j0033",
+    ]
+
+
+def test_binned_series_keeps_mean_and_extremes() -> None:
+    times = np.arange(8.0)
+    values = np.array([0.0, 1.0, 2.0, np.nan, 4.0, 4.0, np.nan, np.nan])
+    starts, means, lows, highs = binned(times, values, np.array([0.0, 2.0, 4.0, 6.0, 8.0]))
+    assert starts.tolist() == [0.0, 2.0, 4.0, 6.0]
+    assert means[:3].tolist() == [0.5, 2.0, 4.0] and np.isnan(means[3])
+    assert lows[:3].tolist() == [0.0, 2.0, 4.0] and highs[:3].tolist() == [1.0, 2.0, 4.0]
+
+
+def test_a_long_run_is_binned_and_says_so(tmp_path: Path) -> None:
+    summary, series, pods, groups = _run(24 * 60, jobs=10)  # 60 days, a sample a minute
+    assert len(series) > MAX_POINTS
+    html = write_report(tmp_path, summary, series, pods, groups).read_text()
+    assert "lines: mean of each" in html and "bands: lowest to highest sample" in html

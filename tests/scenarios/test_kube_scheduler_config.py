@@ -67,8 +67,8 @@ def simulate(tmp_path: Path, name: str, *config: str) -> dict[str, dict[str, str
 
 def test_the_profile_is_what_schedules(tmp_path, capsys):
     """The example packs GPUs (RequestedToCapacityRatio on nvidia.com/gpu): the three GPU pods
-    share a node, where berth's default least-allocated scoring spreads them; a pod for
-    another scheduler waits."""
+    share a node, where kube-scheduler's default profile (LeastAllocated on cpu and memory)
+    spreads them; a pod for another scheduler waits."""
     packed = simulate(tmp_path, "kube", "--config", str(EXAMPLE))
     assert len({packed[f"train-{i}"]["node"] for i in range(3)}) == 1
     assert packed["elsewhere"]["node"] == ""
@@ -76,7 +76,12 @@ def test_the_profile_is_what_schedules(tmp_path, capsys):
         "schedulerName other-scheduler is not handled by berth"
     )
     assert "plugins with nothing to act on in berth, skipped" in capsys.readouterr().err
-    spread = simulate(tmp_path, "default")
+    plain = tmp_path / "plain.yaml"
+    plain.write_text(
+        "apiVersion: kubescheduler.config.k8s.io/v1\nkind: KubeSchedulerConfiguration\n"
+        "profiles: [{schedulerName: default-scheduler}]\n"
+    )
+    spread = simulate(tmp_path, "plain", "--config", str(plain))
     assert len({spread[f"train-{i}"]["node"] for i in range(3)}) == 2
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import csv
 import json
 import os
@@ -22,7 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ("summary.json", "pods.csv", "jobs.csv", "timeseries.csv", "report.html")
 PNGS = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
 POD_HEADER = (
-    "namespace,name,job,queue,node,submit_time,bind_time,start_time,end_time,phase,priority,reason"
+    "namespace,name,job,queue,node,devices,submit_time,bind_time,start_time,end_time,phase,"
+    "priority,reason,waited_for"
 )
 JOB_HEADER = (
     "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
@@ -68,8 +70,8 @@ def test_writes_every_output(default_run):
     for name in PNGS:
         assert (default_run / name).read_bytes()[:8] == PNG_MAGIC, name
     html = (default_run / "report.html").read_text()
-    for name in PNGS:
-        assert name in html
+    for name in PNGS:  # embedded: the page needs no file beside it
+        assert base64.b64encode((default_run / name).read_bytes()).decode() in html, name
 
 
 def test_csv_headers_are_exact(default_run):
@@ -87,6 +89,7 @@ def test_summary_counts(default_run):
         "completed": 8,
         "failed": 0,
         "evicted": 0,
+        "deleted": 0,
         "running": 4,
         "pending": 1,
     }
@@ -142,6 +145,9 @@ def test_same_seed_gives_identical_files(tmp_path):
     one, two = summary(first), summary(second)
     one.pop("wall_seconds")
     two.pop("wall_seconds")
+    # The command names the output folder: the one part of the provenance that differs.
+    commands = one["provenance"].pop("command"), two["provenance"].pop("command")
+    assert [c.replace(str(second), str(first)) for c in commands[1]] == commands[0]
     assert one == two
     assert one["seed"] == 3
 
@@ -237,3 +243,82 @@ def test_module_help_in_a_subprocess():
     for command in ("simulate", "validate", "bench"):
         assert command in proc.stdout
     assert proc.stderr == ""
+
+
+def test_summary_and_report_say_what_produced_them(tmp_path):
+    import hashlib
+
+    out = tmp_path / "run"
+    config = tmp_path / "conf.yaml"
+    config.write_text("actions: enqueue, allocate\ntiers: [{plugins: [{name: gang}]}]\n")
+    assert simulate(out, "--config", str(config), "--seed", "2") == 0
+    provenance = summary(out)["provenance"]
+    assert provenance["command"][:2] == ["berth", "simulate"] and "--seed" in provenance["command"]
+    inputs = {item["role"]: item for item in provenance["inputs"]}
+    assert set(inputs) == {"cluster", "workload", "configuration"}
+    assert inputs["cluster"]["sha256"] == hashlib.sha256(CLUSTER.read_bytes()).hexdigest()
+    assert inputs["configuration"]["bytes"] == config.stat().st_size
+    resolved = provenance["configuration"]
+    assert resolved["actions"] == ["enqueue", "allocate"]
+    # resource-fit is what every allocation checks, whatever the configuration lists; the
+    # resolved configuration shows what was written, the scheduler adds the fit check itself.
+    assert [p["name"] for tier in resolved["tiers"] for p in tier] == ["gang"]
+    assert provenance["seed"] == 2
+    html = (out / "report.html").read_text()
+    assert "Provenance" in html and inputs["cluster"]["sha256"][:16] in html
+
+
+TRUTH_WORKLOAD = """\
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: closed}
+status: {state: Closed}
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: shut-out}
+spec:
+  queue: closed
+  tasks: [{name: w, replicas: 2, template: {spec: {containers: [{name: c}]}}}]
+---
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata:
+  name: runs
+  annotations: {berth.io/submit-time: "10"}
+spec:
+  tasks:
+    - name: w
+      replicas: 2
+      template:
+        metadata: {annotations: {berth.io/duration: "50"}}
+        spec: {containers: [{name: c, resources: {requests: {cpu: 100m}}}]}
+""" + "".join(
+    f"""---
+apiVersion: v1
+kind: Pod
+metadata:
+  name: late-{t}
+  annotations: {{berth.io/submit-time: "{t}", berth.io/duration: "5"}}
+spec: {{containers: [{{name: c}}]}}
+"""
+    for t in (0, 100, 1000)
+)
+
+
+def test_outputs_tell_the_truth(tmp_path):
+    workload = tmp_path / "w.yaml"
+    workload.write_text(TRUTH_WORKLOAD)
+    out = tmp_path / "out"
+    argv = ["simulate", "--cluster", str(CLUSTER), "--workload", str(workload), "--out", str(out)]
+    assert main([*argv, "--quiet", "--until", "500"]) == 0
+    s = summary(out)
+    # Only what arrived by t=500: late-1000 does not exist yet.
+    assert sorted(rows(out / "pods.csv")) == ["late-0", "late-100", "runs-w-0", "runs-w-1"]
+    assert s["pods"]["submitted"] == 4
+    assert s["pods"]["submitted"] == sum(v for k, v in s["pods"].items() if k != "submitted")
+    jobs = rows(out / "jobs.csv")
+    assert jobs["shut-out"]["phase"] == "Pending" and "closed" in jobs["shut-out"]["reason"]
+    assert jobs["runs"]["phase"] == "Completed" and jobs["runs"]["reason"] == "2 pods succeeded"
+    html = (out / "report.html").read_text()
+    assert ">shut-out<" in html and "none created yet" in html

@@ -140,15 +140,32 @@ def test_alibaba2017_rule_exclusions_are_counted_not_bad(tmp_path: Path) -> None
     assert specs.log.lines()[1] == "left out 1 tasks without a cpu or memory request"
 
 
-def test_unknown_format_lists_the_known_ones(tmp_path: Path) -> None:
-    path = write(tmp_path, "x.csv", "a,b,c\n1,2,3\n")
+def test_unknown_format_names_the_known_ones_in_one_short_line(tmp_path: Path) -> None:
+    path = write(tmp_path, "x.csv", "a,b,c," + "x" * 500 + "\n1,2,3\n")
     with pytest.raises(TraceError) as caught:
         detect_format(path)
     message = str(caught.value)
-    assert message.startswith(f"{path}: unknown trace format (expected one of itp: jobs (")
-    for name in ("philly", "openb", "helios", "alibaba2017", "pai", "alibaba2018"):
-        assert f"; {name}: " in message
-    assert message.endswith("or name the format with --format)")
+    assert message.startswith(f"{path}: unknown trace format: first line 'a,b,c,xxx")
+    for name in ("itp", "philly", "openb", "helios", "alibaba2017", "pai", "alibaba2018"):
+        assert name in message
+    assert message.endswith("name it with --format")
+    assert "\n" not in message and len(message) < len(str(path)) + 300
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("", "is empty (expected a trace file)"),
+        ("\n  \n", "is empty (expected a trace file)"),
+        ("job_id,submission_time,duration,num_gpu\n", "no job rows (a header at most)"),
+    ],
+    ids=["empty", "blank", "header only"],
+)
+def test_a_trace_without_rows_is_an_error(tmp_path: Path, text: str, message: str) -> None:
+    path = write(tmp_path, "cluster01.csv", text)
+    with pytest.raises(TraceError) as caught:
+        list(iter_jobs(path, "itp"))
+    assert str(caught.value) == f"{path}: {message}"
 
 
 def test_wrong_kind_of_table(itp: Path) -> None:
@@ -177,3 +194,14 @@ def test_options_are_checked() -> None:
         TraceOptions(on_bad_row="ignore")
     with pytest.raises(ValueError, match="gpus_per_node must be >= 1"):
         TraceOptions(gpus_per_node=0)
+
+
+def test_a_truncated_json_log_says_so(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "cluster_job_log",
+        '[{"jobid": "a", "submitted_time": "2017-10-03 02:25:44", "attempts": []},\n'
+        ' {"jobid": "b", "submitt',
+    )
+    with pytest.raises(TraceError, match=r"cluster_job_log:2: the file ends inside this object"):
+        list(iter_jobs(path, "philly", TraceOptions(on_bad_row="skip")))

@@ -167,3 +167,31 @@ def test_selection_flags_on_a_node_list_are_flagged(
         berth_trace("convert", str(path), "--out", str(tmp_path / "c.yaml"), "--sample", "3") == 0
     )
     assert "ignored for nodes" in capsys.readouterr().err
+
+
+def test_info_and_convert_on_a_load_trace(
+    berth_trace: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path,
+        "AzureLLMInferenceTrace_conv.csv",
+        """
+        TIMESTAMP,ContextTokens,GeneratedTokens
+        2023-11-16 18:00:00.0000000,100,20
+        2023-11-16 18:00:30.0000000,300,20
+        2023-11-16 18:01:10.0000000,50,10
+        """,
+    )
+    assert berth_trace("info", str(path), "--bin", "30") == 0
+    rows = cells(capsys.readouterr().out)
+    assert rows["requests"] == ["3"]
+    assert rows["requests/s"] == ["0.0333"] * 5  # mean, p50, p90, p99, max: one per bin
+    assert rows["tokens/s"][0] == "5.56"
+    out = tmp_path / "curve.csv"
+    assert berth_trace("convert", str(path), "--out", str(out), "--bin", "30") == 0
+    assert out.read_text().splitlines() == [
+        "time,requests_per_second,tokens_per_second",
+        "0,0.0333333,4",
+        "30,0.0333333,10.6667",
+        "60,0.0333333,2",
+    ]

@@ -15,6 +15,7 @@ from berth.traces import (
     iter_usage,
     load_nodes,
 )
+from berth.traces.load import load_curve
 from berth.traces.model import GPU_PRODUCT_LABEL, STATUS_ANNOTATION
 
 ITP_JOBS = {
@@ -142,3 +143,33 @@ def test_alibaba2018_usage(shared: Path) -> None:
     samples = iter_usage(shared / "alibaba-2018" / "machine_usage_subset.csv")
     assert tuple(next(samples)) == ("m-1932", 386_640, 41, 92)
     assert 1 + sum(1 for _ in samples) == 100_002
+
+
+def test_alibaba2025_dlrm_instances(shared: Path) -> None:
+    stream = iter_jobs(shared / "alibaba-dlrm-2025" / "disaggregated_DLRM_trace.csv")
+    jobs = list(stream)
+    assert len(jobs) == 23_871  # one job of one pod per instance
+    first = jobs[0].pods[0]
+    # instance_0: HN, 12 cores, 1 GPU, 120 GiB; created before the trace, never deleted in it.
+    assert first.name == "instance-0"
+    assert first.requests == {CPU: 12_000, MEMORY: 120 * GIB, GPU: 1000, PODS: 1}
+    assert (first.submit_time, first.duration) == (0.0, None)
+    assert first.annotations["berth.io/app"] == "app_0"
+    gpu_pods = sum(1 for job in jobs if job.pods[0].requests.get(GPU))
+    assert gpu_pods == 7_386  # the HN instances
+    # 23,871 - 12,248 rows without a density limit (-1)
+    assert (
+        stream.log.adjusted["instances with a max_instance_per_node limit, which is not enforced"]
+        == 11_623
+    )
+
+
+def test_azure_llm_load_curve(shared: Path) -> None:
+    folder = shared / "azure-llm-2023"
+    code, _ = load_curve(folder / "AzureLLMInferenceTrace_code.csv")
+    conv, _ = load_curve(folder / "AzureLLMInferenceTrace_conv.csv", bin_seconds=300)
+    assert (code.total_requests, conv.total_requests) == (8_819, 19_366)
+    assert code.requests.sum() * 60 == 8_819  # every request lands in one bin
+    assert conv.requests.sum() * 300 == 19_366
+    assert 0 < code.span <= 3600 and 0 < conv.span <= 3600
+    assert code.tokens.max() > code.requests.max()

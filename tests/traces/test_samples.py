@@ -19,6 +19,7 @@ from berth.traces import (
     iter_jobs,
     load_nodes,
 )
+from berth.traces.load import load_curve
 from berth.traces.model import STATUS_ANNOTATION, TRACE_ID_ANNOTATION, USER_ANNOTATION
 from berth.traces.names import dns_name
 
@@ -72,6 +73,36 @@ def test_philly_csv(data: Path) -> None:
     assert [p.requests[GPU] for p in twelve.pods] == [6000, 6000]
     assert cpu_only.pods[0].requests == {CPU: 4000, MEMORY: 16_384 * MIB, PODS: 1}
     assert (big.group.queue, big.group.submit_time) == ("vc2", 120)
+
+
+def test_philly_csv_with_dates_as_published_with_pollux(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "philly.csv",
+        """
+        timestamp,duration,num_gpus,gpu_time,cluster
+        2017-10-09 07:01:55,3600,1,3600,vc1
+        2017-10-09 07:00:00,60,8,480,vc2
+        2017-10-10 07:00:00,60,2,120,vc2
+        """,
+    )
+    jobs = by_name(path)
+    times = {name: job.group.submit_time for name, job in jobs.items()}
+    assert times == {"job-2": 115, "job-3": 0, "job-4": 86_400}
+
+
+def test_philly_csv_bad_date_is_a_bad_row(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "philly.csv",
+        """
+        timestamp,duration,num_gpus,gpu_time,cluster
+        2017-10-09 07:01:55,3600,1,3600,vc1
+        yesterday,60,8,480,vc2
+        """,
+    )
+    with pytest.raises(TraceError, match=r"philly.csv:3: timestamp \"yesterday\" is not a date"):
+        by_name(path)
 
 
 def test_helios(data: Path) -> None:
@@ -173,3 +204,56 @@ def test_alibaba2018_latest_row_of_a_machine_wins(tmp_path: Path) -> None:
     assert nodes[0].labels[ZONE_LABEL] == "3"
     assert nodes[0].allocatable == {CPU: 64_000, MEMORY: 500 * MIB, PODS: 110}
     assert nodes[0].annotations[STATUS_ANNOTATION] == "USING"
+
+
+DLRM_HEADER = (
+    "instance_sn,role,app_name,cpu_request,cpu_limit,gpu_request,gpu_limit,rdma_request,"
+    "rdma_limit,memory_request,memory_limit,disk_request,disk_limit,max_instance_per_node,"
+    "creation_time,scheduled_time,deletion_time\n"
+)
+
+
+def test_alibaba2025_times_outside_the_trace(tmp_path: Path) -> None:
+    path = tmp_path / "disaggregated_DLRM_trace.csv"
+    path.write_text(
+        DLRM_HEADER
+        + "i_a,CN,app_1,8,8,0,0,1,1,40.0,40.0,85.0,100.0,-1,,,\n"  # before and after the trace
+        + "i_b,CN,app_1,8,8,0,0,1,1,40.0,40.0,85.0,100.0,2,,,500.0\n"  # deleted during it
+        + "i_c,HN,app_2,12,12,1,1,25,25,120.0,120.0,680.0,800.0,-1,100.0,120.0,NaN\n"
+    )
+    assert detect_format(path) == "alibaba2025"
+    stream = iter_jobs(path)
+    a, b, c = (job.pods[0] for job in stream)
+    assert (a.submit_time, a.duration) == (0.0, None)
+    assert (b.submit_time, b.duration) == (0.0, 500.0)
+    assert (c.submit_time, c.duration, c.requests[GPU]) == (100.0, None, 1000)
+    assert stream.log.lines() == [
+        "changed 1 instances with a max_instance_per_node limit, which is not enforced"
+    ]
+
+
+def test_alibaba2025_deleted_before_created_is_a_bad_row(tmp_path: Path) -> None:
+    path = tmp_path / "disaggregated_DLRM_trace.csv"
+    path.write_text(DLRM_HEADER + "i_a,CN,app_1,8,8,0,0,1,1,40,40,85,100,-1,900,901,100\n")
+    with pytest.raises(TraceError, match=r":2: deletion_time 100 is before creation_time 900"):
+        list(iter_jobs(path))
+
+
+def test_azure_llm_requests_become_a_curve(tmp_path: Path) -> None:
+    path = write(
+        tmp_path,
+        "AzureLLMInferenceTrace_code.csv",
+        """
+        TIMESTAMP,ContextTokens,GeneratedTokens
+        2023-11-16 18:00:00.5000000,100,10
+        2023-11-16 18:00:59.0000000,200,20
+        2023-11-16 18:02:10.0000000,300,30
+        """,
+    )
+    assert detect_format(path) == "azure-llm"
+    curve, _ = load_curve(path)
+    assert curve.requests.tolist() == [2 / 60, 0.0, 1 / 60]
+    assert curve.tokens.tolist() == [330 / 60, 0.0, 330 / 60]
+    assert curve.at(130) == 1 / 60 and curve.at(180 + 10) == 2 / 60  # repeats after its span
+    with pytest.raises(TraceError, match="holds load, not jobs"):
+        list(iter_jobs(path))

@@ -76,21 +76,27 @@ def fail(message: str) -> PydanticCustomError:
 def _check_quantity(value: object) -> str | int | float:
     """Accept what Kubernetes accepts as a quantity; canonical units depend on the resource name,
     which only the caller knows, so the raw value is kept."""
-    expected = f"{show(value)} is not a quantity (expected e.g. 500m, 2, 4Gi)"
+
+    # Messages are built only on failure: this runs for every quantity of every object.
+    def expected() -> PydanticCustomError:
+        return fail(f"{show(value)} is not a quantity (expected e.g. 500m, 2, 4Gi)")
+
+    def too_large() -> PydanticCustomError:
+        return fail(f"{show(value)} is too large (expected at most {MAX_QUANTITY:g})")
+
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise fail(expected)
-    too_large = f"{show(value)} is too large (expected at most {MAX_QUANTITY:g})"
+        raise expected()
     try:
         amount = parse_quantity(value)
     except QuantityError:
-        raise fail(expected) from None
+        raise expected() from None
     except ArithmeticError:  # decimal overflow on exponents like 1e999999999
-        raise fail(too_large) from None
+        raise too_large() from None
     if amount < 0:
         raise fail(f"must be >= 0 (got {show(value)})")
     if amount > MAX_QUANTITY:
         # Converting it to canonical units would build an integer of arbitrary size.
-        raise fail(too_large)
+        raise too_large()
     return value
 
 

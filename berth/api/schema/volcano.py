@@ -8,7 +8,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from berth.api.schema.base import Model, Name, NonEmpty, ResourceList, fail
 from berth.api.schema.meta import ObjectMeta, TemplateMeta
-from berth.api.schema.pods import PodSpec
+from berth.api.schema.pods import PodSpec, PreemptionPolicy
 
 
 class PodGroupSpec(Model):
@@ -45,9 +45,9 @@ class QueueSpec(Model):
     reclaimable: StrictBool = True
     parent: Name | None = None
     state: QueueState | None = None
+    priority: StrictInt = 0
     # Multi-cluster placement has no meaning in a single simulated cluster.
     ignored = frozenset({"extendClusters", "affinity", "type"})
-    unsupported = frozenset({"priority"})
 
 
 class QueueStatus(Model):
@@ -80,7 +80,8 @@ class PriorityClassDoc(Model):
     metadata: ObjectMeta
     value: StrictInt
     global_default: StrictBool = False
-    ignored = frozenset({"description", "preemptionPolicy"})
+    preemption_policy: PreemptionPolicy = "PreemptLowerPriority"
+    ignored = frozenset({"description"})
 
 
 # -- batch.volcano.sh Job and bus.volcano.sh Command -----------------------------------------------
@@ -130,9 +131,14 @@ class PodTemplate(Model):
     spec: PodSpec
 
 
+#: The most replicas one task may ask for: beyond this a number is a typo, and creating the
+#: pods would only exhaust memory (Kubernetes' own limit is 2^31).
+MAX_REPLICAS = 1_000_000
+
+
 class JobTask(Model):
     name: Name
-    replicas: Annotated[StrictInt, Field(ge=0)] = 1
+    replicas: Annotated[StrictInt, Field(ge=0, le=MAX_REPLICAS)] = 1
     min_available: Annotated[StrictInt, Field(ge=0)] | None = None
     template: PodTemplate
     policies: list[JobPolicy] = Field(default_factory=list)

@@ -12,9 +12,7 @@ seconds (kept as given). Duration = ``duration``, or ``end_time - start_time`` w
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
-from datetime import datetime
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns
@@ -30,7 +28,7 @@ from berth.traces.model import (
     worker_tasks,
 )
 from berth.traces.names import dns_name
-from berth.traces.rows import Clock, Row, earliest, guard, is_number, read_csv
+from berth.traces.rows import Clock, Row, epoch, guard, read_csv
 
 COLUMNS = (
     "job_id",
@@ -50,19 +48,10 @@ REQUIRED = ("job_id", "gpu_num", "node_num", "submit_time")
 
 
 def read_jobs(path: Path, options: TraceOptions, log: TraceLog) -> Iterator[JobSpec]:
-    clock = Clock(_epoch(path))
+    rows = read_csv(path, COLUMNS, header=True, required=REQUIRED)
+    clock = Clock(epoch(row.text("submit_time") for row in rows if not row.problem))
     rows = read_csv(path, COLUMNS, header=True, required=REQUIRED)
     return guard(rows, lambda row: _job(row, clock, options), log, path)
-
-
-def _epoch(path: Path) -> datetime | None:
-    """The earliest submission when times are dates; None when they are already seconds."""
-    rows = read_csv(path, COLUMNS, header=True, required=REQUIRED)
-    submits = (row.text("submit_time") for row in rows if not row.problem)
-    first = next(submits, "")
-    if not first or is_number(first):
-        return None
-    return earliest(itertools.chain([first], submits))
 
 
 def _job(row: Row, clock: Clock, options: TraceOptions) -> JobSpec:

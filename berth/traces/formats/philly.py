@@ -17,8 +17,9 @@ machine with its ``gpus``). Decisions:
 - queue = ``vc``; ``user`` and ``status`` become annotations.
 
 The CSV form ``timestamp,duration,num_gpus,gpu_time,cluster`` has no job id: jobs are named
-``job-<line>``, ``timestamp`` is kept as given (seconds), ``cluster`` is the queue, and GPUs
-are spread over workers like ITP's.
+``job-<line>``, ``timestamp`` is seconds (kept as given) or, as the Pollux/AdaptDL artifact
+publishes it, a date and time (``2017-10-09 07:01:55``: seconds since the earliest, as for the
+JSON log), ``cluster`` is the queue, and GPUs are spread over workers like ITP's.
 """
 
 from __future__ import annotations
@@ -39,7 +40,7 @@ from berth.traces.model import (
     worker_tasks,
 )
 from berth.traces.names import dns_name
-from berth.traces.rows import Clock, Row, earliest, guard, parse_datetime, read_csv
+from berth.traces.rows import Clock, Row, earliest, epoch, guard, parse_datetime, read_csv
 
 ATTEMPTS_ANNOTATION = "berth.io/attempts"
 CSV_COLUMNS = ("timestamp", "duration", "num_gpus", "gpu_time", "cluster")
@@ -111,14 +112,16 @@ def _job(item: JsonItem, clock: Clock, options: TraceOptions) -> JobSpec:
 
 def read_csv_jobs(path: Path, options: TraceOptions, log: TraceLog) -> Iterator[JobSpec]:
     rows = read_csv(path, CSV_COLUMNS, header=True, required=CSV_COLUMNS[:3])
-    return guard(rows, lambda row: _csv_job(row, options), log, path)
+    clock = Clock(epoch(row.text("timestamp") for row in rows if not row.problem))
+    rows = read_csv(path, CSV_COLUMNS, header=True, required=CSV_COLUMNS[:3])
+    return guard(rows, lambda row: _csv_job(row, clock, options), log, path)
 
 
-def _csv_job(row: Row, options: TraceOptions) -> JobSpec:
+def _csv_job(row: Row, clock: Clock, options: TraceOptions) -> JobSpec:
     cluster = row.text("cluster")
     return JobSpec(
         name=f"job-{row.line}",
-        submit=row.number("timestamp", "seconds"),
+        submit=clock.seconds(row.required("timestamp", "seconds or a date and time"), "timestamp"),
         tasks=gpu_job_tasks(
             row.integer("num_gpus", "a GPU count >= 0", minimum=0),
             options,

@@ -1,0 +1,113 @@
+"""Text into documents, safely: YAML and JSON parsed with the checks a hostile or mistaken
+file needs before any parser sees it.
+
+PyYAML's C parser recurses once per nesting level and crashes the process on a few hundred
+thousand ``[``; Python's JSON decoder raises RecursionError. No manifest or configuration nests
+anywhere near ``MAX_DEPTH``, so deeper text is refused up front, in one line. YAML and JSON
+both let a later duplicate key silently replace an earlier one; Kubernetes rejects such
+objects, and so does berth. Every failure is a ``DocumentError`` whose message is one line
+naming where in the text it is.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import numpy as np
+import yaml
+
+from berth.api.yaml_errors import yaml_error_message
+
+#: Deeper nesting than this is refused before parsing (Kubernetes objects nest about 15 deep).
+MAX_DEPTH = 200
+
+_BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_MERGE = "tag:yaml.org,2002:merge"
+_QUOTED = re.compile(rb'"(?:[^"\\\n]|\\.)*"|\'(?:[^\'\n]|\'\')*\'')
+_OPEN = np.zeros(256, dtype=np.int64)
+_OPEN[[ord("["), ord("{")]] = 1
+_OPEN[[ord("]"), ord("}")]] = -1
+
+
+class DocumentError(ValueError):
+    """Text that is not a well-formed document; the message is one line."""
+
+
+class _Loader(_BASE):  # type: ignore[misc, valid-type]
+    """The safe loader, refusing a mapping that repeats a key."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        first: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            if key_node.tag == _MERGE or not isinstance(key_node, yaml.ScalarNode):
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            line = key_node.start_mark.line + 1
+            if key in first:
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"duplicate key {json.dumps(str(key))} (first at line {first[key]})",
+                    key_node.start_mark,
+                )
+            first[key] = line
+        return super().construct_mapping(node, deep=deep)
+
+
+def nesting_depth(text: str) -> int:
+    """How deep ``[`` and ``{`` nest outside quoted strings, or how many block levels the most
+    indented line opens (one per two characters of leading spaces and dashes), whichever is
+    more."""
+    data = _QUOTED.sub(b"", text.encode("utf-8", "surrogatepass"))
+    codes = np.frombuffer(data, dtype=np.uint8)
+    flow = int(np.cumsum(_OPEN[codes]).max(initial=0)) if len(codes) else 0
+    # Leading spaces and "- " both open a block level ("- - - x" nests three lists).
+    indent = max((len(line) - len(line.lstrip(" -")) for line in text.splitlines()), default=0)
+    return max(flow, indent // 2)
+
+
+def _check_depth(text: str) -> None:
+    depth = nesting_depth(text)
+    if depth > MAX_DEPTH:
+        raise DocumentError(f"nested {depth} levels deep (at most {MAX_DEPTH} are read)")
+
+
+def load_yaml(text: str) -> list[Any]:
+    """Every document of a YAML stream (``---`` separated), None for empty ones."""
+    _check_depth(text)
+    try:
+        return list(yaml.load_all(text, Loader=_Loader))
+    except yaml.YAMLError as exc:
+        raise DocumentError(yaml_error_message(exc, text)) from None
+
+
+def load_one_yaml(text: str) -> Any:
+    """A single YAML document (a configuration); an empty text is None."""
+    documents = load_yaml(text)
+    if len(documents) > 1:
+        raise DocumentError(f"expected one YAML document (got {len(documents)})")
+    return documents[0] if documents else None
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DocumentError(f"duplicate key {json.dumps(key)}")
+        result[key] = value
+    return result
+
+
+def load_json(text: str, one_line: bool = False) -> Any:
+    """One JSON value. ``one_line``: the text is a line of a JSON Lines file, whose caller names
+    the line, so positions are columns only."""
+    _check_depth(text)
+    try:
+        return json.loads(text, object_pairs_hook=_unique_pairs)
+    except json.JSONDecodeError as exc:
+        at = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
+        raise DocumentError(f"invalid JSON at {at}: {exc.msg}") from None
+    except DocumentError as exc:
+        raise DocumentError(f"invalid JSON: {exc}") from None

@@ -1,0 +1,265 @@
+"""The local cache of the API, and the object store the controllers run against.
+
+``KubeStore`` implements the protocol of ``berth.store`` over the API: ``create``, ``update`` and
+``delete`` write through to the API server and then tell the watchers at once, as
+``MemoryStore`` does, so a controller sees the same sequence of events here as in the
+simulator. Informer events (``apply``) keep the cache current. An object keeps its identity for
+as long as it exists (a change is copied onto the cached object), because the controllers
+recognise their objects by identity; the echo of berth's own write (same or older
+resourceVersion) is dropped.
+
+An object that does not convert (an invalid quantity, a field of the wrong type) is reported
+once per resourceVersion with its kind and name and skipped; warnings (unknown fields) are
+reported and the object is used, as ``berth validate`` does for files.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
+from berth.api.problems import Problem
+from berth.k8s.client import ApiError, KubeClient
+from berth.k8s.convert import (
+    from_api,
+    group_phase,
+    job_pod_manifest,
+    job_status,
+    pod_group_manifest,
+    read_pod_status,
+)
+from berth.k8s.informer import Event
+from berth.k8s.kinds import BY_KIND, object_key
+from berth.store import NotFound, WatchEvent
+
+log = logging.getLogger("berth.k8s")
+
+Handler = Callable[[WatchEvent, Any], None]
+
+#: How many times a status write re-reads the object after a 409 Conflict.
+CONFLICT_RETRIES = 5
+
+
+#: Fields berth keeps for itself: what the scheduler and controllers decided, not the spec.
+_LOCAL = frozenset({"owned", "implicit", "phase", "start_time", "end_time", "submit_time"})
+
+
+def _version(raw: dict[str, Any]) -> int | None:
+    """The resourceVersion as a number (etcd revisions are), None when it is not one."""
+    try:
+        return int((raw.get("metadata") or {}).get("resourceVersion", ""))
+    except (TypeError, ValueError):
+        return None
+
+
+class KubeStore:
+    def __init__(
+        self,
+        client: KubeClient,
+        *,
+        report: Callable[[Problem], None] | None = None,
+    ) -> None:
+        self.client = client
+        self._objects: dict[str, dict[str, Any]] = {}
+        self._raw: dict[str, dict[str, dict[str, Any]]] = {}
+        self._versions: dict[str, dict[str, int]] = {}
+        self._watchers: dict[str, list[Handler]] = {}
+        self.priority_classes: dict[str, PriorityClass] = {}
+        self._report = report or (lambda problem: log.warning(str(problem)))
+        self._reported: set[tuple[str, str, str]] = set()
+        #: Problems by kind/name found in the cluster's objects (for metrics and tests).
+        self.skipped: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ the store protocol
+
+    def get(self, kind: str, key: str) -> Any | None:
+        return self._objects.get(kind, {}).get(key)
+
+    def list(self, kind: str) -> list[Any]:
+        return list(self._objects.get(kind, {}).values())
+
+    def raw(self, kind: str, key: str) -> dict[str, Any] | None:
+        return self._raw.get(kind, {}).get(key)
+
+    def watch(self, kind: str, handler: Handler) -> None:
+        self._watchers.setdefault(kind, []).append(handler)
+
+    def watched(self, kind: str) -> bool:
+        return bool(self._watchers.get(kind))
+
+    def notify(self, kind: str, event: WatchEvent, obj: Any) -> None:
+        for handler in self._watchers.get(kind, ()):
+            handler(event, obj)
+
+    def create(self, kind: str, obj: Any) -> None:
+        """Create through the API (a controller's PodGroup or pod), then tell the watchers.
+
+        An object that exists already (made before a restart, or by the previous leader) is
+        adopted: ``obj`` takes its place, with the state the API has for it."""
+        existing = self._objects.get(kind, {}).get(obj.key)
+        if existing is not None:
+            if kind == "Pod":
+                # The old object leaves everyone's books before its replacement enters them.
+                self._forget(kind, obj.key)
+                self.notify(kind, WatchEvent.DELETED, existing)
+            self._enter(kind, obj, self._raw[kind][obj.key])
+            return
+        resource = BY_KIND[kind]
+        try:
+            stored = self.client.request(
+                "POST", resource.collection(obj.namespace), body=self._manifest(kind, obj)
+            )
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+            stored = self.client.request("GET", resource.item(obj.namespace, obj.name))
+        self._enter(kind, obj, stored)
+
+    def _enter(self, kind: str, obj: Any, raw: dict[str, Any]) -> None:
+        """``obj`` joins the cache with the state ``raw`` gives it; its watchers hear of it
+        as created, then (if it is past its first phase) as changed, so its controller
+        counts it."""
+        if kind == "Pod":
+            read_pod_status(obj, raw)
+            started = obj.phase != PodPhase.PENDING
+        else:
+            obj.phase = group_phase(raw, obj.phase)
+            started = obj.phase in (GroupPhase.INQUEUE, GroupPhase.RUNNING)
+        self._remember(kind, obj.key, obj, raw)
+        self.notify(kind, WatchEvent.ADDED, obj)  # a group is swapped in the scheduler
+        if started:
+            self.notify(kind, WatchEvent.MODIFIED, obj)
+
+    def update(self, kind: str, obj: Any) -> None:
+        """A changed object: its status is written (PodGroup, Job), then the watchers hear."""
+        if obj.key not in self._objects.get(kind, {}):
+            raise NotFound(f"{kind} {obj.key} not found")
+        if kind == "PodGroup":
+            self.write_status(kind, obj.key, {"phase": str(obj.phase)})
+        elif kind == "Job":
+            self.write_status(kind, obj.key, job_status(obj))
+        self.notify(kind, WatchEvent.MODIFIED, obj)
+
+    def delete(self, kind: str, key: str) -> Any:
+        obj = self._objects.get(kind, {}).get(key)
+        if obj is None:
+            raise NotFound(f"{kind} {key} not found")
+        resource = BY_KIND[kind]
+        try:
+            self.client.request("DELETE", resource.item(obj.namespace, obj.name))
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+        self._forget(kind, key)
+        self.notify(kind, WatchEvent.DELETED, obj)
+        return obj
+
+    def write_status(self, kind: str, key: str, status: dict[str, Any]) -> None:
+        """Replace the object's status with optimistic concurrency: PUT with the cached
+        resourceVersion, and on 409 Conflict read the latest and try again."""
+        raw = self._raw.get(kind, {}).get(key)
+        if raw is None:
+            return
+        resource = BY_KIND[kind]
+        meta = raw.get("metadata") or {}
+        subresource = "status" if resource.status_subresource else ""
+        path = resource.item(meta.get("namespace"), meta["name"], subresource)
+        for _ in range(CONFLICT_RETRIES):
+            body = {**raw, "status": {**(raw.get("status") or {}), **status}}
+            try:
+                stored = self.client.request("PUT", path, body=body)
+            except ApiError as exc:
+                if exc.status == 404:
+                    return
+                if exc.status != 409:
+                    raise
+                raw = self.client.request("GET", resource.item(meta.get("namespace"), meta["name"]))
+                continue
+            self._store_raw(kind, key, stored)
+            return
+        log.warning("status not written after conflicts", extra={"kind": kind, "key": key})
+
+    # ------------------------------------------------------------------ informer events
+
+    def apply(self, event: Event) -> None:
+        kind, raw = event.kind, event.object
+        key = object_key(raw)
+        if event.type == "DELETED":
+            obj = self._objects.get(kind, {}).get(key)
+            if obj is not None:
+                self._forget(kind, key)
+                self.notify(kind, WatchEvent.DELETED, obj)
+            return
+        version = _version(raw)
+        known = self._versions.get(kind, {}).get(key)
+        if version is not None and known is not None and version <= known:
+            return  # the echo of our own write, or a replay
+        current = self._objects.get(kind, {}).get(key)
+        if current is not None and kind == "Pod":
+            # A pod's spec does not change; only where it runs and how it is doing.
+            self._store_raw(kind, key, raw)
+            if read_pod_status(current, raw):
+                self.notify(kind, WatchEvent.MODIFIED, current)
+            return
+        obj, problems = from_api(kind, raw, list(self.priority_classes.values()))
+        self._report_problems(kind, key, raw, problems)
+        if obj is None:
+            return
+        self.skipped.pop(f"{kind}/{key}", None)
+        if kind == "PriorityClass":
+            self.priority_classes[obj.name] = obj
+        if current is None:
+            self._remember(kind, key, obj, raw)
+            self.notify(kind, WatchEvent.ADDED, obj)
+            return
+        self._store_raw(kind, key, raw)
+        if kind in ("Job", "Command"):
+            return  # their spec is the controller's input once; status is the controller's
+        for name in type(obj).__slots__:
+            if name not in _LOCAL:
+                setattr(current, name, getattr(obj, name))
+        self.notify(kind, WatchEvent.MODIFIED, current)
+
+    def _report_problems(
+        self, kind: str, key: str, raw: dict[str, Any], problems: list[Problem]
+    ) -> None:
+        version = str((raw.get("metadata") or {}).get("resourceVersion", ""))
+        for problem in problems:
+            mark = (f"{kind}/{key}", version, str(problem))
+            if mark in self._reported:
+                continue
+            self._reported.add(mark)
+            if problem.severity == "error":
+                self.skipped[f"{kind}/{key}"] = str(problem)
+            self._report(problem)
+
+    # ------------------------------------------------------------------ bookkeeping
+
+    def _remember(self, kind: str, key: str, obj: Any, raw: dict[str, Any]) -> None:
+        self._objects.setdefault(kind, {})[key] = obj
+        self._store_raw(kind, key, raw)
+
+    def _store_raw(self, kind: str, key: str, raw: dict[str, Any]) -> None:
+        self._raw.setdefault(kind, {})[key] = raw
+        version = _version(raw)
+        if version is not None:
+            self._versions.setdefault(kind, {})[key] = version
+
+    def _forget(self, kind: str, key: str) -> None:
+        self._objects.get(kind, {}).pop(key, None)
+        self._raw.get(kind, {}).pop(key, None)
+        self._versions.get(kind, {}).pop(key, None)
+        if kind == "PriorityClass":
+            self.priority_classes.pop(key, None)
+
+    def _manifest(self, kind: str, obj: Any) -> dict[str, Any]:
+        if kind == "PodGroup":
+            return pod_group_manifest(obj, self.raw("Job", obj.key))
+        if kind == "Pod" and obj.owner:
+            job_raw = self.raw("Job", obj.owner)
+            if job_raw is None:
+                raise NotFound(f"Job {obj.owner} of pod {obj.key} is not in the cache")
+            return job_pod_manifest(obj, job_raw, task_name(obj))
+        raise ValueError(f"berth does not create {kind} objects")

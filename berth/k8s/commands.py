@@ -1,0 +1,128 @@
+"""``berth serve`` and ``berth snapshot``."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import socket
+import sys
+from pathlib import Path
+
+from berth.framework.config import ConfigError, load_config
+from berth.framework.framework import Framework
+from berth.framework.plugin import PluginArgumentError
+
+EXIT_INPUT = 1
+
+
+def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
+    serve = sub.add_parser(
+        "serve", help="schedule a Kubernetes cluster: berth as a secondary scheduler"
+    )
+    _add_kubeconfig(serve)
+    serve.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
+    serve.add_argument(
+        "--scheduler-name", default="berth", help="schedule pods with this schedulerName"
+    )
+    serve.add_argument(
+        "--leader-elect", action="store_true", help="lead through a Lease before scheduling"
+    )
+    serve.add_argument("--lease-namespace", default="berth-system")
+    serve.add_argument("--lease-name", default="berth")
+    serve.add_argument("--identity", default=socket.gethostname(), help="this replica's name")
+    serve.add_argument(
+        "--metrics-port", type=int, default=8080, help="/metrics, /healthz, /readyz (0: any)"
+    )
+    serve.add_argument("--bind-concurrency", type=int, default=16, help="binds in flight at once")
+    serve.add_argument("--resync", type=float, default=300.0, help="seconds between relists")
+    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    serve.set_defaults(handler=_serve)
+
+    snap = sub.add_parser(
+        "snapshot", help="write the live cluster as manifests berth simulate runs"
+    )
+    _add_kubeconfig(snap)
+    snap.add_argument("--out", type=Path, required=True, help="output directory")
+    snap.set_defaults(handler=_snapshot)
+
+
+def _add_kubeconfig(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--kubeconfig", help="kubeconfig file (default: in-cluster, then $KUBECONFIG)"
+    )
+
+
+def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
+    from kubernetes.config import ConfigException
+
+    from berth.k8s.client import KubeClient, load_configuration
+
+    try:
+        return KubeClient(load_configuration(kubeconfig))
+    except (ConfigException, OSError, ValueError) as exc:
+        where = kubeconfig or "in-cluster service account or default kubeconfig"
+        print(f"error: {where}: cannot load a Kubernetes configuration ({exc})", file=sys.stderr)
+        return None
+
+
+def _serve(args: argparse.Namespace) -> int:
+    from berth.k8s import logs
+    from berth.k8s.server import ServeOptions, Server
+
+    try:
+        config = load_config(args.config)
+        Framework(config)
+    except (ConfigError, PluginArgumentError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    client = _client(args.kubeconfig)
+    if client is None:
+        return EXIT_INPUT
+    logs.setup(args.log_level)
+    options = ServeOptions(
+        scheduler_name=args.scheduler_name,
+        leader_elect=args.leader_elect,
+        identity=args.identity,
+        lease_name=args.lease_name,
+        lease_namespace=args.lease_namespace,
+        metrics_port=args.metrics_port,
+        bind_concurrency=args.bind_concurrency,
+        resync=args.resync,
+    )
+    server = Server(client, config, options)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: server.stop())
+    logging.getLogger("berth.k8s").info(
+        "serving", extra={"api": client.host, "scheduler_name": args.scheduler_name}
+    )
+    server.run()
+    lost = server.elector is not None and server.elector.lost.is_set()
+    return 2 if lost else 0
+
+
+def _snapshot(args: argparse.Namespace) -> int:
+    from berth.k8s.client import ApiError, ConnectionLost
+    from berth.k8s.snapshot import take, write
+
+    client = _client(args.kubeconfig)
+    if client is None:
+        return EXIT_INPUT
+    client.retries = 2
+    try:
+        snap = take(client)
+    except (ApiError, ConnectionLost) as exc:
+        print(f"error: {client.host}: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    finally:
+        client.close()
+    cluster, workload = write(snap, args.out)
+    for note in snap.notes:
+        print(f"note: {note}", file=sys.stderr)
+    print(
+        f"{len(snap.cluster)} nodes → {cluster}; {len(snap.workload)} objects → {workload}\n"
+        f"run it: berth simulate --cluster {cluster} --workload {workload}"
+    )
+    return 0

@@ -1,0 +1,204 @@
+"""API objects ↔ berth objects.
+
+Inbound, an API object goes through the same manifest converters as a file's
+(``berth.api.manifest.parse_documents``), with the cluster's PriorityClasses beside it so
+priorities resolve as admission resolves them: a cluster object and a file object mean the same
+thing. The runtime state the API adds (a pod's node and phase, a PodGroup's phase) is read here.
+Outbound, berth objects the controllers create become manifests (a Job's pods from the Job's own
+task templates, so nothing berth does not model is lost), and statuses become status bodies.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+from typing import Any
+
+from berth.api.manifest import cross_check, parse_documents
+from berth.api.objects import (
+    BatchJob,
+    GroupPhase,
+    Pod,
+    PodGroup,
+    PodPhase,
+    PriorityClass,
+)
+from berth.api.problems import Problem
+from berth.k8s.kinds import JOB, POD_GROUP
+from berth.resources import format_quantity
+
+SOURCE = "cluster"
+
+#: Where parse_documents puts each kind.
+_FIELD = {
+    "Node": "nodes",
+    "Pod": "pods",
+    "PodGroup": "groups",
+    "Queue": "queues",
+    "PriorityClass": "priority_classes",
+    "Job": "jobs",
+    "Command": "commands",
+}
+
+_GROUP_PHASES = {phase.value: phase for phase in GroupPhase}
+
+
+def from_api(
+    kind: str, raw: dict[str, Any], classes: list[PriorityClass]
+) -> tuple[Any | None, list[Problem]]:
+    """The berth object for an API object (None when it has errors) and every problem found."""
+    manifests = parse_documents([raw], SOURCE)
+    if kind in ("Pod", "PodGroup", "Job"):
+        manifests.priority_classes.extend(classes)
+        cross_check(manifests)
+        del manifests.priority_classes[len(manifests.priority_classes) - len(classes) :]
+    # Only this object's own problems count: the classes beside it were checked on arrival.
+    problems = [p for p in manifests.problems if p.kind in (kind, "")]
+    if any(p.severity == "error" for p in problems):
+        return None, problems
+    objects = getattr(manifests, _FIELD[kind])
+    if len(objects) != 1:
+        return None, problems
+    obj = objects[0]
+    created = creation_time(raw)
+    if created is not None and hasattr(obj, "submit_time"):
+        # In a cluster an object arrives when it is created (the simulator's submit-time
+        # annotation is a replay instruction, not a fact about the object).
+        obj.submit_time = created
+    if kind == "Pod":
+        read_pod_status(obj, raw)
+    elif kind == "PodGroup":
+        obj.phase = group_phase(raw, obj.phase)
+    return obj, problems
+
+
+def group_phase(raw: dict[str, Any], default: GroupPhase) -> GroupPhase:
+    """A PodGroup's phase as its status gives it (``default`` for none berth knows)."""
+    return _GROUP_PHASES.get((raw.get("status") or {}).get("phase"), default)
+
+
+def creation_time(raw: dict[str, Any]) -> float | None:
+    stamp = (raw.get("metadata") or {}).get("creationTimestamp")
+    if not isinstance(stamp, str):
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        return None
+
+
+def pod_state(raw: dict[str, Any]) -> tuple[str, PodPhase, int | None]:
+    """(node, phase, exit code) of an API pod; a pod with a node but not started is Bound."""
+    node = (raw.get("spec") or {}).get("nodeName") or ""
+    status = raw.get("status") or {}
+    phase = status.get("phase") or "Pending"
+    exit_code = None
+    for container in status.get("containerStatuses") or []:
+        terminated = (container.get("state") or {}).get("terminated")
+        if terminated and terminated.get("exitCode"):
+            exit_code = int(terminated["exitCode"])
+    if phase == "Running":
+        return node, PodPhase.RUNNING, exit_code
+    if phase == "Succeeded":
+        return node, PodPhase.SUCCEEDED, exit_code
+    if phase == "Failed":
+        evicted = status.get("reason") == "Evicted"
+        return node, PodPhase.EVICTED if evicted else PodPhase.FAILED, exit_code
+    return node, PodPhase.BOUND if node else PodPhase.PENDING, exit_code
+
+
+def read_pod_status(pod: Pod, raw: dict[str, Any]) -> bool:
+    """Copy the API pod's node and phase onto ``pod``; True if anything changed."""
+    node, phase, exit_code = pod_state(raw)
+    changed = (node, phase, exit_code) != (pod.bound_node, pod.phase, pod.exit_code)
+    pod.bound_node, pod.phase, pod.exit_code = node, phase, exit_code
+    return changed
+
+
+def _quantities(amounts: dict[str, int]) -> dict[str, str]:
+    return {name: format_quantity(name, amount) for name, amount in amounts.items()}
+
+
+def _owner(job_raw: dict[str, Any]) -> list[dict[str, Any]]:
+    meta = job_raw.get("metadata") or {}
+    return [
+        {
+            "apiVersion": JOB.api_version,
+            "kind": "Job",
+            "name": meta.get("name"),
+            "uid": meta.get("uid", ""),
+            "controller": True,
+            "blockOwnerDeletion": True,
+        }
+    ]
+
+
+def pod_group_manifest(group: PodGroup, job_raw: dict[str, Any] | None) -> dict[str, Any]:
+    meta: dict[str, Any] = {"name": group.name, "namespace": group.namespace}
+    if group.annotations:
+        meta["annotations"] = dict(group.annotations)
+    if job_raw is not None:
+        meta["ownerReferences"] = _owner(job_raw)
+    spec: dict[str, Any] = {"minMember": group.min_member, "queue": group.queue}
+    if group.min_resources:
+        spec["minResources"] = _quantities(group.min_resources)
+    if group.priority_class_name:
+        spec["priorityClassName"] = group.priority_class_name
+    if group.min_task_member:
+        spec["minTaskMember"] = dict(group.min_task_member)
+    return {
+        "apiVersion": POD_GROUP.api_version,
+        "kind": "PodGroup",
+        "metadata": meta,
+        "spec": spec,
+        "status": {"phase": str(group.phase)},
+    }
+
+
+def job_pod_manifest(pod: Pod, job_raw: dict[str, Any], task: str) -> dict[str, Any]:
+    """A Job's pod from the Job's task template as the API holds it, with the name, labels
+    and annotations the controller gave ``pod``."""
+    template: dict[str, Any] = {}
+    for item in (job_raw.get("spec") or {}).get("tasks") or []:
+        if item.get("name") == task:
+            template = item.get("template") or {}
+    spec = dict(template.get("spec") or {})
+    spec["schedulerName"] = pod.scheduler_name
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "labels": dict(pod.labels),
+            "annotations": dict(pod.annotations),
+            "ownerReferences": _owner(job_raw),
+        },
+        "spec": spec,
+    }
+
+
+def job_status(job: BatchJob) -> dict[str, Any]:
+    """Volcano's JobStatus shape: state, pod counts, retryCount, conditions."""
+    state: dict[str, Any] = {"phase": str(job.phase)}
+    if job.conditions:
+        at, _, why = job.conditions[-1]
+        state["message"] = why
+        state["lastTransitionTime"] = _stamp(at)
+    counts = job.counts or {}
+    return {
+        "state": state,
+        "minAvailable": job.min_available,
+        "pending": counts.get("pending", 0),
+        "running": counts.get("running", 0),
+        "succeeded": counts.get("succeeded", 0),
+        "failed": counts.get("failed", 0),
+        "retryCount": job.retries,
+        "conditions": [
+            {"status": str(phase), "lastTransitionTime": _stamp(at)}
+            for at, phase, _ in job.conditions[-10:]
+        ],
+    }
+
+
+def _stamp(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -1,0 +1,467 @@
+"""``berth serve``: the Scheduler and the controllers against a live API server.
+
+One thread owns every berth object: it drains the event queue (informer events, bind
+outcomes), keeps the Scheduler's inputs current through the cache's watches, runs a cycle when
+something changed (no more often than the configuration's ``period``), hands binds to the
+binder, evicts, writes PodGroup and Job statuses, and runs the controllers' timers. Informers,
+binder workers and the leader elector are threads around it that never touch berth objects.
+
+The first cycle waits for every informer's first list (as kube-scheduler waits for its caches),
+and the initial lists are applied kind by kind in a fixed order (priority classes, queues,
+nodes, groups, jobs, commands, pods), so the scheduler starts from the same state the
+simulator's loader gives it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from berth.api.objects import GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
+from berth.controllers.job import JobController
+from berth.framework.config import SchedulerConfig
+from berth.framework.scheduler import Scheduler
+from berth.k8s.binder import AnnotationHook, Binder, BindResult
+from berth.k8s.books import PodBooks
+from berth.k8s.cache import KubeStore
+from berth.k8s.client import ApiError, ConnectionLost, KubeClient
+from berth.k8s.convert import job_status
+from berth.k8s.informer import Event, Informer
+from berth.k8s.kinds import WATCHED
+from berth.k8s.leader import LeaderElector
+from berth.k8s.metrics import HealthServer, Metrics
+from berth.store import NotFound, WatchEvent
+
+log = logging.getLogger("berth.k8s")
+
+#: Events applied before the loop looks at cycles again: a burst of arrivals is scheduled (and
+#: its binds go out) while the rest of it is still being read.
+DRAIN_BATCH = 2000
+#: Seconds before a cycle whose evictions were refused is tried again (doubling to the max).
+RETRY_PAUSE = 1.0
+MAX_RETRY_PAUSE = 60.0
+
+
+@dataclass(slots=True)
+class ServeOptions:
+    scheduler_name: str = "berth"
+    resync: float = 300.0  # seconds between an informer's relists
+    watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
+    bind_concurrency: int = 16  # binds in flight at once
+    leader_elect: bool = False
+    identity: str = "berth"
+    lease_name: str = "berth"
+    lease_namespace: str = "berth-system"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_port: int | None = None  # None: no HTTP endpoint (0: any free port)
+    seed: int = 0
+    annotate: list[AnnotationHook] = field(default_factory=list)
+
+
+class Server:
+    def __init__(
+        self,
+        client: KubeClient,
+        config: SchedulerConfig,
+        options: ServeOptions | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.options = options = options or ServeOptions()
+        if not config.scheduler_names:
+            config.scheduler_names = (options.scheduler_name,)
+        self.client = client
+        self.config = config
+        self.clock = clock
+        self.metrics = Metrics()
+        self.events: queue.Queue = queue.Queue()
+        self.scheduler = Scheduler(config, seed=options.seed)
+        self.store = KubeStore(client)
+        self.controller = JobController(self.store, clock, self._at)
+        self.store.watch("Node", self._on_node)
+        self.store.watch("Queue", self._on_queue)
+        self.store.watch("PodGroup", self._on_group)
+        self.store.watch("Pod", self._on_pod)
+        self.store.watch("Job", lambda _, job: self._check_jobs.add(job.key))
+        self.store.watch("Command", lambda _, c: self._check_jobs.add(f"{c.namespace}/{c.target}"))
+        self.informers = [
+            Informer(
+                client,
+                resource,
+                self.events,
+                resync=options.resync,
+                watch_timeout=options.watch_timeout,
+            )
+            for resource in WATCHED
+        ]
+        self.binder: Binder | None = None
+        self.elector: LeaderElector | None = None
+        if options.leader_elect:
+            self.elector = LeaderElector(
+                client,
+                options.identity,
+                name=options.lease_name,
+                namespace=options.lease_namespace,
+                lease_duration=options.lease_duration,
+                renew_deadline=options.renew_deadline,
+                retry_period=options.retry_period,
+            )
+        self.health: HealthServer | None = None
+        if options.metrics_port is not None:
+            self.health = HealthServer(self.metrics, self.ready, options.metrics_port)
+        self.synced = False
+        self.stopping = threading.Event()
+        #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
+        self.settled = threading.Event()
+        self.books = PodBooks(self.scheduler, self._mark_dirty, self._maybe_running)
+        self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
+        self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
+        self._timers: list[tuple[float, int, Callable[[], None]]] = []
+        self._timer_seq = 0
+        self._dirty = False
+        self._last_cycle = -float("inf")
+        #: After evictions the API refused: when to try again without a cluster change, and
+        #: the pause before that (doubling while refusals go on).
+        self._retry_at: float | None = None
+        self._retry_pause = RETRY_PAUSE
+        self._written_groups: dict[str, GroupPhase] = {}
+        self._written_jobs: dict[str, tuple[Any, ...]] = {}
+        #: PodGroups and Jobs whose status may have changed since it was last written.
+        self._check_groups: set[str] = set()
+        self._check_jobs: set[str] = set()
+        #: perf_counter() of the last accepted bind (with books.first_pending_at: the
+        #: benchmark's throughput window).
+        self.last_bound_at: float | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def ready(self) -> bool:
+        """Ready once the caches have synced; a standby waiting for the Lease is ready too
+        (it is healthy, and has nothing to serve yet)."""
+        if self.elector is not None and not self.elector.leading.is_set():
+            return not self.elector.lost.is_set()
+        return self.synced
+
+    def stop(self) -> None:
+        self.stopping.set()
+
+    def run(self, crash: threading.Event | None = None) -> None:
+        """Serve until ``stop()`` or a lost leadership. ``crash`` (tests) stops without
+        releasing the Lease, as a killed process would."""
+        if self.health is not None:
+            self.health.start()
+        try:
+            if self.elector is not None:
+                self.elector.run()
+                while not self.elector.leading.wait(0.05):
+                    if self.stopping.is_set():
+                        return
+                self.metrics.leader.set(1)
+            self.binder = Binder(
+                self.client,
+                self.events,
+                concurrency=self.options.bind_concurrency,
+                annotate=self.options.annotate,
+            )
+            for informer in self.informers:
+                informer.start()
+            self._loop()
+        finally:
+            self.metrics.leader.set(0)
+            for informer in self.informers:
+                informer.stop()
+            self.client.stop()
+            if self.binder is not None:
+                self.binder.stop()
+            if self.elector is not None:
+                self.elector.stop(release=crash is None or not crash.is_set())
+            if self.health is not None:
+                self.health.stop()
+
+    def _loop(self) -> None:
+        while not self.stopping.is_set():
+            if self.elector is not None and self.elector.lost.is_set():
+                log.error("stopping: leadership lost")
+                return
+            self._drain(self._wait_time())
+            if not self.synced:
+                self._try_sync()
+                continue
+            try:
+                self._run_timers()
+                self._write_statuses()
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("write failed", extra={"error": str(exc)})
+            due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
+            if due and self.clock() >= self._last_cycle + self.config.period:
+                self._cycle()
+            idle = (
+                self.events.empty()
+                and not self._in_flight
+                and not (self._dirty and self.scheduler.has_waiting)
+                and not self._timers
+            )
+            if idle:
+                self.settled.set()
+            else:
+                self.settled.clear()
+
+    def _wait_time(self) -> float:
+        wait = 0.2
+        now = self.clock()
+        if self._dirty and self.synced:
+            wait = min(wait, max(0.0, self._last_cycle + self.config.period - now))
+        if self._timers:
+            wait = min(wait, max(0.0, self._timers[0][0] - now))
+        if self._retry_at is not None:
+            wait = min(wait, max(0.0, self._retry_at - now))
+        return wait
+
+    def _drain(self, wait: float) -> None:
+        """Apply the queued events, at most DRAIN_BATCH of them (waiting up to ``wait``
+        seconds for the first)."""
+        try:
+            item = self.events.get(timeout=wait) if wait > 0 else self.events.get_nowait()
+        except queue.Empty:
+            return
+        self._handle(item)
+        for _ in range(DRAIN_BATCH - 1):
+            try:
+                item = self.events.get_nowait()
+            except queue.Empty:
+                return
+            self._handle(item)
+
+    def _handle(self, item: Event | BindResult) -> None:
+        try:
+            self._handle_one(item)
+        except (ApiError, ConnectionLost, NotFound) as exc:
+            # A write a controller made in reaction failed after its retries: the next event
+            # or resync brings the object round again.
+            kind = getattr(item, "kind", "bind")
+            log.error("event not handled", extra={"kind": kind, "error": str(exc)})
+
+    def _handle_one(self, item: Event | BindResult) -> None:
+        if isinstance(item, BindResult):
+            self._bind_result(item)
+        elif not self.synced:
+            if item.type != "SYNCED":
+                self._buffered[item.kind].append(item)
+        elif item.type != "SYNCED":
+            self.books.arrival = item.received
+            self.store.apply(item)
+            self.books.arrival = None
+
+    def _try_sync(self) -> None:
+        if not all(informer.synced.is_set() for informer in self.informers):
+            return
+        for resource in WATCHED:
+            for event in self._buffered.pop(resource.kind):
+                self.store.apply(event)
+        self.synced = True
+        self.metrics.skipped_objects.set(len(self.store.skipped))
+        log.info(
+            "caches synced",
+            extra={"nodes": self.scheduler.state.n, "pending": len(self.books.pending)},
+        )
+
+    # ------------------------------------------------------------------ controller timers
+
+    def _at(self, at: float, callback: Callable[[], None]) -> None:
+        heapq.heappush(self._timers, (at, self._timer_seq, callback))
+        self._timer_seq += 1
+
+    def _run_timers(self) -> None:
+        now = self.clock()
+        if self._timers and self._timers[0][0] <= now:
+            self._check_jobs.update(self.controller.runs)  # a timer may act on any job
+        while self._timers and self._timers[0][0] <= now:
+            heapq.heappop(self._timers)[2]()
+
+    # ------------------------------------------------------------------ scheduler inputs
+
+    def _on_node(self, event: WatchEvent, node: Node) -> None:
+        state = self.scheduler.state
+        if event == WatchEvent.DELETED:
+            if node.name in state.rows:
+                # ClusterState keeps its rows; a deleted node just takes no more pods.
+                self.scheduler.set_schedulable(node.name, False)
+                self._dirty = True
+            return
+        if node.name not in state.rows:
+            self.scheduler.add_node(node)
+            self.books.node_added(node.name)
+        else:
+            self.scheduler.set_schedulable(node.name, not node.unschedulable)
+        self._dirty = True
+
+    def _on_queue(self, event: WatchEvent, queue_: Queue) -> None:
+        if event != WatchEvent.DELETED:
+            self.scheduler.add_queue(queue_)
+            self._dirty = True
+
+    def _on_group(self, event: WatchEvent, group: PodGroup) -> None:
+        if event == WatchEvent.ADDED:
+            self.scheduler.add_group(group)
+            self._written_groups[group.key] = group.phase
+        elif event == WatchEvent.DELETED:
+            self.scheduler.remove_group(group.key)
+            self._written_groups.pop(group.key, None)
+        self._dirty = True
+
+    def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
+        if pod.owner:
+            self._check_jobs.add(pod.owner)
+        self.books.observe(event, pod)
+
+    def _mark_dirty(self) -> None:
+        self._dirty = True
+
+    def _maybe_running(self, pod: Pod) -> None:
+        """A group runs once minMember of its pods run (Volcano's rule, as the simulator
+        applies it)."""
+        job = self.scheduler.jobs.get(f"{pod.namespace}/{pod.group}")
+        if job is None or job.group.implicit or job.group.phase != GroupPhase.INQUEUE:
+            return
+        running = sum(1 for p in job.bound.values() if p.phase == PodPhase.RUNNING)
+        if running >= max(job.group.min_member, 1):
+            job.group.phase = GroupPhase.RUNNING
+            self._check_groups.add(job.key)
+            if job.group.start_time is None:
+                job.group.start_time = self.clock()
+
+    # ------------------------------------------------------------------ cycles
+
+    def _cycle(self) -> None:
+        self._dirty = False
+        self._retry_at = None
+        self._last_cycle = self.clock()
+        if not self.scheduler.has_waiting:
+            return
+        self._check_groups.update(self.scheduler.waiting)  # the groups a session may move
+        started = time.perf_counter()
+        binds = self.scheduler.run_session(self.clock())
+        self.metrics.cycle_duration.observe(time.perf_counter() - started)
+        assert self.binder is not None
+        refused = self._evict()
+        for bind in binds:
+            pod = bind.pod
+            self.books.assume(pod, bind.node)
+            if bind.node in refused:
+                # Its room was to come from an eviction the API refused: try again next cycle.
+                self.books.requeue(pod)
+                continue
+            pod.phase = PodPhase.BOUND
+            pod.bind_time = self.clock()
+            self._in_flight[pod.key] = bind.node
+            self.binder.bind(pod, bind.node)
+        self.metrics.attempts.labels("scheduled").inc(len(binds))
+        if refused:
+            # Not again at once: a disruption budget lifts with the cluster's own changes.
+            self._dirty = False
+            self._retry_at = self.clock() + self._retry_pause
+            self._retry_pause = min(MAX_RETRY_PAUSE, self._retry_pause * 2)
+        else:
+            self._retry_pause = RETRY_PAUSE
+        waiting: dict[str, int] = {}
+        for job in self.scheduler.waiting.values():
+            waiting[job.group.queue] = waiting.get(job.group.queue, 0) + len(job.pending)
+        for name in self.scheduler.queues:
+            self.metrics.pending.labels(name).set(waiting.get(name, 0))
+        self.metrics.attempts.labels("unschedulable").inc(sum(waiting.values()))
+        for group in self.scheduler.admitted:
+            try:
+                self.store.update("PodGroup", group)  # its controller creates the pods now
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("admission not written", extra={"group": group.key, "error": str(exc)})
+                continue
+            self._written_groups[group.key] = group.phase
+
+    def _evict(self) -> set[str]:
+        """Post the session's evictions before its binds; the controllers hear of the evicted
+        pods only after all are marked (as in the simulator). A refused eviction (a
+        PodDisruptionBudget) puts the pod back on its node in the Scheduler's books; the nodes
+        where that happened are returned, and this cycle binds nothing there."""
+        assert self.binder is not None
+        evicted = []
+        refused_on: set[str] = set()
+        for eviction in self.scheduler.evictions:
+            pod = eviction.pod
+            self.books.placed.pop(pod.key, None)  # the session has released it already
+            error = self.binder.evict(pod)
+            if error is None:
+                self.metrics.evictions.labels("evicted").inc()
+                pod.phase = PodPhase.EVICTED
+                pod.end_time = self.clock()
+                evicted.append(pod)
+                log.info("evicted", extra={"pod": pod.key, "reason": eviction.reason})
+            else:
+                refused = getattr(error, "status", 0) == 429
+                self.metrics.evictions.labels("refused" if refused else "failed").inc()
+                log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
+                self.books.place_on(pod, eviction.node)
+                refused_on.add(eviction.node)
+        for pod in evicted:
+            if pod.owner:
+                self.store.notify("Pod", WatchEvent.MODIFIED, pod)
+        if self.scheduler.evictions:
+            self._dirty = True
+        return refused_on
+
+    def _bind_result(self, result: BindResult) -> None:
+        pod = result.pod
+        self._in_flight.pop(pod.key, None)
+        if result.error is None:
+            self.metrics.binds.labels("bound").inc()
+            self.last_bound_at = time.perf_counter()
+            seen = self.books.first_seen.pop(pod.key, None)
+            if seen is not None:
+                self.metrics.e2e_latency.observe(time.perf_counter() - seen)
+            return
+        self.metrics.binds.labels("failed").inc()
+        self.metrics.attempts.labels("error").inc()
+        log.warning(
+            "bind failed", extra={"pod": pod.key, "node": result.node, "error": str(result.error)}
+        )
+        if self.books.placed.get(pod.key) != result.node:
+            return  # the watch has already told where the pod really is
+        status = getattr(result.error, "status", 0)
+        if self.store.get("Pod", pod.key) is not pod or status in (404, 409):
+            # Gone, or bound by someone else: the watch brings the pod's real state.
+            self.books.unplace(pod)
+            pod.bound_node, pod.phase = "", PodPhase.PENDING
+            return
+        self.books.requeue(pod)
+
+    # ------------------------------------------------------------------ status write-back
+
+    def _write_statuses(self) -> None:
+        for key in self._check_groups:
+            job = self.scheduler.jobs.get(key)
+            if job is None:
+                continue
+            group = job.group
+            if group.implicit or job.placeholder or self.store.get("PodGroup", key) is not group:
+                continue
+            if self._written_groups.get(key) != group.phase:
+                self.store.update("PodGroup", group)
+                self._written_groups[key] = group.phase
+        self._check_groups.clear()
+        for key in self._check_jobs:
+            run = self.controller.runs.get(key)
+            if run is None:
+                continue
+            job = run.job
+            mark = (job.phase, job.retries, tuple(sorted(job.counts.items())), len(job.conditions))
+            if self._written_jobs.get(key) != mark and self.store.get("Job", key) is job:
+                self.store.write_status("Job", key, job_status(job))
+                self._written_jobs[key] = mark
+        self._check_jobs.clear()

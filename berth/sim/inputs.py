@@ -1,0 +1,38 @@
+"""What a simulation run is asked to run on: where its cluster and workload come from, as plain
+paths and settings that a worker process can be handed and load itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from berth.traces import Selection, TraceOptions
+
+
+class InputError(ValueError):
+    """Inputs that are individually valid but cannot make a run (e.g. no nodes)."""
+
+
+#: The most pods a run builds unless told otherwise: about 5 GB of memory at the roughly 2.5 KB
+#: a simulated pod costs (objects, events, accounting).
+DEFAULT_MAX_PODS = 2_000_000
+
+
+@dataclass(frozen=True, slots=True)
+class InputSpec:
+    """Where a run's cluster and workload come from. Paths and settings only, so it is cheap to
+    hand to a worker process, which loads the inputs itself."""
+
+    cluster: str | None = None
+    workloads: tuple[str, ...] = ()
+    trace: str | None = None
+    trace_format: str | None = None
+    cluster_from_trace: bool = False
+    trace_options: TraceOptions = field(default_factory=TraceOptions)
+    selection: Selection | None = None  # which trace jobs to keep (None: all)
+    max_pods: int = DEFAULT_MAX_PODS
+    seed: int = 0
+    until: float | None = None
+
+    @property
+    def builtin(self) -> bool:
+        return self.cluster is None and not self.workloads and self.trace is None

@@ -1,0 +1,136 @@
+"""A simulation run: its inputs loaded and validated before any simulation state exists, then
+simulated. ``berth simulate`` and ``berth compare`` (and tests) share this; writing the results
+is ``berth.outputs``'.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from berth.api.manifest import (
+    ManifestError,
+    Manifests,
+    cross_check,
+    load_files,
+    parse_documents,
+)
+from berth.framework.config import SchedulerConfig, load_config
+from berth.framework.framework import Framework
+from berth.sim.cluster_input import load_cluster, node_list_format
+from berth.sim.engine import SimConfig, SimResult, Simulation
+from berth.sim.inputs import InputError, InputSpec
+from berth.traces import TraceError, TraceOptions
+from berth.traces.synthetic import DAY, builtin_documents
+
+
+@dataclass
+class Inputs:
+    manifests: Manifests
+    config: SchedulerConfig
+    sim_config: SimConfig
+    label: str
+    until: float | None
+    warnings: list[str]  # unknown fields, configuration plugins berth lacks, skipped rows
+    notes: list[str]  # how the inputs were read (e.g. how a cluster was sized)
+
+
+def load_inputs(
+    spec: InputSpec, config_path: str | Path | None, check_only: bool = False
+) -> Inputs:
+    """Everything a run needs, validated. Raises ManifestError (all problems at once),
+    ConfigError, PluginArgumentError or InputError before any simulation state exists."""
+    config = load_config(config_path)
+    Framework(config)  # plugin arguments are checked here, before any input is read
+    sim_config = SimConfig.from_raw(config.simulation, config.source)
+    warnings = list(config.warnings)
+    notes: list[str] = []
+    until = spec.until
+    if spec.builtin:
+        cluster_docs, workload_docs = builtin_documents(spec.seed)
+        manifests = parse_documents(cluster_docs + workload_docs, "<builtin>")
+        cross_check(manifests)
+        label = "built-in scenario"
+        if until is None:
+            until = DAY  # its services never finish; one simulated day is the scenario
+    elif spec.trace is not None:
+        from berth.sim.trace_input import trace_manifests
+
+        manifests, trace_warnings, notes = trace_manifests(spec)
+        warnings += trace_warnings
+        label = spec.trace
+    else:
+        if spec.cluster is None and not spec.cluster_from_trace:
+            raise InputError(
+                "--workload needs nodes: give --cluster FILE, or --cluster-from-trace to size "
+                "a cluster from the workload's demand"
+            )
+        if spec.cluster and node_list_format(spec.cluster):
+            manifests = _cluster(spec.cluster)  # a machine list: nodes only
+            manifests.extend(load_files(list(spec.workloads)))
+        else:
+            manifests = load_files([*([spec.cluster] if spec.cluster else []), *spec.workloads])
+        label = spec.cluster or spec.workloads[0]
+        if spec.cluster is None and not manifests.errors:
+            notes.append(_size_from_workload(manifests, spec.trace_options))
+    if manifests.errors:
+        raise ManifestError(manifests.errors)
+    if not manifests.nodes:
+        raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
+    sim_config.check_nodes({node.name for node in manifests.nodes})
+    pods = len(manifests.pods) + sum(job.replicas for job in manifests.jobs)
+    if pods > spec.max_pods:
+        raise InputError(
+            f"{label}: the workload makes {pods:,} pods, more than --max-pods {spec.max_pods:,} "
+            "(about 2.5 KB each to simulate); raise --max-pods to run it"
+        )
+    warnings = [str(w) for w in manifests.warnings] + warnings
+    if check_only:
+        manifests = Manifests()
+    return Inputs(manifests, config, sim_config, label, until, warnings, notes)
+
+
+def _cluster(path: str) -> Manifests:
+    """Manifests, or a machine list (openb, PAI, Alibaba 2018) recognised by its header."""
+    try:
+        return load_cluster(path)
+    except TraceError as exc:
+        raise InputError(str(exc)) from exc
+
+
+def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
+    """Nodes for a workload given without a cluster (a converted trace, say), by the rule
+    ``--cluster-from-trace`` applies to traces; a Volcano Job counts as its tasks' pods."""
+    from berth.sim.cluster_sizing import SizingRule, size_cluster
+
+    pods = list(manifests.pods)
+    for job in manifests.jobs:
+        for task in job.tasks:
+            pod = replace(task.template, submit_time=job.submit_time)
+            pods += [pod] * task.replicas
+    if not pods:
+        raise InputError("--cluster-from-trace: the workload has no pods to size a cluster for")
+    rule = SizingRule(options.gpus_per_node, options.cpu_per_gpu, options.memory_per_gpu)
+    nodes, note = size_cluster(pods, rule)
+    manifests.nodes.extend(nodes)
+    return note
+
+
+def simulate(
+    inputs: Inputs,
+    seed: int,
+    until: float | None = None,
+    progress: Callable[[float], None] | None = None,
+    explain: list[str] | None = None,
+) -> SimResult:
+    """Run ``inputs``; ``explain`` names (glob patterns) the pods whose decisions to explain."""
+    simulation = Simulation(
+        inputs.manifests,
+        inputs.config,
+        seed=seed,
+        until=inputs.until if until is None else until,
+        sim_config=inputs.sim_config,
+        explain=explain,
+    )
+    return simulation.run(progress)

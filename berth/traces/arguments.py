@@ -1,0 +1,157 @@
+"""Command-line arguments for reading a trace, shared by ``berth trace`` and by ``simulate`` /
+``compare`` / ``bench --sim``, so a trace reads the same whichever command opens it."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from berth.durations import DurationError, parse_span
+from berth.traces.errors import ON_BAD_ROW
+from berth.traces.model import TraceOptions
+from berth.traces.queues import QueueRule, parse_queue_rule
+from berth.traces.select import Selection
+
+
+def seconds(text: str) -> float:
+    """argparse type: a time in seconds, or with units (90m, 2h, 1d)."""
+    try:
+        return parse_span(text)
+    except DurationError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def positive_seconds(text: str) -> float:
+    value = seconds(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"{text} must be > 0")
+    return value
+
+
+def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
+    """argparse type: a number > 0 (finite)."""
+
+    def parse(text: str) -> float:
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0 or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text} must be a number > 0")
+        return value
+
+    return parse
+
+
+def non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0")
+    return value
+
+
+def queue_rule(text: str) -> QueueRule:
+    try:
+        return parse_queue_rule(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
+    """How trace rows become pods (everything TraceOptions holds but the queue rule)."""
+    parser.add_argument(
+        "--on-bad-row",
+        choices=ON_BAD_ROW,
+        default="fail",
+        help="stop at the first malformed row, or skip and count malformed rows",
+    )
+    parser.add_argument(
+        "--gpus-per-node",
+        type=positive(int),
+        default=TraceOptions.gpus_per_node,
+        metavar="N",
+        help="GPUs per worker when a trace gives only a job's GPU count (default %(default)s)",
+    )
+    parser.add_argument(
+        "--max-instances",
+        type=positive(int),
+        metavar="N",
+        help="cap the pods of one task (alibaba2017 has tasks of 60,000 instances)",
+    )
+    parser.add_argument(
+        "--machine-memory",
+        type=positive(int),
+        default=TraceOptions.normalized_memory,
+        metavar="MIB",
+        help="memory of a whole machine, for traces that give it normalised "
+        "(alibaba2017, alibaba2018; default %(default)s)",
+    )
+
+
+def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
+    """Which jobs of a trace to keep and when they arrive (the seed of --sample is --seed)."""
+    parser.add_argument(
+        "--from",
+        dest="start",
+        type=seconds,
+        default=0.0,
+        metavar="T",
+        help="keep jobs submitted at or after T trace seconds (or 30m, 2h, 1d); T becomes time 0",
+    )
+    parser.add_argument(
+        "--to", dest="end", type=seconds, metavar="T", help="keep jobs submitted before T"
+    )
+    parser.add_argument(
+        "--sample", type=positive(int), metavar="N", help="keep N jobs chosen at random"
+    )
+    parser.add_argument(
+        "--speedup",
+        type=positive(float),
+        default=1.0,
+        metavar="X",
+        help="divide the times between arrivals by X",
+    )
+    parser.add_argument(
+        "--queues",
+        type=queue_rule,
+        metavar="SPEC",
+        help="name:weight,... (each job to a queue by a hash of its name, in proportion to the "
+        "weights), by-size (small ≤1 GPU, medium ≤8, large) or trace (the default: the trace's "
+        "own queues, e.g. Philly and Helios virtual clusters)",
+    )
+
+
+def trace_options(args: argparse.Namespace) -> TraceOptions:
+    options = TraceOptions(
+        gpus_per_node=args.gpus_per_node,
+        normalized_memory=args.machine_memory,
+        max_instances=args.max_instances,
+        on_bad_row=args.on_bad_row,
+    )
+    if getattr(args, "queues", None) is not None:
+        options.queue_rule = args.queues
+    return options
+
+
+def selection(args: argparse.Namespace) -> Selection:
+    """The jobs to keep; raises ValueError for a window that ends before it starts."""
+    return Selection(args.start, args.end, args.sample, args.seed, args.speedup)
+
+
+def selection_given(args: argparse.Namespace) -> list[str]:
+    """The selection flags given on the command line (for refusing them where they mean
+    nothing)."""
+    given = []
+    for flag, dest, default in (
+        ("--from", "start", 0.0),
+        ("--to", "end", None),
+        ("--sample", "sample", None),
+        ("--speedup", "speedup", 1.0),
+        ("--queues", "queues", None),
+    ):
+        if getattr(args, dest) != default:
+            given.append(flag)
+    return given

@@ -1,0 +1,84 @@
+"""Fragmentation against a target workload, on small nodes computed by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from berth.api.objects import GPU_PRODUCT_LABEL
+from berth.cluster.fragmentation import (
+    Shape,
+    Workload,
+    fragmentation_after_share,
+    node_fragmentation,
+    target_workload,
+)
+from tests.builders import pod
+
+# Half the pods ask half a device (1 core), half one whole GPU (1 core).
+HALF_AND_WHOLE = Workload((Shape(1000, 500, 1), Shape(1000, 1000, 1)), np.array([0.5, 0.5]))
+
+
+def _frag(workload, remaining, cpu_free, access=None):
+    remaining = np.array(remaining, dtype=np.int32)
+    access = np.ones((len(remaining), len(workload)), bool) if access is None else access
+    return node_fragmentation(workload, remaining, np.array(cpu_free), access)
+
+
+CASES = {
+    # Both shapes fit; only the 300 left on device 1 is too small for either.
+    "both fit": ([[1000, 300]], [8000], 300.0),
+    # The whole-GPU shape finds no idle device: all 1,100 idle is fragment for it (half the
+    # pods); the 500-shape can use the 800 device, so only the 300 counts: 0.5·1100 + 0.5·300.
+    "whole shape lacks an idle device": ([[800, 300]], [8000], 700.0),
+    # cpu short for both: every idle milli-GPU is fragment.
+    "cpu short": ([[1000, 300]], [500], 1300.0),
+    # A full node has nothing idle, so nothing fragmented.
+    "full": ([[0, 0]], [8000], 0.0),
+    # Slots past a node's devices (-1) are not capacity.
+    "padding": ([[1000, -1]], [8000], 0.0),
+}
+
+
+@pytest.mark.parametrize("remaining,cpu,expected", CASES.values(), ids=CASES.keys())
+def test_node_fragmentation(remaining, cpu, expected):
+    assert _frag(HALF_AND_WHOLE, remaining, cpu)[0] == pytest.approx(expected)
+
+
+def test_model_the_shape_may_not_use_counts_all_idle():
+    access = np.array([[False, True]])
+    # The 500-shape may not run here: 1,300 for it; the whole shape sees 300: 0.5·1300 + 0.5·300.
+    assert _frag(HALF_AND_WHOLE, [[1000, 300]], [8000], access)[0] == pytest.approx(800.0)
+
+
+def test_after_share_per_device():
+    # Node [1000, 300]: a 200 share on device 1 leaves [1000, 100] -> 100 fragment; on device 0
+    # it leaves [800, 300] -> 700 (no idle device for the whole shape). Devices too small: inf.
+    after = fragmentation_after_share(
+        HALF_AND_WHOLE,
+        np.array([[1000, 300, 100]], dtype=np.int32),
+        np.array([8000]),
+        np.ones((1, 2), bool),
+        200,
+    )
+    assert after[0, :2] == pytest.approx([0.5 * 300 + 0.5 * 1100 + 100, 200.0])
+    assert after[0, 2] == np.inf
+
+
+def test_target_workload_keeps_frequent_shapes_to_the_coverage():
+    pods = (
+        [pod(f"s{i}", cpu=1000, gpu=500) for i in range(6)]
+        + [pod(f"w{i}", cpu=2000, gpu=2000) for i in range(3)]
+        + [pod("rare", cpu=3000, gpu=250, node_selector={GPU_PRODUCT_LABEL: "T4"})]
+    )
+    workload = target_workload(pods, coverage=0.85)
+    assert workload.shapes == (Shape(1000, 500, 1), Shape(2000, 1000, 2))
+    assert workload.weight == pytest.approx([6 / 9, 3 / 9])
+    everything = target_workload(pods, coverage=1.0)
+    assert everything.shapes[-1] == Shape(3000, 250, 1, ("T4",))
+
+
+def test_target_workload_gpu_only_leaves_cpu_pods_out():
+    pods = [pod("c", cpu=1000), pod("g", gpu=500)]
+    assert target_workload(pods, gpu_only=True).shapes == (Shape(1000, 500, 1),)
+    assert len(target_workload(pods).shapes) == 2

@@ -1,0 +1,261 @@
+"""``berth serve`` against the API emulator: what it schedules and what it leaves alone, what it
+writes back, bad objects, the annotation hook, evictions under a PodDisruptionBudget, and its
+HTTP endpoints."""
+
+from __future__ import annotations
+
+import logging
+import urllib.request
+
+import pytest
+
+from tests.k8s.harness import (
+    Cluster,
+    config,
+    fast_options,
+    node_doc,
+    pod_doc,
+    serving,
+    settle,
+    wait_for,
+)
+
+# priority votes on victims alone in its tier: beside gang, Volcano's vote would spare the
+# single-pod groups these tests preempt (gang keeps minMember, here 1).
+PREEMPT = {
+    "actions": "enqueue, allocate, preempt, backfill",
+    "tiers": [
+        {"plugins": [{"name": "priority"}]},
+        {"plugins": [{"name": "gang"}, {"name": "resource-fit"}, {"name": "least-allocated"}]},
+    ],
+}
+
+CLASSES = [
+    {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": n},
+        "value": v,
+    }
+    for n, v in (("high", 1000), ("low", 1))
+]
+
+
+def test_only_berths_pods_are_scheduled_and_the_others_count_as_load(cluster: Cluster):
+    cluster.add(
+        node_doc("n1", cpu="4"),
+        node_doc("n2", cpu="4"),
+        pod_doc("theirs-running", cpu="3", scheduler="default-scheduler", node="n1"),
+        pod_doc("theirs-pending", cpu="1", scheduler="default-scheduler"),
+        pod_doc("ours", cpu="2"),
+    )
+    with serving(cluster) as server:
+        settle(server)
+        state = server.scheduler.state
+        assert state.requested[state.rows["n1"], 0] == 3000  # another scheduler's pod is load
+    assert cluster.bindings() == {"default/theirs-running": "n1", "default/ours": "n2"}
+    assert "default/theirs-pending" not in cluster.api.binds
+
+
+def test_a_pod_that_finishes_or_goes_frees_its_node(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="2"), pod_doc("first", cpu="2"), pod_doc("second", cpu="2"))
+    with serving(cluster) as server:
+        settle(server)
+        assert list(cluster.bindings()) == ["default/first"]
+        cluster.patch("Pod", "default", "first", {"status": {"phase": "Succeeded"}})
+        settle(server)
+        assert cluster.bindings()["default/second"] == "n1"
+        cluster.delete("Pod", "default", "second")
+        cluster.add(pod_doc("third", cpu="2"))
+        settle(server)
+    assert cluster.bindings()["default/third"] == "n1"
+
+
+def test_a_cordoned_node_takes_no_pods(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"))
+    with serving(cluster) as server:
+        settle(server)
+        cluster.patch("Node", "", "n1", {"spec": {"unschedulable": True}})
+        settle(server)
+        cluster.add(*(pod_doc(f"p{i}") for i in range(3)))
+        settle(server)
+    assert set(cluster.bindings().values()) == {"n2"}
+
+
+def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
+    bad_quantity = pod_doc("bad", cpu="lots")
+    unknown_field = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "research"},
+        "spec": {"weight": 2, "colour": "blue"},
+    }
+    cluster.add(node_doc("n1"), bad_quantity, unknown_field, pod_doc("good"))
+    with caplog.at_level(logging.WARNING, logger="berth.k8s"), serving(cluster) as server:
+        settle(server)
+        assert server.store.skipped == {
+            "Pod/default/bad": "cluster: Pod/bad: spec.containers[0].resources.requests.cpu: "
+            '"lots" is not a quantity (expected e.g. 500m, 2, 4Gi)'
+        }
+        assert "research" in server.scheduler.queues  # a warning does not drop the object
+        assert server.metrics.skipped_objects._value.get() == 1
+    assert cluster.bindings() == {"default/good": "n1"}
+    messages = [record.getMessage() for record in caplog.records]
+    assert any("Queue/research: spec.colour: unknown field, ignored" in m for m in messages)
+
+
+def test_podgroup_status_is_written_back_through_conflicts(cluster: Cluster):
+    group = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "PodGroup",
+        "metadata": {"name": "gang", "namespace": "default"},
+        "spec": {"minMember": 2},
+    }
+    members = [
+        pod_doc(f"m{i}", annotations={"scheduling.k8s.io/group-name": "gang"}) for i in range(2)
+    ]
+    cluster.add(node_doc("n1"), group, *members)
+    cluster.emulator.run(cluster.api.inject, "PUT", r"/podgroups/gang$", 409, "Conflict", 2)
+    with serving(cluster) as server:
+        settle(server)
+    (stored,) = cluster.objects("PodGroup")
+    assert stored["status"]["phase"] == "Inqueue"
+    assert set(cluster.bindings()) == {"default/m0", "default/m1"}
+
+
+def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
+    job = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "train", "namespace": "default", "uid": "job-uid"},
+        "spec": {
+            "minAvailable": 2,
+            "schedulerName": "berth",
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": 2,
+                    "template": {
+                        "metadata": {"labels": {"app": "train"}},
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "w",
+                                    "image": "trainer:1.0",
+                                    "command": ["python", "train.py"],
+                                    "resources": {"requests": {"cpu": "1"}},
+                                }
+                            ]
+                        },
+                    },
+                }
+            ],
+        },
+    }
+    cluster.add(node_doc("n1"), job)
+
+    def job_phase() -> str:
+        (stored,) = cluster.objects("Job")
+        return ((stored.get("status") or {}).get("state") or {}).get("phase", "")
+
+    with serving(cluster) as server, cluster.kubelet():
+        settle(server)
+        wait_for(lambda: job_phase() == "Running")  # once the node agent has started them
+    pods = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+    assert set(pods) == {"train-worker-0", "train-worker-1"}
+    pod = pods["train-worker-0"]
+    assert pod["spec"]["containers"][0]["image"] == "trainer:1.0"  # the template as written
+    assert pod["spec"]["nodeName"] == "n1"
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == "job-uid"
+    assert pod["metadata"]["labels"]["volcano.sh/job-name"] == "train"
+    (group,) = cluster.objects("PodGroup")
+    assert group["spec"]["minMember"] == 2
+    assert group["metadata"]["ownerReferences"][0]["kind"] == "Job"
+    (stored,) = cluster.objects("Job")
+    assert stored["status"]["state"]["phase"] == "Running"
+    assert stored["status"]["running"] == 2
+
+
+def test_annotations_are_written_before_the_bind(cluster: Cluster):
+    seen = []
+
+    def devices(pod, node):
+        seen.append((pod.key, node))
+        return {"berth.io/gpu-devices": "0,1"}
+
+    cluster.add(node_doc("n1"), pod_doc("p"))
+    with serving(cluster, options=fast_options(annotate=[devices])) as server:
+        settle(server)
+    (pod,) = cluster.objects("Pod")
+    assert seen == [("default/p", "n1")]
+    assert pod["metadata"]["annotations"]["berth.io/gpu-devices"] == "0,1"
+    assert pod["spec"]["nodeName"] == "n1"
+
+
+@pytest.mark.parametrize("allowed", [0, 1])
+def test_evictions_respect_pod_disruption_budgets(cluster: Cluster, allowed: int):
+    pdb = {
+        "apiVersion": "policy/v1",
+        "kind": "PodDisruptionBudget",
+        "metadata": {"name": "batch", "namespace": "default"},
+        "spec": {"selector": {"matchLabels": {"app": "batch"}}},
+        "status": {"disruptionsAllowed": allowed},
+    }
+    cluster.add(node_doc("n1", cpu="2"), *CLASSES, pdb)
+    cluster.add(
+        *(pod_doc(f"b{i}", labels={"app": "batch"}, priority_class="low") for i in range(2))
+    )
+    with serving(cluster, config(PREEMPT)) as server:
+        settle(server)
+        cluster.add(pod_doc("urgent", priority_class="high"))
+        settle(server)
+        refused = server.metrics.evictions.labels("refused")._value.get()
+        evicted = server.metrics.evictions.labels("evicted")._value.get()
+    if allowed:
+        assert len(cluster.api.evictions) == 1 and evicted == 1
+        assert cluster.bindings()["default/urgent"] == "n1"
+    else:
+        assert cluster.api.evictions == [] and refused >= 1
+        assert "default/urgent" not in cluster.bindings()
+        assert set(cluster.bindings()) == {"default/b0", "default/b1"}
+
+
+def test_health_ready_and_metrics_endpoints(cluster: Cluster):
+    cluster.add(node_doc("n1"), pod_doc("p"))
+    with serving(cluster, options=fast_options(metrics_port=0)) as server:
+        settle(server)
+        base = f"http://127.0.0.1:{server.health.port}"
+        assert urllib.request.urlopen(f"{base}/healthz").read() == b"ok\n"
+        assert urllib.request.urlopen(f"{base}/readyz").read() == b"ok\n"
+        text = urllib.request.urlopen(f"{base}/metrics").read().decode()
+    assert 'berth_binds_total{result="bound"} 1.0' in text
+    assert "berth_e2e_scheduling_duration_seconds_count 1.0" in text
+    assert 'berth_schedule_attempts_total{result="scheduled"} 1.0' in text
+    assert 'berth_pending_pods{queue="default"} 0.0' in text
+    assert "berth_scheduling_cycle_duration_seconds_count" in text
+
+
+def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
+    """The loop applies events in batches; the one read when a batch fills must not drop."""
+    monkeypatch.setattr("berth.k8s.server.DRAIN_BATCH", 2)
+    cluster.add(node_doc("n1", cpu="32"), *(pod_doc(f"p{i}") for i in range(9)))
+    with serving(cluster) as server:
+        settle(server)
+        assert not server._in_flight
+    assert len(cluster.bindings()) == 9
+
+
+def test_the_gpu_devices_a_session_chose_are_written_before_the_bind(cluster: Cluster):
+    gpu_node = node_doc("g1")
+    gpu_node["status"]["allocatable"]["nvidia.com/gpu"] = "4"
+    pod = pod_doc("train")
+    pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "2"
+    cluster.add(gpu_node, pod, pod_doc("cpu-only"))
+    with serving(cluster) as server:
+        settle(server)
+        chosen = server.store.get("Pod", "default/train").annotations["berth.io/gpu-devices"]
+    pods = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+    assert pods["train"]["spec"]["nodeName"] == "g1"
+    assert pods["train"]["metadata"]["annotations"]["berth.io/gpu-devices"] == chosen
+    assert chosen.count(",") == 1  # two devices
+    assert "berth.io/gpu-devices" not in pods["cpu-only"]["metadata"]["annotations"]
