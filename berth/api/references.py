@@ -111,6 +111,7 @@ def _check_duplicates(m: Manifests) -> None:
         ("PriorityClass", m.priority_classes),
         ("Job", m.jobs),
         ("Command", m.commands),
+        ("Namespace", m.namespaces),
     ):
         first_file: dict[str, str] = {}
         for obj in objects:

@@ -1,6 +1,7 @@
 """Scheduler configuration: actions, plugin tiers with arguments, node search, session period.
 
-The file shape is Volcano's scheduler configuration (``actions`` as a comma-separated string or
+A KubeSchedulerConfiguration is read by ``kube_config``. Otherwise the file shape is Volcano's
+scheduler configuration (``actions`` as a comma-separated string or
 a list, ``tiers`` of ``plugins`` with ``name`` and ``arguments``), so an existing
 ``volcano-scheduler.conf`` loads unchanged. Volcano's umbrella plugins are expanded into berth's
 single-purpose ones (``predicates``, ``nodeorder``, ``binpack``); plugins berth does not have are
@@ -181,6 +182,10 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
             raw = load_one_yaml(inner)
         except DocumentError as exc:
             raise ConfigError(f"{path}: ConfigMap: data: {exc}") from exc
+    from berth.framework import kube_config
+
+    if kube_config.is_kube_scheduler_configuration(raw):
+        return kube_config.parse_kube_config(raw, str(path))
     return parse_config(raw, str(path))
 
 

@@ -11,6 +11,7 @@ from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
     GroupPhase,
+    Namespace,
     Node,
     Pod,
     PodGroup,
@@ -77,6 +78,10 @@ class Scheduler:
     def add_node(self, node: Node) -> None:
         self.state.add_node(node)
         self.admission_epoch += 1
+
+    def add_namespace(self, namespace: Namespace) -> None:
+        """A namespace's labels, for affinity terms that select namespaces by label."""
+        self.state.set_namespace(namespace)
 
     def set_schedulable(self, node: str, schedulable: bool) -> None:
         """Cordon or uncordon a node (a failure, a recovery)."""

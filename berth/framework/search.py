@@ -72,7 +72,7 @@ class NodeSearch:
 
     def compile(self, pod: Pod) -> PodClass:
         state = self.state
-        key = class_key(pod, labels_matter=bool(state.anti_terms))
+        key = class_key(pod, labels_matter=bool(state.carried))
         cls = self.classes.get(key)
         if cls is not None and cls.epoch == state.structure_epoch:
             self.classes.move_to_end(key)
@@ -83,6 +83,7 @@ class NodeSearch:
             pod=pod,
             request=request,
             nonzero=np.flatnonzero(request),
+            scored_cpu_memory=pod.nonzero_requests or (int(request[0]), int(request[1])),
             gpu=state.gpu_ask(pod, request),
         )
         for plugin in dict.fromkeys(self.filters + self.scorers):

@@ -22,6 +22,7 @@ from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
 from berth.plugins.random_placement import RandomPlacement
+from berth.plugins.requested_to_capacity_ratio import RequestedToCapacityRatio
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
@@ -40,6 +41,7 @@ REGISTRY: dict[str, type[Plugin]] = {
         LeastAllocated,
         MostAllocated,
         BalancedAllocation,
+        RequestedToCapacityRatio,
         Priority,
         Gang,
         Drf,

@@ -68,8 +68,7 @@ def read_json_objects(path: str | Path) -> Iterator[JsonItem]:
                 where = line + buffer.count("\n", pos, exc.pos)
                 if eof and buffer.rstrip()[-1:] not in ("]", "}"):
                     raise TraceError(
-                        f"{path}:{where}: the file ends inside this object (truncated?): "
-                        f"{exc.msg}"
+                        f"{path}:{where}: the file ends inside this object (truncated?): {exc.msg}"
                     ) from None
                 raise TraceError(
                     f"{path}:{where}: invalid JSON: {exc.msg} (expected an array of job objects)"

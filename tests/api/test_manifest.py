@@ -21,6 +21,7 @@ from berth.api.manifest import (
     parse_documents,
 )
 from berth.api.objects import (
+    MATCH_NOTHING,
     CpuTopology,
     LabelSelector,
     NodeSelectorTerm,
@@ -764,7 +765,7 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, List)",
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -961,7 +962,7 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, List)",
+            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1101,7 +1102,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
           affinity:
             podAffinity:
               requiredDuringSchedulingIgnoredDuringExecution:
-              - {labelSelector: {}, topologyKey: z, namespaceSelector: {}}
+              - {labelSelector: {}, topologyKey: z, namespaceSelecter: {}}
         extra: 1
         """
         ),
@@ -1111,7 +1112,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
         "m.yaml: Pod/web: metadata.colour: unknown field, ignored",
         "m.yaml: Pod/web: spec.containers[0].resourcez: unknown field, ignored",
         "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
-        "Execution[0].namespaceSelector: not supported by berth, ignored",
+        "Execution[0].namespaceSelecter: unknown field, ignored",
         "m.yaml: Pod/web: extra: unknown field, ignored",
     ]
     assert len(m.pods) == 1
@@ -1136,7 +1137,7 @@ def test_unquoted_annotation_is_read_with_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -> None:
+def test_terms_without_label_selector_match_no_pods_with_a_warning(tmp_path: Path) -> None:
     m = load(
         tmp_path,
         POD_HEAD
@@ -1146,13 +1147,20 @@ def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -
           containers: [{}]
           topologySpreadConstraints:
           - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}
+          affinity:
+            podAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: z}]
         """
         ),
     )
-    assert m.pods[0].spread == ()
+    assert [c.selector for c in m.pods[0].spread] == [MATCH_NOTHING]
+    assert [t.selector for t in m.pods[0].affinity.pod_required] == [MATCH_NOTHING]
     assert lines(m, tmp_path) == [
-        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing (Kubernetes "
-        "matches no pods without one, so the term is ignored)"
+        "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
+        "Execution[0].labelSelector: missing: the term matches no pods, as in Kubernetes",
+        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing: the "
+        "constraint counts no pods, as in Kubernetes (only its topology key still limits the "
+        "nodes)",
     ]
 
 
@@ -1392,7 +1400,7 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, List)"
+        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)"
     ]
 
 

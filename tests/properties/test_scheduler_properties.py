@@ -118,7 +118,7 @@ def test_releasing_every_bound_pod_leaves_no_trace(cluster, jobs, seed, raw_conf
     assert np.array_equal(state.free[:n], state.allocatable[:n])
     assert np.allclose(state.usage[:n], 0.0)
     assert all(not pods for pods in state.pods_on)
-    for counts in list(state.selector_counts.values()) + list(state.anti_terms.values()):
+    for counts in list(state.selector_counts.values()) + list(state.carried.values()):
         assert not counts[:n].any()
     for job in scheduler.jobs.values():
         assert job.active == 0 and job.allocated == 0
@@ -135,7 +135,7 @@ def _snapshot(scheduler: Scheduler):
         state.usage[:n].copy(),
         [sorted(pods) for pods in state.pods_on],
         {k: v[:n].copy() for k, v in state.selector_counts.items()},
-        {k: v[:n].copy() for k, v in state.anti_terms.items()},
+        {k: v[:n].copy() for k, v in state.carried.items()},
     )
 
 
