@@ -413,8 +413,14 @@ def _compare(args: argparse.Namespace) -> int:
 
 def _validate(args: argparse.Namespace) -> int:
     from berth.api.manifest import load_files
+    from berth.framework.config_files import is_scheduler_configuration
 
-    manifests = load_files(args.files)
+    configs = [path for path in args.files if is_scheduler_configuration(path)]
+    manifest_files = [path for path in args.files if path not in configs]
+    failed = not all([_validate_config(path) for path in configs])
+    if not manifest_files:
+        return EXIT_INPUT if failed else 0
+    manifests = load_files(manifest_files)
     for problem in manifests.warnings:
         print(f"warning: {problem}", file=sys.stderr)
     for problem in manifests.errors:
@@ -427,13 +433,34 @@ def _validate(args: argparse.Namespace) -> int:
     )
     if manifests.jobs or manifests.commands:
         counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
+    if manifests.namespaces:
+        counts += f", {len(manifests.namespaces)} namespaces"
     if manifests.workloads:
         objects = len({(w.kind, w.key) for w in manifests.workloads})
         counts += f", {objects} workload objects"
         if len(manifests.workloads) > objects:
             counts += f" ({len(manifests.workloads)} versions)"
     print(f"valid: {counts}")
-    return 0
+    return EXIT_INPUT if failed else 0
+
+
+def _validate_config(path: Path) -> bool:
+    """Check one scheduler configuration as ``simulate --config`` would use it."""
+    from berth.framework.config import load_config
+    from berth.framework.config_files import describe
+    from berth.framework.framework import Framework
+
+    try:
+        config = load_config(path)
+        Framework(config)
+    except (ConfigError, PluginArgumentError) as exc:
+        message = str(exc)
+        print(message if message.startswith(str(path)) else f"{path}: {message}")
+        return False
+    for warning in config.warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+    print(f"valid: {path}: scheduler configuration ({describe(config)})")
+    return True
 
 
 def _bench(args: argparse.Namespace) -> int:

@@ -27,7 +27,7 @@ from berth.api.objects import (
 )
 from berth.framework.config import SchedulerConfig, load_config, parse_config
 from berth.framework.scheduler import Scheduler
-from berth.resources import GPU, MIB
+from berth.resources import GPU, MIB, to_canonical
 
 HOST = HOSTNAME_LABEL
 ZONE = ZONE_LABEL
@@ -99,6 +99,11 @@ def weighted(weight: int, selector: LabelSelector, key: str = HOST) -> WeightedP
     return WeightedPodAffinityTerm(weight, PodAffinityTerm(selector, key))
 
 
+#: gang without its votes on victims, as berth's default has it: priority (preempt) and the
+#: queue plugins (reclaim) choose, and the eviction actions keep gangs whole.
+GANG = {"name": "gang", "enablePreemptable": False, "enableReclaimable": False}
+
+
 def config(
     plugins: Iterable[str | dict[str, Any]], actions: str = "enqueue, allocate, backfill"
 ) -> SchedulerConfig:
@@ -163,8 +168,10 @@ def queued(p: Pod, queue: str) -> Pod:
 class Case:
     """One table row for the queueing tests: a cluster, what already runs on it, what arrives,
     and what one session must decide. ``binds`` is checked exactly; ``evictions`` (pod name →
-    reason), ``phases`` (group name → phase) and ``reasons`` (pod name → pending reason) only
-    for the names they list, except that no pod outside ``evictions`` may be evicted."""
+    reason), ``phases`` (group name, or namespace/name, → phase) and ``reasons`` (pod name →
+    pending reason) only for the names they list, except that no pod outside ``evictions`` may
+    be evicted. A row ported from Volcano's tests whose expectation is berth's deliberate
+    difference says so in ``differs`` (documented in docs/configuration.md)."""
 
     nodes: list[Node]
     pods: list[Pod] = field(default_factory=list)
@@ -176,6 +183,7 @@ class Case:
     phases: dict[str, GroupPhase] = field(default_factory=dict)
     reasons: dict[str, str] = field(default_factory=dict)
     now: float = 0.0
+    differs: str = ""
 
 
 def check(case: Case, cfg: SchedulerConfig) -> Scheduler:
@@ -188,8 +196,87 @@ def check(case: Case, cfg: SchedulerConfig) -> Scheduler:
         assert binds == case.binds
     assert {e.pod.name: e.reason for e in s.evictions} == case.evictions
     for name, phase in case.phases.items():
-        assert s.jobs[f"default/{name}"].group.phase == phase, name
+        key = name if "/" in name else f"default/{name}"
+        assert s.jobs[key].group.phase == phase, name
     by_name = {p.name: p for p in case.pods}
     for name, reason in case.reasons.items():
         assert s.pending_reason(by_name[name]) == reason, name
     return s
+
+
+# -- Volcano's test vocabulary ----------------------------------------------------------------
+#
+# Volcano's scheduler tests give quantities as Kubernetes strings ("1", "500m", "1G", "4Gi") and
+# switch on only the extension points a test names (a switch left unset is off there, unlike
+# in a configuration file, where it defaults to on). These builders carry both over unchanged.
+
+
+def amounts(cpu: str = "", mem: str = "", scalars: dict[str, str] | None = None) -> dict[str, int]:
+    """Canonical amounts from Kubernetes quantities (zero amounts left out)."""
+    result = {"cpu": to_canonical("cpu", cpu or "0"), "memory": to_canonical("memory", mem or "0")}
+    for name, value in (scalars or {}).items():
+        result[name] = to_canonical(name, value)
+    return {k: v for k, v in result.items() if v}
+
+
+def vnode(
+    name: str,
+    cpu: str,
+    mem: str,
+    pods: int = 110,
+    labels: dict[str, str] | None = None,
+    scalars: dict[str, str] | None = None,
+) -> Node:
+    allocatable = {**amounts(cpu, mem, scalars), "pods": pods}
+    return Node(name, labels=dict(labels or {}), allocatable=allocatable)
+
+
+def vpod(
+    name: str,
+    cpu: str = "",
+    mem: str = "",
+    group: str = "",
+    scalars: dict[str, str] | None = None,
+    **fields: Any,
+) -> Pod:
+    """A pod as Volcano's BuildPod makes it: the requests given (none: best-effort)."""
+    requests = {**amounts(cpu, mem, scalars), "pods": 1}
+    return Pod(name, requests=requests, group=group, **fields)
+
+
+#: Volcano's per-plugin switches, by the names its tests set.
+SWITCHES = (
+    "JobOrder",
+    "TaskOrder",
+    "JobReady",
+    "JobPipelined",
+    "JobStarving",
+    "QueueOrder",
+    "Preemptable",
+    "Reclaimable",
+    "Preemptive",
+    "Predicate",
+    "NodeOrder",
+    "JobEnqueued",
+    "Overused",
+    "Allocatable",
+)
+
+
+def only(name: str, *enabled: str, **options: Any) -> dict[str, Any]:
+    """A plugin entry with only the ``enabled`` switches on, as in Volcano's tests."""
+    unknown = set(enabled) - set(SWITCHES)
+    assert not unknown, unknown
+    entry: dict[str, Any] = {"name": name, **options}
+    for switch in SWITCHES:
+        entry[f"enable{switch}"] = switch in enabled
+    return entry
+
+
+def tiers(*plugin_tiers: list[str | dict[str, Any]], actions: str) -> SchedulerConfig:
+    """A configuration of several tiers (Volcano's layout)."""
+    raw = [
+        {"plugins": [p if isinstance(p, dict) else {"name": p} for p in tier]}
+        for tier in plugin_tiers
+    ]
+    return parse_config({"actions": actions, "tiers": raw}, "test")

@@ -1,5 +1,5 @@
 """enqueue: admit waiting PodGroups, by the plugins' vote or, when none decides, once their
-minResources fit in the idle capacity.
+minResources fit in the idle capacity. A group is admitted whether or not its pods exist yet.
 
 Admission keeps gangs that cannot start from holding the allocator's attention and, in a
 Kubernetes deployment, from having their pods created early. Capacity already promised to
@@ -26,7 +26,8 @@ class Enqueue:
 
     name = "enqueue"
 
-    def __init__(self) -> None:
+    def __init__(self, arguments: dict | None = None) -> None:
+        self.arguments = dict(arguments or {})
         self.idle_check = Overcommit({"overcommit-factor": 1.0})
         self._refused: dict[str, Reason] = {}
         self._epoch: tuple = ()
@@ -68,7 +69,9 @@ class Enqueue:
                 fits[row : row + span] &= check.fit(needs[row : row + span])
                 tested, span = row + span, span * 2
             job.touched = False
-            vote: Vote = session.job_valid(job) or session.queue_problem(job)
+            # Volcano does not ask job_valid here: a PodGroup is admitted before its pods
+            # exist (a Job's controller creates them only then), and gang waits for them later.
+            vote: Vote = session.queue_problem(job)
             if vote is None and not fits[row]:
                 vote = check.shortfall(job)
             if vote is None:

@@ -8,9 +8,13 @@ examined pod by pod.
 
 Victims are chosen in units that never leave a gang broken: a single pod only from the surplus
 a job holds above its minMember, otherwise every bound pod of the job at once (wherever they
-run). Units are taken lowest job priority first and, within a priority, smallest first, until
-the task fits; units that turn out unnecessary are then given back. The node whose victims have
-the lowest top priority, then the fewest pods, wins.
+run). Units are taken in Volcano's victim order (queues by the victim-queue-order plugins, else
+the queue that would be served last first; within a queue the job that would be served last
+first) and, among equals, smallest first, until the task fits; units that turn out unnecessary
+are then given back. If the task then fits the node but not its queue (capability, deserved
+share), more units of that node go, in the same order, until the queue takes it: evicting a
+queue's own pods frees its share. The node whose victims have the lowest top priority, then the
+fewest pods, wins.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
 from berth.framework.session import JobInfo, Judge, Session, Statement
 
-#: Nodes examined pod by pod for one task, best-ranked first.
-_EXAMINED_NODES = 16
+#: Nodes examined pod by pod for one task, best-ranked first (preempt's
+#: ``maxCandidateNodesAbsolute`` overrides it).
+EXAMINED_NODES = 16
 
 
 @dataclass(slots=True)
@@ -36,15 +41,12 @@ class _Unit:
     freed: np.ndarray  # what evicting the unit frees on the node examined (request columns)
     whole: bool  # every bound pod of the job
 
-    @property
-    def rank(self) -> tuple:
-        return (self.job.group.priority, len(self.pods), self.job.key)
-
 
 @dataclass(slots=True)
 class _Choice:
     row: int
     units: list[_Unit]
+    rest: list[_Unit]  # the node's other units, in victim order, if the queue needs more
 
     @property
     def cost(self) -> tuple:
@@ -56,9 +58,10 @@ class Evictor:
     """Evicts for one task at a time through the caller's statement; victims come from the jobs
     the caller names and must pass ``judge`` (Session.preemptable or Session.reclaimable)."""
 
-    def __init__(self, session: Session, judge: Judge) -> None:
+    def __init__(self, session: Session, judge: Judge, examined: int = EXAMINED_NODES) -> None:
         self.session = session
         self.judge = judge
+        self.examined = examined
         self._requests: dict[str, np.ndarray] = {}
 
     def _request(self, pod: Pod) -> np.ndarray:
@@ -67,13 +70,18 @@ class Evictor:
             vector = self._requests[pod.key] = self.session.state.request_vector(pod.requests)
         return vector
 
-    def _eligible(self, job: JobInfo) -> list[Pod]:
+    def _eligible(self, job: JobInfo, best_effort: bool) -> list[Pod]:
         """Bound pods of ``job`` that may be evicted at all: running before this session and
-        not marked ``volcano.sh/preemptable: "false"`` (on the pod or its group)."""
+        not marked ``volcano.sh/preemptable: "false"`` (on the pod or its group); for a
+        best-effort preemptor, only best-effort pods (as in Volcano)."""
         if not job.group.preemptable:
             return []
         new = self.session.bound_this_cycle
-        return [p for p in job.bound.values() if p.preemptable and p.key not in new]
+        return [
+            p
+            for p in job.bound.values()
+            if p.preemptable and p.key not in new and (p.best_effort or not best_effort)
+        ]
 
     def place(
         self,
@@ -86,8 +94,14 @@ class Evictor:
     ) -> bool:
         """Evict what the best node needs and place ``pod`` there; False (and nothing changed)
         when no node can be freed for it."""
-        eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j))}
-        if not eligible or not len(cls.nonzero):
+        eligible = {
+            j.key: pods for j in victim_jobs if (pods := self._eligible(j, pod.best_effort))
+        }
+        if not eligible:
+            return False
+        # When the plugins allow no victim among all candidates, they allow none on any node
+        # (their running totals only grow with the candidates they see): skip the search.
+        if not self.judge(job, pod, [p for pods in eligible.values() for p in pods]):
             return False
         jobs = {j.key: j for j in victim_jobs}
         search = self.session.search
@@ -97,12 +111,32 @@ class Evictor:
                 for victim in unit.pods:
                     statement.evict(unit.job, victim, reason)
             row = np.array([choice.row], dtype=np.intp)
-            fits = len(search.narrow(cls, row, cls.filters)) == 1
-            if fits and self.session.allocatable(job, cls.request) is None:
+            if len(search.narrow(cls, row, cls.filters)) == 1 and self._queue_takes(
+                statement, job, cls, choice, reason
+            ):
                 statement.allocate(job, pod, choice.row, cls)
                 return True
             statement.rollback(savepoint)
         return False
+
+    def _queue_takes(
+        self, statement: Statement, job: JobInfo, cls: PodClass, choice: _Choice, reason: str
+    ) -> bool:
+        """Whether the task's queue takes it, after evicting more of the node's units in
+        victim order while it does not (each freeing queue share if it is the same queue's,
+        or an ancestor's in a hierarchy)."""
+        session = self.session
+        taken = list(choice.units)
+        for unit in choice.rest:
+            if session.allocatable(job, cls.request) is None:
+                return True
+            if any(t.whole and t.job is unit.job for t in taken):
+                continue
+            for victim in unit.pods:
+                if victim.key in unit.job.bound:
+                    statement.evict(unit.job, victim, reason)
+            taken.append(unit)
+        return session.allocatable(job, cls.request) is None
 
     def _choices(
         self,
@@ -127,7 +161,7 @@ class Evictor:
         reachable = np.flatnonzero((count > 0) & (free + freeable >= need).all(axis=1))
         others = [f for f in cls.filters if not f.checks_free_capacity]
         idx = self.session.search.feasible(cls, reachable, others)
-        idx = idx[np.lexsort((count[idx], top[idx]))][:_EXAMINED_NODES]
+        idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
         on_row: dict[int, set[str]] = {}
         for victim, row in zip(pods, rows, strict=True):
             on_row.setdefault(int(row), set()).add(_job_key(victim))
@@ -137,7 +171,8 @@ class Evictor:
             units = self._units(job, pod, cls, state.names[row], present, jobs)
             chosen = _cover(free[row], need, units)
             if chosen is not None:
-                choices.append(_Choice(row, chosen))
+                rest = [u for u in units if all(u is not c for c in chosen)]
+                choices.append(_Choice(row, chosen, rest))
         return sorted(choices, key=lambda c: c.cost)
 
     def _units(
@@ -178,7 +213,23 @@ class Evictor:
             whole = list(victim_job.bound.values())
             if here and all(id(p) in allowed for p in whole):
                 units.append(_Unit(victim_job, whole, freed(whole), True))
-        return sorted(units, key=lambda u: u.rank)
+        return self._ranked(job, units)
+
+    def _ranked(self, preemptor: JobInfo, units: list[_Unit]) -> list[_Unit]:
+        """Units in victim order: by the victim-queue-order plugins, then the queue served
+        last first (Volcano's order across queues); within a queue the lowest job priority
+        first, a job's surplus pods before a whole job (stopping a gang is the dearer loss),
+        then the job served last first (Volcano's order: gang's running jobs, DRF's largest
+        share); among equals the smaller unit. Stable sorts, least significant key first."""
+        session = self.session
+        units = sorted(units, key=lambda u: (len(u.pods), u.job.key))
+        units.sort(key=lambda u: session.job_order_key(u.job), reverse=True)
+        units.sort(key=lambda u: (u.job.group.priority, u.whole))
+        if len({u.job.queue for u in units}) > 1:
+            queue = preemptor.queue
+            units.sort(key=lambda u: session.queue_order_key(u.job.queue, 0), reverse=True)
+            units.sort(key=lambda u: session.victim_queue_key(u.job.queue, queue))
+        return units
 
     def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:
         return padded(self._request(pod), self.session.state.width)[cols]
@@ -213,11 +264,6 @@ def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit
     return chosen
 
 
-def starving(job: JobInfo) -> bool:
-    """Short of minMember (or of its one pod): the only jobs that evict others."""
-    return job.active + job.allocated < max(job.group.min_member, 1)
-
-
 def running_by_queue(session: Session) -> dict[str, list[JobInfo]]:
     """Jobs holding nodes, per queue: where victims come from."""
     running: dict[str, list[JobInfo]] = {}
@@ -237,8 +283,9 @@ def evict_for(
 ) -> None:
     """Place a starving job's tasks, on idle room where a task fits and by evicting where it
     does not, or where its queue would not take it (evicting within the queue frees share
-    too), as long as ``may_evict`` agrees; until the job is no longer starving. One statement
-    covers it all: a gang that still cannot start gets nothing and evicts nobody."""
+    too), as long as ``may_evict`` agrees; while the job is still starving. A pod whose
+    ``preemptionPolicy`` is Never takes no part. One statement covers it all: a job that is
+    not then pipelined (gang: minMember placed) gets nothing and evicts nobody."""
     search = session.search
     statement = session.statement()
     hopeless: set[tuple] = set()
@@ -246,8 +293,10 @@ def evict_for(
     left = len(tasks)
     for pod in tasks:
         left -= 1
-        if not starving(job):
+        if not session.job_starving(job):
             break
+        if not pod.may_preempt:
+            continue
         cls = search.compile(pod)
         if cls.key in hopeless:
             continue
@@ -258,7 +307,7 @@ def evict_for(
             hopeless.add(cls.key)
             if job.active + job.allocated + left < job.group.min_member:
                 break  # the gang can no longer be completed this cycle
-    if statement.has_placements and session.job_ready(job):
+    if statement.has_placements and session.job_pipelined(job):
         statement.commit()
     else:
         statement.discard()

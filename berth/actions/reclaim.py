@@ -1,19 +1,22 @@
 """reclaim: a queue under its deserved share takes resources back from other queues.
 
-Queues go in queue order, overused ones skipped. A starving job places its tasks where they
-fit and, where they do not and its queue may reclaim them (preemptive: capacity's "within the
-deserved share"), evicts running pods of other queues that are ``reclaimable`` and that every
-reclaimable plugin allows — proportion and capacity allow pods of queues above their deserved
-share, never below their guarantee. The task is placed only if its queue then takes it
-(allocatable; in a hierarchy the evictions may have made room in a shared parent). Victims and
-nodes are chosen as in preempt, gangs kept whole, and a job that still cannot start undoes its
-evictions.
+Queues take turns in queue order, overused ones skipped, one starving job per turn (Volcano's
+order). A starving job places its tasks where they fit and, where they do not and its queue may
+reclaim them (preemptive: capacity's "within the deserved share" on some requested resource),
+evicts running pods of other queues that are ``reclaimable`` and that the reclaimable plugins
+allow — proportion and capacity allow pods of queues above their deserved share, never below
+their guarantee. The task is placed only if its queue then takes it (allocatable; in a
+hierarchy the evictions may have made room in a shared parent). Victims and nodes are chosen as
+in preempt, gangs kept whole; a pod whose ``preemptionPolicy`` is Never reclaims nothing, and a
+job that is not then pipelined undoes its evictions.
 """
 
 from __future__ import annotations
 
-from berth.actions.allocate import by_queue, schedulable_jobs, take_turns
-from berth.actions.eviction import Evictor, evict_for, running_by_queue, starving
+from typing import Any
+
+from berth.actions.eviction import Evictor, evict_for, running_by_queue
+from berth.actions.turns import by_queue, schedulable_jobs, take_turns
 from berth.framework.podclass import PodClass
 from berth.framework.session import JobInfo, Session
 
@@ -21,14 +24,17 @@ from berth.framework.session import JobInfo, Session
 class Reclaim:
     name = "reclaim"
 
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        self.arguments = dict(arguments or {})
+
     def execute(self, session: Session) -> None:
-        jobs = [j for j in schedulable_jobs(session, best_effort_only=False) if starving(j)]
+        jobs = [j for j in schedulable_jobs(session, "any") if session.job_starving(j)]
         if not jobs:
             return
         running = running_by_queue(session)
         evictor = Evictor(session, session.reclaimable)
 
-        def serve(job: JobInfo) -> None:
+        def serve(job: JobInfo) -> bool:
             victims = [
                 j
                 for name, queued in running.items()
@@ -41,8 +47,9 @@ class Reclaim:
 
             reason = f"reclaimed by queue {job.queue}"
             evict_for(session, job, evictor, victims, reason, may_reclaim)
+            return False
 
-        take_turns(session, by_queue(session, jobs), serve)
+        take_turns(session, by_queue(jobs), serve)
 
 
 def _reclaimable(session: Session, name: str) -> bool:

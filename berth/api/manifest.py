@@ -4,8 +4,8 @@ Loading never stops at the first mistake: every document is checked, every probl
 with the file, object and field it concerns, and the caller decides what to do with them (the
 simulator refuses to run on errors, ``berth validate`` prints them all). The pydantic models in
 ``berth.api.schema`` check shapes and ranges; one module per family of kinds converts them
-(``nodes``, ``pod_spec``, ``queueing``, ``jobs``), and ``references`` runs the checks that need
-every file (duplicates, priorities).
+(``nodes``, ``pod_spec``, ``queueing``, ``jobs``, ``namespaces``), and ``references`` runs the
+checks that need every file (duplicates, priorities).
 """
 
 from __future__ import annotations
@@ -26,8 +26,18 @@ from berth.api.apps import (
 from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
+from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
-from berth.api.objects import BatchJob, Command, Node, Pod, PodGroup, PriorityClass, Queue
+from berth.api.objects import (
+    BatchJob,
+    Command,
+    Namespace,
+    Node,
+    Pod,
+    PodGroup,
+    PriorityClass,
+    Queue,
+)
 from berth.api.pod_spec import convert_pod
 from berth.api.problems import Context, ManifestError, Origin, Problem, display
 from berth.api.queueing import convert_pod_group, convert_priority_class, convert_queue
@@ -50,6 +60,7 @@ class Manifests:
     #: ``references``: a later version of an object is the same kind and name with a later
     #: submit time).
     workloads: list[Workload] = field(default_factory=list)
+    namespaces: list[Namespace] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
     skipped: Counter[str] = field(default_factory=Counter)
@@ -73,6 +84,7 @@ class Manifests:
         self.jobs.extend(other.jobs)
         self.commands.extend(other.commands)
         self.workloads.extend(other.workloads)
+        self.namespaces.extend(other.namespaces)
         self.problems.extend(other.problems)
         self.skipped.update(other.skipped)
         self._origins.update(other._origins)
@@ -249,7 +261,6 @@ _NOT_SIMULATED = "workload kinds berth does not simulate yet (their pods are not
 SKIPPED_KINDS: dict[str, tuple[tuple[str, ...] | None, str]] = {
     **dict.fromkeys(
         (
-            "Namespace",
             "Service",
             "ConfigMap",
             "Secret",
@@ -293,6 +304,7 @@ for _name, _api, _model, _convert in (
     ("PriorityClass", schema.PRIORITY_CLASS_API, schema.PriorityClassDoc, convert_priority_class),
     ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
     ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
+    ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
     ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
     ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),
     ("StatefulSet", schema.APPS_API, schema.StatefulSetDoc, convert_stateful_set),

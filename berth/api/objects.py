@@ -8,6 +8,7 @@ strings again.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
@@ -42,6 +43,12 @@ TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
 DEFAULT_SCHEDULER = "berth"
 DEFAULT_QUEUE = "default"
+# Volcano's hierarchical DRF reads a queue's place in the tree from these annotations.
+HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
+HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
+# Pod and PriorityClass preemptionPolicy values.
+PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
+PREEMPT_NEVER = "Never"
 
 
 class PodPhase(StrEnum):
@@ -76,6 +83,38 @@ class Requirement:
     values: tuple[str, ...] = ()
 
 
+_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
+_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+
+
+def valid_label_value(value: str) -> bool:
+    """What Kubernetes accepts as a label value: empty, or up to 63 alphanumerics, '-', '_'
+    and '.', starting and ending alphanumeric."""
+    return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
+
+
+def valid_label_key(key: str) -> bool:
+    """A qualified name: an optional DNS-subdomain prefix and '/', then a name of up to 63."""
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
+        return False
+    return len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def valid_requirement(req: Requirement) -> bool:
+    """Whether kube-scheduler can turn a node selector requirement into a selector; one that it
+    cannot makes the whole term match no node."""
+    if not valid_label_key(req.key):
+        return False
+    if req.operator in ("In", "NotIn"):
+        return all(valid_label_value(v) for v in req.values)
+    if req.operator in ("Gt", "Lt"):
+        return len(req.values) == 1 and _INTEGER.fullmatch(req.values[0]) is not None
+    return True
+
+
 @dataclass(slots=True, frozen=True)
 class LabelSelector:
     """``matchLabels`` folded into ``In`` requirements; an empty selector matches everything."""
@@ -108,6 +147,25 @@ class LabelSelector:
         return True
 
 
+#: A selector no labels satisfy (``In`` with no values): what Kubernetes makes of a missing
+#: ``labelSelector``.
+MATCH_NOTHING = LabelSelector((Requirement("", "In", ()),))
+
+
+def with_label_keys(
+    selector: LabelSelector,
+    labels: dict[str, str],
+    match_keys: tuple[str, ...],
+    mismatch_keys: tuple[str, ...] = (),
+) -> LabelSelector:
+    """``selector`` narrowed to the pods whose labels agree with ``labels`` on ``match_keys``
+    and differ on ``mismatch_keys`` (``matchLabelKeys`` / ``mismatchLabelKeys``); keys the pod
+    does not carry are left out, as in Kubernetes."""
+    extra = tuple(Requirement(k, "In", (labels[k],)) for k in match_keys if k in labels)
+    extra += tuple(Requirement(k, "NotIn", (labels[k],)) for k in mismatch_keys if k in labels)
+    return LabelSelector(selector.requirements + extra) if extra else selector
+
+
 @dataclass(slots=True, frozen=True)
 class NodeSelectorTerm:
     """Requirements on node labels (``matchExpressions``) and node fields (``matchFields``:
@@ -127,7 +185,24 @@ class PreferredNodeTerm:
 class PodAffinityTerm:
     selector: LabelSelector
     topology_key: str
-    namespaces: tuple[str, ...] = ()  # empty: the pod's own namespace
+    #: Namespaces named outright; with no ``namespace_selector`` either: the pod's own.
+    namespaces: tuple[str, ...] = ()
+    #: Namespaces by their labels (``namespaceSelector``); an empty selector means all.
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: tuple[str, ...] = ()
+    mismatch_label_keys: tuple[str, ...] = ()
+
+    def for_pod(self, labels: dict[str, str]) -> PodAffinityTerm:
+        """The term with ``matchLabelKeys`` / ``mismatchLabelKeys`` folded into its selector
+        for the pod that carries it (what the API server does when it admits the pod)."""
+        if not self.match_label_keys and not self.mismatch_label_keys:
+            return self
+        selector = with_label_keys(
+            self.selector, labels, self.match_label_keys, self.mismatch_label_keys
+        )
+        return PodAffinityTerm(
+            selector, self.topology_key, self.namespaces, self.namespace_selector
+        )
 
 
 @dataclass(slots=True, frozen=True)
@@ -165,6 +240,12 @@ class SpreadConstraint:
     when_unsatisfiable: str  # DoNotSchedule or ScheduleAnyway
     selector: LabelSelector
     min_domains: int = 1
+    #: Which nodes' pods count: Honor keeps to the nodes the pod's node affinity and
+    #: nodeSelector allow (default); Ignore counts every node.
+    node_affinity_policy: str = "Honor"
+    #: Honor leaves out nodes with taints the pod does not tolerate; Ignore (default) does not.
+    node_taints_policy: str = "Ignore"
+    match_label_keys: tuple[str, ...] = ()
 
 
 @dataclass(slots=True, frozen=True)
@@ -191,6 +272,14 @@ class CpuTopology:
 
 
 @dataclass(slots=True)
+class Namespace:
+    """``v1 Namespace``: only its labels matter, to affinity terms' ``namespaceSelector``."""
+
+    name: str
+    labels: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
 class Node:
     name: str
     labels: dict[str, str] = field(default_factory=dict)
@@ -214,6 +303,9 @@ class Pod:
     requests: dict[str, int] = field(
         default_factory=dict
     )  # canonical units, summed over containers
+    #: (cpu, memory) as kube-scheduler's allocation scores count them: a container that
+    #: requests no cpu counts 100m, none memory 200 MiB. None: the requests themselves.
+    nonzero_requests: tuple[int, int] | None = None
     node_selector: dict[str, str] = field(default_factory=dict)
     affinity: Affinity = field(default_factory=Affinity)
     tolerations: tuple[Toleration, ...] = ()
@@ -227,6 +319,9 @@ class Pod:
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
     preemptable: bool = True  # False: never evicted by preempt or reclaim
+    #: spec.preemptionPolicy, else its PriorityClass's (empty: neither says): Never keeps the
+    #: pod from evicting anyone.
+    preemption_policy: str = ""
     #: Simulated fault: seconds after start at which the container exits with ``fail_exit_code``
     #: (with probability ``fail_probability``), unless it finishes first.
     fail_after: float | None = None
@@ -261,6 +356,10 @@ class Pod:
         """This pod object among all a run has seen: its uid when a controller made it (a
         StatefulSet's replacement reuses the name), else ``namespace/name``."""
         return self.uid or f"{self.namespace}/{self.name}"
+
+    @property
+    def may_preempt(self) -> bool:
+        return self.preemption_policy != PREEMPT_NEVER
 
     @property
     def best_effort(self) -> bool:
@@ -311,6 +410,9 @@ class Queue:
     deserved: dict[str, int] = field(default_factory=dict)  # the capacity plugin's fair share
     reclaimable: bool = True  # False: other queues never reclaim what this one holds
     parent: str = ""  # empty (or "root" when no queue has that name): a top-level queue
+    #: spec.priority: proportion and capacity serve a queue of higher priority first.
+    priority: int = 0
+    annotations: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -318,6 +420,8 @@ class PriorityClass:
     name: str
     value: int = 0
     global_default: bool = False
+    #: Given to the class's pods that set none themselves (as Kubernetes admission does).
+    preemption_policy: str = PREEMPT_LOWER_PRIORITY
 
 
 class JobPhase(StrEnum):

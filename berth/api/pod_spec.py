@@ -4,6 +4,7 @@ constraints and berth's simulation annotations."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import Any
 
 from berth.api import schema
 from berth.api.fields import (
@@ -25,6 +26,7 @@ from berth.api.objects import (
     FAIL_PROBABILITY_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GROUP_NAME_ANNOTATION,
+    MATCH_NOTHING,
     SUBMIT_TIME_ANNOTATION,
     UTILIZATION_ANNOTATION,
     Affinity,
@@ -36,9 +38,11 @@ from berth.api.objects import (
     SpreadConstraint,
     Toleration,
     WeightedPodAffinityTerm,
+    valid_label_key,
+    valid_requirement,
 )
 from berth.api.problems import Context
-from berth.resources import PODS, canonical_name, format_amount, to_canonical
+from berth.resources import CPU, MEMORY, MIB, PODS, canonical_name, format_amount, to_canonical
 
 VOLCANO_GROUP_ANNOTATION = "scheduling.volcano.sh/group-name"
 
@@ -70,7 +74,24 @@ def container_requests(container: schema.Container, path: str, ctx: Context) -> 
     return {**limits, **requests}
 
 
-def _pod_requests(spec: schema.PodSpec, ctx: Context) -> dict[str, int]:
+#: What kube-scheduler's allocation scores count for a container that requests no cpu or no
+#: memory (its DefaultMilliCPURequest and DefaultMemoryRequest).
+DEFAULT_CPU_REQUEST = 100
+DEFAULT_MEMORY_REQUEST = 200 * MIB
+
+
+def _nonzero(requests: dict[str, int]) -> dict[str, int]:
+    return {
+        CPU: requests.get(CPU, DEFAULT_CPU_REQUEST),
+        MEMORY: requests.get(MEMORY, DEFAULT_MEMORY_REQUEST),
+    }
+
+
+def _combined(
+    containers: list[dict[str, int]],
+    init_containers: list[tuple[dict[str, int], bool]],
+    overhead: Mapping[str, int],
+) -> dict[str, int]:
     """The pod's effective request, following Kubernetes.
 
     Regular containers run together, so they add up; init containers run one at a time before
@@ -78,13 +99,12 @@ def _pod_requests(spec: schema.PodSpec, ctx: Context) -> dict[str, int]:
     running, so they add to every init container started after them and to the main phase.
     """
     main: dict[str, int] = {}
-    for index, container in enumerate(spec.containers):
-        _add_into(main, container_requests(container, f"spec.containers[{index}]", ctx))
+    for requests in containers:
+        _add_into(main, requests)
     sidecars: dict[str, int] = {}
     init_peak: dict[str, int] = {}
-    for index, container in enumerate(spec.init_containers):
-        requests = container_requests(container, f"spec.initContainers[{index}]", ctx)
-        if container.restart_policy == "Always":
+    for requests, sidecar in init_containers:
+        if sidecar:
             _add_into(sidecars, requests)
         else:
             running = dict(sidecars)
@@ -92,12 +112,40 @@ def _pod_requests(spec: schema.PodSpec, ctx: Context) -> dict[str, int]:
             _max_into(init_peak, running)
     _add_into(main, sidecars)
     _max_into(main, init_peak)
-    _add_into(main, canonical(spec.overhead))
-    main[PODS] = 1
+    _add_into(main, overhead)
     return main
 
 
-def _node_term(term: schema.NodeSelectorTerm, path: str, ctx: Context) -> NodeSelectorTerm:
+def _pod_requests(spec: schema.PodSpec, ctx: Context) -> tuple[dict[str, int], tuple[int, int]]:
+    """The pod's request, and its cpu and memory as kube-scheduler's allocation scores count
+    them (containers that request none counted at the defaults)."""
+    containers = [
+        container_requests(container, f"spec.containers[{index}]", ctx)
+        for index, container in enumerate(spec.containers)
+    ]
+    init_containers = [
+        (
+            container_requests(container, f"spec.initContainers[{index}]", ctx),
+            container.restart_policy == "Always",
+        )
+        for index, container in enumerate(spec.init_containers)
+    ]
+    overhead = canonical(spec.overhead)
+    main = _combined(containers, init_containers, overhead)
+    main[PODS] = 1
+    scored = _combined(
+        [_nonzero(c) for c in containers],
+        [(_nonzero(c), sidecar) for c, sidecar in init_containers],
+        {k: v for k, v in overhead.items() if k in (CPU, MEMORY)},
+    )
+    return main, (scored[CPU], scored[MEMORY])
+
+
+def _node_term(
+    term: schema.NodeSelectorTerm, path: str, ctx: Context, effect: str
+) -> NodeSelectorTerm:
+    """A node selector term; one kube-scheduler cannot parse (an invalid label key or value)
+    matches no node, and ``effect`` says what that means for the pod."""
     fields = []
     for index, req in enumerate(term.match_fields):
         if len(req.values) != 1:
@@ -107,18 +155,59 @@ def _node_term(term: schema.NodeSelectorTerm, path: str, ctx: Context) -> NodeSe
             )
         fields.append(Requirement(req.key, req.operator, tuple(req.values)))
     expressions = requirements(term.match_expressions, f"{path}.matchExpressions", ctx)
+    for index, req in enumerate(expressions):
+        if not valid_requirement(req):
+            ctx.warn(
+                f"{path}.matchExpressions[{index}]",
+                f"{schema.show(req.key)} {req.operator} {schema.show(list(req.values))} is not a "
+                f"valid label selector: the term matches no node, as in Kubernetes ({effect})",
+            )
     return NodeSelectorTerm(expressions, tuple(fields))
 
 
-_NO_SELECTOR = "missing (Kubernetes matches no pods without one, so the term is ignored)"
+_NO_SELECTOR = "missing: the term matches no pods, as in Kubernetes"
 
 
-def _pod_term(term: schema.PodAffinityTerm, path: str, ctx: Context) -> PodAffinityTerm | None:
+def _label_keys(
+    term: schema.PodAffinityTerm | schema.TopologySpreadConstraint, path: str, ctx: Context
+) -> None:
+    """The checks Kubernetes makes of ``matchLabelKeys`` (and ``mismatchLabelKeys``)."""
+    mismatch = getattr(term, "mismatch_label_keys", [])
+    for field_name, keys in (
+        ("matchLabelKeys", term.match_label_keys),
+        ("mismatchLabelKeys", mismatch),
+    ):
+        for index, key in enumerate(keys):
+            if not valid_label_key(key):
+                ctx.error(
+                    f"{path}.{field_name}[{index}]", f"{schema.show(key)} is not a valid label key"
+                )
+    if (term.match_label_keys or mismatch) and term.label_selector is None:
+        ctx.error(f"{path}.matchLabelKeys", "must not be set without a labelSelector")
+    for key in sorted(set(term.match_label_keys) & set(mismatch)):
+        ctx.error(f"{path}.mismatchLabelKeys", f"{schema.show(key)} is also in matchLabelKeys")
+
+
+def _pod_term(term: schema.PodAffinityTerm, path: str, ctx: Context) -> PodAffinityTerm:
+    _label_keys(term, path, ctx)
     if term.label_selector is None:
         ctx.warn(f"{path}.labelSelector", _NO_SELECTOR)
-        return None
-    selector = label_selector(term.label_selector, f"{path}.labelSelector", ctx)
-    return PodAffinityTerm(selector, term.topology_key, tuple(term.namespaces))
+        selector = MATCH_NOTHING
+    else:
+        selector = label_selector(term.label_selector, f"{path}.labelSelector", ctx)
+    namespace_selector = None
+    if term.namespace_selector is not None:
+        namespace_selector = label_selector(
+            term.namespace_selector, f"{path}.namespaceSelector", ctx
+        )
+    return PodAffinityTerm(
+        selector,
+        term.topology_key,
+        tuple(term.namespaces),
+        namespace_selector,
+        tuple(term.match_label_keys),
+        tuple(term.mismatch_label_keys),
+    )
 
 
 def _pod_terms(
@@ -127,19 +216,56 @@ def _pod_terms(
     if affinity is None:
         return (), ()
     required_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution"
-    required = [
+    required = tuple(
         _pod_term(term, f"{required_path}[{index}]", ctx)
         for index, term in enumerate(affinity.required_during_scheduling_ignored_during_execution)
-    ]
+    )
     preferred_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
-    preferred = []
-    for index, weighted in enumerate(affinity.preferred_during_scheduling_ignored_during_execution):
-        term = _pod_term(
-            weighted.pod_affinity_term, f"{preferred_path}[{index}].podAffinityTerm", ctx
+    preferred = tuple(
+        WeightedPodAffinityTerm(
+            weighted.weight,
+            _pod_term(
+                weighted.pod_affinity_term, f"{preferred_path}[{index}].podAffinityTerm", ctx
+            ),
         )
-        if term is not None:
-            preferred.append(WeightedPodAffinityTerm(weighted.weight, term))
-    return tuple(t for t in required if t is not None), tuple(preferred)
+        for index, weighted in enumerate(
+            affinity.preferred_during_scheduling_ignored_during_execution
+        )
+    )
+    return required, preferred
+
+
+def _node_affinity(
+    node_affinity: schema.NodeAffinity, path: str, ctx: Context
+) -> tuple[tuple[NodeSelectorTerm, ...], tuple[PreferredNodeTerm, ...]]:
+    """Required terms (ORed) and weighted preferred terms of a ``nodeAffinity``."""
+    node_required: tuple[NodeSelectorTerm, ...] = ()
+    required = node_affinity.required_during_scheduling_ignored_during_execution
+    if required is not None:
+        terms_path = f"{path}.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms"
+        terms = []
+        for index, term in enumerate(required.node_selector_terms):
+            if not term.match_expressions and not term.match_fields:
+                ctx.warn(
+                    f"{terms_path}[{index}]",
+                    "empty term matches no nodes (expected matchExpressions or matchFields)",
+                )
+            terms.append(_node_term(term, f"{terms_path}[{index}]", ctx, "it allows no node"))
+        node_required = tuple(terms)
+    preferred_path = f"{path}.preferredDuringSchedulingIgnoredDuringExecution"
+    node_preferred = tuple(
+        PreferredNodeTerm(
+            item.weight,
+            _node_term(
+                item.preference,
+                f"{preferred_path}[{i}].preference",
+                ctx,
+                "the preference counts for no node",
+            ),
+        )
+        for i, item in enumerate(node_affinity.preferred_during_scheduling_ignored_during_execution)
+    )
+    return node_required, node_preferred
 
 
 def _affinity(affinity: schema.Affinity | None, ctx: Context) -> Affinity:
@@ -149,28 +275,8 @@ def _affinity(affinity: schema.Affinity | None, ctx: Context) -> Affinity:
     node_required: tuple[NodeSelectorTerm, ...] = ()
     node_preferred: tuple[PreferredNodeTerm, ...] = ()
     if affinity.node_affinity is not None:
-        node_path = f"{path}.nodeAffinity"
-        required = affinity.node_affinity.required_during_scheduling_ignored_during_execution
-        if required is not None:
-            terms_path = f"{node_path}.requiredDuringSchedulingIgnoredDuringExecution"
-            terms_path += ".nodeSelectorTerms"
-            terms = []
-            for index, term in enumerate(required.node_selector_terms):
-                if not term.match_expressions and not term.match_fields:
-                    ctx.warn(
-                        f"{terms_path}[{index}]",
-                        "empty term matches no nodes (expected matchExpressions or matchFields)",
-                    )
-                terms.append(_node_term(term, f"{terms_path}[{index}]", ctx))
-            node_required = tuple(terms)
-        preferred_path = f"{node_path}.preferredDuringSchedulingIgnoredDuringExecution"
-        node_preferred = tuple(
-            PreferredNodeTerm(
-                item.weight, _node_term(item.preference, f"{preferred_path}[{i}].preference", ctx)
-            )
-            for i, item in enumerate(
-                affinity.node_affinity.preferred_during_scheduling_ignored_during_execution
-            )
+        node_required, node_preferred = _node_affinity(
+            affinity.node_affinity, f"{path}.nodeAffinity", ctx
         )
     pod_required, pod_preferred = _pod_terms(affinity.pod_affinity, f"{path}.podAffinity", ctx)
     anti_required, anti_preferred = _pod_terms(
@@ -198,25 +304,112 @@ def _tolerations(spec: schema.PodSpec, ctx: Context) -> tuple[Toleration, ...]:
     return tuple(result)
 
 
+def _spread_constraint(
+    item: schema.TopologySpreadConstraint, path: str, ctx: Context
+) -> SpreadConstraint:
+    if item.min_domains is not None and item.when_unsatisfiable != "DoNotSchedule":
+        ctx.error(f"{path}.minDomains", "only allowed with whenUnsatisfiable DoNotSchedule")
+    _label_keys(item, path, ctx)
+    if item.label_selector is None:
+        selector = MATCH_NOTHING
+    else:
+        selector = label_selector(item.label_selector, f"{path}.labelSelector", ctx)
+        named = {req.key for req in selector.requirements}
+        for key in item.match_label_keys:
+            if key in named:
+                ctx.error(
+                    f"{path}.matchLabelKeys",
+                    f"{schema.show(key)} is also a key of the labelSelector",
+                )
+    return SpreadConstraint(
+        max_skew=item.max_skew,
+        topology_key=item.topology_key,
+        when_unsatisfiable=item.when_unsatisfiable,
+        selector=selector,
+        min_domains=item.min_domains or 1,
+        node_affinity_policy=item.node_affinity_policy or "Honor",
+        node_taints_policy=item.node_taints_policy or "Ignore",
+        match_label_keys=tuple(item.match_label_keys),
+    )
+
+
 def _spread(spec: schema.PodSpec, ctx: Context) -> tuple[SpreadConstraint, ...]:
     result = []
     for index, item in enumerate(spec.topology_spread_constraints):
         path = f"spec.topologySpreadConstraints[{index}]"
-        if item.min_domains is not None and item.when_unsatisfiable != "DoNotSchedule":
-            ctx.error(f"{path}.minDomains", "only allowed with whenUnsatisfiable DoNotSchedule")
         if item.label_selector is None:
-            ctx.warn(f"{path}.labelSelector", _NO_SELECTOR)
-            continue
-        selector = label_selector(item.label_selector, f"{path}.labelSelector", ctx)
-        result.append(
-            SpreadConstraint(
-                max_skew=item.max_skew,
-                topology_key=item.topology_key,
-                when_unsatisfiable=item.when_unsatisfiable,
-                selector=selector,
-                min_domains=item.min_domains or 1,
+            ctx.warn(
+                f"{path}.labelSelector",
+                "missing: the constraint counts no pods, as in Kubernetes (only its "
+                "topology key still limits the nodes)",
             )
-        )
+        result.append(_spread_constraint(item, path, ctx))
+    return tuple(result)
+
+
+# -- Kubernetes-shaped scheduler plugin arguments -------------------------------------------------
+
+
+class ArgumentProblem(ValueError):
+    """A plugin argument in a Kubernetes shape (a node affinity, spread constraints) that does
+    not validate; the message names the field."""
+
+
+def _argument_context(where: str) -> Context:
+    from berth.api.manifest import Manifests
+
+    return Context(Manifests(), where, "", "-", "")
+
+
+def _raise_problems(ctx: Context) -> None:
+    problems = ctx.out.problems
+    if problems:
+        raise ArgumentProblem("; ".join(str(p) for p in problems))
+
+
+def node_affinity(
+    raw: Any, where: str
+) -> tuple[tuple[NodeSelectorTerm, ...], tuple[PreferredNodeTerm, ...]]:
+    """A ``nodeAffinity`` given as a plugin argument (NodeAffinity's ``addedAffinity``)."""
+    if not isinstance(raw, dict):
+        raise ArgumentProblem(f"{where}: expected a nodeAffinity mapping (got {schema.show(raw)})")
+    ctx = _argument_context(where)
+    parsed, issues = schema.validate(schema.NodeAffinity, raw)
+    for issue in issues:
+        ctx.report("error", issue.path, issue.message)
+    _raise_problems(ctx)
+    assert parsed is not None
+    result = _node_affinity(parsed, "", ctx)
+    _raise_problems(ctx)
+    return result
+
+
+def spread_constraints(
+    raw: Any, where: str, defaults: bool = False
+) -> tuple[SpreadConstraint, ...]:
+    """Topology spread constraints given as a plugin argument. ``defaults``: PodTopologySpread's
+    ``defaultConstraints``, which take each pod's selector from its workload and so must not
+    name one."""
+    if not isinstance(raw, list):
+        raise ArgumentProblem(f"{where}: expected a list of constraints (got {schema.show(raw)})")
+    ctx = _argument_context(where)
+    result = []
+    for index, item in enumerate(raw):
+        path = f"[{index}]"
+        if not isinstance(item, dict):
+            ctx.error(path, f"expected a mapping (got {schema.show(item)})")
+            continue
+        if defaults and "labelSelector" in item:
+            ctx.error(f"{path}.labelSelector", "must not be set: each pod's workload is selected")
+            item = {k: v for k, v in item.items() if k != "labelSelector"}
+        parsed, issues = schema.validate(schema.TopologySpreadConstraint, item)
+        for issue in issues:
+            ctx.report(
+                "error", schema.join(path, issue.path) if issue.path else path, issue.message
+            )
+        if parsed is not None:
+            result.append(_spread_constraint(parsed, path, ctx))
+    _raise_problems(ctx)
     return tuple(result)
 
 
@@ -246,12 +439,14 @@ def build_pod(
 ) -> Pod:
     """A Pod from its metadata and spec: a Pod document's, or a Job task's template."""
     annotations = meta.annotations
+    requests, nonzero = _pod_requests(spec, ctx)
     pod = Pod(
         name=name,
         namespace=namespace,
         labels=dict(meta.labels),
         annotations=dict(annotations),
-        requests=_pod_requests(spec, ctx),
+        requests=requests,
+        nonzero_requests=nonzero,
         node_selector=dict(spec.node_selector),
         affinity=_affinity(spec.affinity, ctx),
         tolerations=_tolerations(spec, ctx),
@@ -265,6 +460,7 @@ def build_pod(
         or 0.0,
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),
         preemptable=preemptable(meta, ctx),
+        preemption_policy=spec.preemption_policy or "",
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
         containers=tuple(
             (container.name or f"container-{index}", container.image)

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
-from berth.api.objects import SUBMIT_TIME_ANNOTATION, PodGroup, PriorityClass, Queue
+from berth.api.objects import (
+    HIERARCHY_ANNOTATION,
+    HIERARCHY_WEIGHTS_ANNOTATION,
+    SUBMIT_TIME_ANNOTATION,
+    PodGroup,
+    PriorityClass,
+    Queue,
+)
 from berth.api.problems import Context
 from berth.resources import format_amount
 
@@ -47,6 +54,7 @@ def convert_queue(doc: schema.QueueDoc, ctx: Context) -> None:
                 f"{format_amount(name, amount)} exceeds spec.capability.{name} "
                 f"({format_amount(name, capability[name])}); only the capability can be used",
             )
+    _check_hierarchy(doc.metadata.annotations, ctx)
     queue = Queue(
         name=doc.metadata.name,
         weight=spec.weight,
@@ -56,8 +64,42 @@ def convert_queue(doc: schema.QueueDoc, ctx: Context) -> None:
         deserved=canonical(spec.deserved),
         reclaimable=spec.reclaimable,
         parent=spec.parent or "",
+        priority=spec.priority,
+        annotations=dict(doc.metadata.annotations),
     )
     ctx.out._add(ctx.out.queues, queue, ctx.origin())
+
+
+def _check_hierarchy(annotations: dict[str, str], ctx: Context) -> None:
+    """Volcano's hierarchical-DRF annotations: a path from ``root`` and one weight per level.
+    Volcano reads a weight it cannot use as 1, so mistakes are warnings, not errors."""
+    path = annotations.get(HIERARCHY_ANNOTATION)
+    weights = annotations.get(HIERARCHY_WEIGHTS_ANNOTATION)
+    where = f"metadata.annotations.{HIERARCHY_ANNOTATION}"
+    if path is None:
+        if weights is not None:
+            ctx.warn(
+                f"metadata.annotations.{HIERARCHY_WEIGHTS_ANNOTATION}",
+                f"has no effect without {HIERARCHY_ANNOTATION}",
+            )
+        return
+    names = path.split("/")
+    if names[0] != "root" or not all(names):
+        ctx.warn(where, f'"{path}" is not a path from root (expected e.g. root/eng/dev)')
+    if weights is None:
+        ctx.warn(where, f"without {HIERARCHY_WEIGHTS_ANNOTATION} every level weighs 1")
+        return
+    values = weights.split("/")
+    at = f"metadata.annotations.{HIERARCHY_WEIGHTS_ANNOTATION}"
+    if len(values) != len(names):
+        ctx.warn(at, f'"{weights}" has {len(values)} weights for {len(names)} levels of "{path}"')
+    for value in values:
+        try:
+            weight = float(value)
+        except ValueError:
+            weight = 0.0
+        if weight < 1:
+            ctx.warn(at, f'weight "{value}" is not a number >= 1; it counts as 1')
 
 
 def convert_priority_class(doc: schema.PriorityClassDoc, ctx: Context) -> None:
@@ -70,5 +112,10 @@ def convert_priority_class(doc: schema.PriorityClassDoc, ctx: Context) -> None:
             f"must be <= {MAX_USER_PRIORITY} (got {doc.value}; larger values are "
             "reserved for the built-in system classes)",
         )
-    pc = PriorityClass(name=doc.metadata.name, value=doc.value, global_default=doc.global_default)
+    pc = PriorityClass(
+        name=doc.metadata.name,
+        value=doc.value,
+        global_default=doc.global_default,
+        preemption_policy=doc.preemption_policy,
+    )
     ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())

@@ -114,6 +114,7 @@ def _check_duplicates(m: Manifests) -> None:
         ("PriorityClass", m.priority_classes),
         ("Job", m.jobs),
         ("Command", m.commands),
+        ("Namespace", m.namespaces),
     ):
         first_file: dict[str, str] = {}
         for obj in objects:
@@ -160,6 +161,7 @@ _UNKNOWN_CLASS = (
 def _resolve_priorities(m: Manifests) -> None:
     """Priority from classes, as Kubernetes' admission (pods) and Volcano (groups) do it."""
     values = dict(BUILTIN_PRIORITY_CLASSES)
+    policies = {pc.name: pc.preemption_policy for pc in m.priority_classes}
     default: PriorityClass | None = None
     for pc in m.priority_classes:
         values[pc.name] = pc.value
@@ -193,7 +195,9 @@ def _resolve_priorities(m: Manifests) -> None:
         if not obj.priority_class_name:
             if default is not None and not explicit:
                 obj.priority, obj.priority_class_name = default.value, default.name
+                _class_policy(obj, default.preemption_policy)
             continue
+        _class_policy(obj, policies.get(obj.priority_class_name, ""))
         value = values.get(obj.priority_class_name)
         if value is None:
             message = _UNKNOWN_CLASS.format(name=schema.show(obj.priority_class_name))
@@ -206,3 +210,10 @@ def _resolve_priorities(m: Manifests) -> None:
                 "spec.priority is used (Kubernetes would reject the pod)"
             )
             _report(m, obj, kind, f"{path}priority", message, "warning", owner=owner)
+
+
+def _class_policy(obj: Any, policy: str) -> None:
+    """A pod that sets no preemptionPolicy takes its PriorityClass's, as Kubernetes' admission
+    gives it."""
+    if isinstance(obj, Pod) and not obj.preemption_policy:
+        obj.preemption_policy = policy

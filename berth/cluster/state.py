@@ -8,12 +8,20 @@ class caches refresh only the rows that changed instead of rescanning the cluste
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
 
-from berth.api.objects import HOSTNAME_LABEL, LabelSelector, Node, Pod, Taint
+from berth.api.objects import (
+    HOSTNAME_LABEL,
+    LabelSelector,
+    Namespace,
+    Node,
+    Pod,
+    PodAffinityTerm,
+    Taint,
+)
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.labels import LabelIndex
 from berth.resources import GPU, PODS, ResourceAxis
@@ -22,25 +30,89 @@ from berth.resources import GPU, PODS, ResourceAxis
 _PATCH_LIMIT_FRACTION = 0.25
 
 
+_NO_LABELS: dict[str, str] = {}
+
+
 @dataclass(slots=True, frozen=True)
 class SelectorKey:
-    """Which pods a counter counts: namespaces (empty = all) and a label selector."""
+    """Which pods a counter counts: pods of the listed ``namespaces``, or of a namespace whose
+    labels ``namespace_selector`` matches (an empty one: every namespace), whose own labels
+    ``selector`` matches."""
 
     namespaces: tuple[str, ...]
     selector: LabelSelector
+    namespace_selector: LabelSelector | None = None
 
-    def matches(self, pod: Pod) -> bool:
-        return (not self.namespaces or pod.namespace in self.namespaces) and self.selector.matches(
-            pod.labels
-        )
+    @classmethod
+    def of_term(cls, term: PodAffinityTerm, namespace: str) -> SelectorKey:
+        """The pods an affinity term of a pod in ``namespace`` names (the term already
+        resolved for that pod, see ``PodAffinityTerm.for_pod``)."""
+        names = term.namespaces
+        if not names and term.namespace_selector is None:
+            return cls((namespace,), term.selector)
+        return cls(tuple(sorted(set(names))), term.selector, term.namespace_selector)
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
+        if pod.namespace not in self.namespaces:
+            chosen = self.namespace_selector
+            if chosen is None or not chosen.matches(
+                namespace_labels.get(pod.namespace, _NO_LABELS)
+            ):
+                return False
+        return self.selector.matches(pod.labels)
 
 
 @dataclass(slots=True, frozen=True)
-class AntiTermKey:
-    """A required anti-affinity term carried by some bound pod, with its topology key."""
+class AllOf:
+    """Pods that match every one of several keys: a pod's required affinity terms must all be
+    met by one and the same existing pod."""
+
+    keys: tuple[SelectorKey, ...]
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
+        return all(key.matches(pod, namespace_labels) for key in self.keys)
+
+
+CountKey = SelectorKey | AllOf
+
+#: Roles of the terms bound pods carry (see CarriedTerm).
+ANTI = "anti"
+AFFINITY = "affinity"
+PREFERRED = "preferred"
+
+
+@dataclass(slots=True, frozen=True)
+class CarriedTerm:
+    """A pod affinity term some bound pod carries, counted per node so that the pods it names
+    feel it when they are placed: required anti-affinity keeps them out of the domain (a
+    filter); required affinity and preferred terms draw them in or push them away (a score)."""
 
     selector: SelectorKey
     topology_key: str
+    kind: str  # ANTI, AFFINITY or PREFERRED
+    weight: int = 0  # PREFERRED: the term's weight, negative for anti-affinity
+
+
+def carried_terms(pod: Pod) -> list[CarriedTerm]:
+    """The terms ``pod`` carries once bound, resolved for its labels and namespace."""
+    aff = pod.affinity
+    if not aff.has_pod_terms:
+        return []
+
+    def key(term: PodAffinityTerm) -> SelectorKey:
+        return SelectorKey.of_term(term.for_pod(pod.labels), pod.namespace)
+
+    terms = [CarriedTerm(key(t), t.topology_key, ANTI) for t in aff.anti_required]
+    terms += [CarriedTerm(key(t), t.topology_key, AFFINITY) for t in aff.pod_required]
+    terms += [
+        CarriedTerm(key(w.term), w.term.topology_key, PREFERRED, w.weight)
+        for w in aff.pod_preferred
+    ]
+    terms += [
+        CarriedTerm(key(w.term), w.term.topology_key, PREFERRED, -w.weight)
+        for w in aff.anti_preferred
+    ]
+    return terms
 
 
 class ClusterState:
@@ -67,13 +139,21 @@ class ClusterState:
         self.gpu_column = self.axis.index(GPU)
         self.taints: dict[Taint, np.ndarray] = {}
         self.pods_on: list[dict[str, Pod]] = []
-        self.selector_counts: dict[SelectorKey, np.ndarray] = {}
-        self.anti_terms: dict[AntiTermKey, np.ndarray] = {}
+        self.selector_counts: dict[CountKey, np.ndarray] = {}
+        self.carried: dict[CarriedTerm, np.ndarray] = {}
+        self.namespace_labels: dict[str, dict[str, str]] = {}
+        #: What kube-scheduler's allocation scores count of cpu and memory per node beyond the
+        #: requests (containers without requests at 100m / 200 MiB, see
+        #: ``Pod.nonzero_requests``), and how many bound pods add to it: while none does, the
+        #: scores count the plain requests.
+        self.nonzero_extra = np.zeros((capacity, 2), dtype=np.int64, order="F")
+        self.nonzero_differs = 0
         self.structure_epoch = 0
         # Cluster-wide sums kept current on every change, so sampling them costs nothing.
         self.requested_total = np.zeros(width, dtype=np.int64)
         self.usage_total = np.zeros(width, dtype=np.float64)
         self._allocatable_total: tuple[int, np.ndarray] | None = None
+        self._held_everywhere: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         #: Random numbers for plugins that choose at random (seeded, so runs repeat).
         self.rng = np.random.default_rng(seed + 1)
@@ -136,7 +216,8 @@ class ClusterState:
         self.tiebreak = grown(self.tiebreak)
         self.taints = {t: grown(m) for t, m in self.taints.items()}
         self.selector_counts = {k: grown(c) for k, c in self.selector_counts.items()}
-        self.anti_terms = {k: grown(c) for k, c in self.anti_terms.items()}
+        self.carried = {k: grown(c) for k, c in self.carried.items()}
+        self.nonzero_extra = grown(self.nonzero_extra)
         self.labels.grow(capacity)
         self.gpus.grow(capacity)
         self.capacity = capacity
@@ -175,6 +256,13 @@ class ClusterState:
             vector[col] += amount
         return vector
 
+    def set_namespace(self, namespace: Namespace) -> None:
+        """Record a namespace's labels; counters that select pods by namespace labels are
+        counted afresh on their next use."""
+        self.namespace_labels[namespace.name] = dict(namespace.labels)
+        self.selector_counts.clear()
+        self.structure_epoch += 1
+
     def gpu_ask(self, pod: Pod, vector: np.ndarray) -> GpuAsk | None:
         """What ``pod`` (requesting ``vector``) needs from a node's GPU devices."""
         col = self.gpu_column
@@ -205,6 +293,7 @@ class ClusterState:
         self.usage[row, : len(vec)] += vec * pod.utilization
         self.requested_total[: len(vec)] += vec
         self.usage_total[: len(vec)] += vec * pod.utilization
+        self._count_nonzero(pod, row, vec, 1)
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
         self._log.append(row)
@@ -218,34 +307,44 @@ class ClusterState:
         self.usage[row, : len(vec)] -= vec * pod.utilization
         self.requested_total[: len(vec)] -= vec
         self.usage_total[: len(vec)] -= vec * pod.utilization
+        self._count_nonzero(pod, row, vec, -1)
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
         self._log.append(row)
         return self.gpus.give_back(pod.key)
 
+    def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
+        nonzero = pod.nonzero_requests
+        if nonzero is None:
+            return
+        extra_cpu, extra_memory = nonzero[0] - int(vec[0]), nonzero[1] - int(vec[1])
+        if extra_cpu or extra_memory:
+            self.nonzero_extra[row, 0] += delta * extra_cpu
+            self.nonzero_extra[row, 1] += delta * extra_memory
+            self.nonzero_differs += delta
+
     def _count(self, pod: Pod, row: int, delta: int) -> None:
+        namespaces = self.namespace_labels
         for key, counts in self.selector_counts.items():
-            if key.matches(pod):
+            if key.matches(pod, namespaces):
                 counts[row] += delta
-        for term in pod.affinity.anti_required:
-            key = AntiTermKey(
-                SelectorKey(term.namespaces or (pod.namespace,), term.selector), term.topology_key
-            )
-            counts = self.anti_terms.get(key)
+        for term in carried_terms(pod):
+            counts = self.carried.get(term)
             if counts is None:
-                # A new kind of anti-affinity term changes which pods every class must avoid.
-                counts = self.anti_terms[key] = np.zeros(self.capacity, dtype=np.int32)
+                # A new kind of term changes which pods every class must heed.
+                counts = self.carried[term] = np.zeros(self.capacity, dtype=np.int32)
                 self.structure_epoch += 1
             counts[row] += delta
 
-    def pod_counts(self, key: SelectorKey) -> np.ndarray:
+    def pod_counts(self, key: CountKey) -> np.ndarray:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
         counts = self.selector_counts.get(key)
         if counts is None:
             counts = np.zeros(self.capacity, dtype=np.int32)
+            matches, namespaces = key.matches, self.namespace_labels
             for row in range(self.n):
                 for pod in self.pods_on[row].values():
-                    if key.matches(pod):
+                    if matches(pod, namespaces):
                         counts[row] += 1
             self.selector_counts[key] = counts
         return counts[: self.n]
@@ -282,6 +381,16 @@ class ClusterState:
         if cached is None or cached[0] != self.structure_epoch:
             total = self.allocatable[: self.n][self.schedulable[: self.n]].sum(axis=0)
             cached = self._allocatable_total = (self.structure_epoch, total)
+        return cached[1]
+
+    def held_everywhere(self) -> np.ndarray:
+        """Per resource column, whether every node has some of it (recomputed only when nodes
+        change): the allocation scorers skip masking out nodes that lack a resource when none
+        does."""
+        cached = self._held_everywhere
+        if cached is None or cached[0] != self.structure_epoch:
+            held = (self.allocatable[: self.n] > 0).all(axis=0)
+            cached = self._held_everywhere = (self.structure_epoch, held)
         return cached[1]
 
     def total_requested(self) -> np.ndarray:

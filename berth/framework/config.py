@@ -1,13 +1,15 @@
 """Scheduler configuration: actions, plugin tiers with arguments, node search, session period.
 
-The file shape is Volcano's scheduler configuration (``actions`` as a comma-separated string or
+A KubeSchedulerConfiguration is read by ``kube_config``. Otherwise the file shape is Volcano's
+scheduler configuration (``actions`` as a comma-separated string or
 a list, ``tiers`` of ``plugins`` with ``name`` and ``arguments``), so an existing
 ``volcano-scheduler.conf`` loads unchanged. Volcano's umbrella plugins are expanded into berth's
 single-purpose ones (``predicates``, ``nodeorder``, ``binpack``); plugins berth does not have are
 reported by name and skipped.
 
-The default puts ``proportion`` in the first tier: it is what enforces a queue's ``capability``
-(and shares the cluster between queues by weight).
+The default has ``proportion``: it is what enforces a queue's ``capability`` (and shares the
+cluster between queues by weight). As in Volcano's default it sits in the second tier, under
+priority and gang, whose votes on victims (preempt, reclaim) would otherwise come first.
 """
 
 from __future__ import annotations
@@ -23,9 +25,17 @@ from berth.framework.search import SearchConfig
 DEFAULT_CONFIG: dict[str, Any] = {
     "actions": "enqueue, allocate, backfill",
     "tiers": [
-        {"plugins": [{"name": "priority"}, {"name": "gang"}, {"name": "proportion"}]},
         {
             "plugins": [
+                {"name": "priority"},
+                # Victims are priority's (preempt) and proportion's (reclaim) to choose; the
+                # eviction actions keep gangs whole by themselves.
+                {"name": "gang", "enablePreemptable": False, "enableReclaimable": False},
+            ]
+        },
+        {
+            "plugins": [
+                {"name": "proportion"},
                 {"name": "resource-fit"},
                 {"name": "node-affinity"},
                 {"name": "taint-toleration"},
@@ -43,7 +53,7 @@ DEFAULT_CONFIG: dict[str, Any] = {
 
 KNOWN_ACTIONS = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
 #: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
-LATER_ACTIONS = ("shuffle",)
+LATER_ACTIONS = ("shuffle", "gangpreempt", "gangreclaim")
 #: Volcano's former reservation actions: in berth the reservation plugin does their work.
 RESERVATION_ACTIONS = ("elect", "reserve")
 
@@ -77,10 +87,47 @@ _ENABLE_FLAGS = {
     "preemptable": "preemptable",
     "reclaimable": "reclaimable",
     "jobenqueued": "job_enqueueable",
+    "jobpipelined": "job_pipelined",
+    "jobstarving": "job_starving",
 }
+#: Volcano switches for extension points berth does not have (network topology, sub-jobs,
+#: multi-cluster, victim and target-job selection): accepted with a warning.
+_UNUSED_FLAGS = (
+    "bestnode",
+    "targetjob",
+    "reservednodes",
+    "victim",
+    "clusterorder",
+    "hypernodeorder",
+    "subjobready",
+    "subjobpipelined",
+    "subjoborder",
+    "hypernodegradient",
+)
 #: Volcano plugin options that switch a behaviour on (off by default); they reach the plugin as
 #: arguments of the same name.
 _OPTION_FLAGS = ("enableHierarchy", "enableNamespaceOrder")
+#: Keys of a plugin entry besides the switches.
+_PLUGIN_KEYS = ("name", "arguments", *_OPTION_FLAGS)
+#: Arguments Volcano's actions read (the ``configurations`` block). berth keeps equivalence
+#: classes and a cached node scan whatever is set, so the predicate error cache is a no-op;
+#: preempt's candidate-node bounds set how many nodes it examines pod by pod.
+ACTION_ARGUMENTS: dict[str, dict[str, type]] = {
+    "enqueue": {},
+    "allocate": {"predicateErrorCacheEnable": bool},
+    "backfill": {"predicateErrorCacheEnable": bool},
+    "reclaim": {"predicateErrorCacheEnable": bool},
+    "preempt": {
+        "predicateErrorCacheEnable": bool,
+        "enableTopologyAwarePreemption": bool,
+        "topologyAwarePreemptWorkerNum": int,
+        "minCandidateNodesPercentage": int,
+        "minCandidateNodesAbsolute": int,
+        "maxCandidateNodesAbsolute": int,
+    },
+}
+#: The overcommit factor Volcano falls back to when the configured one is below 1.
+OVERCOMMIT_DEFAULT = 1.2
 
 
 class ConfigError(ValueError):
@@ -107,6 +154,8 @@ class SchedulerConfig:
     warnings: list[str] = field(default_factory=list)
     source: str = "<default>"
     simulation: dict[str, Any] = field(default_factory=dict)  # read by berth.sim
+    #: Per-action arguments (Volcano's ``configurations``), by action name.
+    action_arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def load_config(path: str | Path | None) -> SchedulerConfig:
@@ -133,6 +182,10 @@ def load_config(path: str | Path | None) -> SchedulerConfig:
             raw = load_one_yaml(inner)
         except DocumentError as exc:
             raise ConfigError(f"{path}: ConfigMap: data: {exc}") from exc
+    from berth.framework import kube_config
+
+    if kube_config.is_kube_scheduler_configuration(raw):
+        return kube_config.parse_kube_config(raw, str(path))
     return parse_config(raw, str(path))
 
 
@@ -173,9 +226,62 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     for key in raw:
         if key not in known:
             warnings.append(f"{source}: {key}: unknown field, ignored")
+    action_arguments = _parse_configurations(raw.get("configurations"), source, warnings)
     return SchedulerConfig(
-        actions, tiers, search, float(period), tuple(names), warnings, source, dict(simulation)
+        actions,
+        tiers,
+        search,
+        float(period),
+        tuple(names),
+        warnings,
+        source,
+        dict(simulation),
+        action_arguments,
     )
+
+
+def _parse_configurations(raw: Any, source: str, warnings: list[str]) -> dict[str, dict[str, Any]]:
+    """Volcano's ``configurations``: a list of {name: <action>, arguments: {...}}."""
+    if raw is None:
+        return {}
+    if not isinstance(raw, list):
+        raise ConfigError(f"{source}: configurations: expected a list of {{name, arguments}}")
+    result: dict[str, dict[str, Any]] = {}
+    for index, item in enumerate(raw):
+        at = f"configurations[{index}]"
+        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
+            raise ConfigError(f"{source}: {at}: expected {{name: <action>, arguments: {{...}}}}")
+        name, arguments = item["name"], item.get("arguments") or {}
+        if not isinstance(arguments, dict):
+            raise ConfigError(f"{source}: {at}.arguments: expected a mapping")
+        for key in item:
+            if key not in ("name", "arguments"):
+                warnings.append(f"{source}: {at}.{key}: unknown field, ignored")
+        known = ACTION_ARGUMENTS.get(name)
+        if known is None:
+            warnings.append(f"{source}: {at}: berth has no action {name!r}; ignored")
+            continue
+        accepted = result.setdefault(name, {})
+        for key, value in arguments.items():
+            kind = known.get(key)
+            if kind is None:
+                warnings.append(
+                    f"{source}: {at}.arguments.{key}: not an argument of {name}; ignored"
+                )
+            elif not _is_kind(value, kind):
+                expected = "true or false" if kind is bool else "an integer"
+                raise ConfigError(
+                    f"{source}: {at}.arguments.{key}: expected {expected} (got {value!r})"
+                )
+            else:
+                accepted[key] = value
+    return result
+
+
+def _is_kind(value: Any, kind: type) -> bool:
+    if kind is bool:
+        return isinstance(value, bool)
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
@@ -219,10 +325,17 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
         arguments = item.get("arguments") or {}
         if not isinstance(arguments, dict):
             raise ConfigError(f"{source}: {at}.arguments: expected a mapping")
-        disabled = _disabled_points(item)
+        disabled = _disabled_points(item, f"{source}: {at}", warnings)
         for flag in _OPTION_FLAGS:
             if flag in item:
                 arguments = {**arguments, flag: item[flag]}
+        if name == "overcommit":
+            arguments = _overcommit_arguments(arguments, f"{source}: {at}", warnings)
+        if name == "capacity" and arguments.get("ancestorReclaimLevel"):
+            warnings.append(
+                f"{source}: {at}.arguments.ancestorReclaimLevel: not available in berth; "
+                "victims are judged by their own queue only"
+            )
         if name in REGISTRY:
             specs.append(PluginSpec(name, dict(arguments), disabled))
         elif name == "predicates":
@@ -240,7 +353,7 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
             specs.append(
                 PluginSpec(
                     "most-allocated",
-                    _binpack_arguments(arguments, source, at),
+                    _binpack_arguments(arguments, source, at, warnings),
                     disabled | {"filter"},
                 )
             )
@@ -249,28 +362,60 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
     return specs
 
 
-def _disabled_points(item: dict[str, Any]) -> frozenset[str]:
+def _disabled_points(item: dict[str, Any], where: str, warnings: list[str]) -> frozenset[str]:
+    """The extension points an entry switches off; every other key is either known or warned
+    about, so that nothing in a Volcano file is dropped silently."""
     disabled = set()
-    for flag, point in _ENABLE_FLAGS.items():
-        for key in (f"enable{flag}", f"enabled{flag}"):
-            for candidate, value in item.items():
-                if candidate.lower() == key and value is False:
-                    disabled.add(point)
+    for key, value in item.items():
+        if key in _PLUGIN_KEYS:
+            continue
+        flag = key.lower().removeprefix("enabled").removeprefix("enable")
+        if not key.lower().startswith("enable") or (
+            flag not in _ENABLE_FLAGS and flag not in _UNUSED_FLAGS
+        ):
+            warnings.append(f"{where}.{key}: unknown field, ignored")
+            continue
+        if not isinstance(value, bool):
+            raise ConfigError(f"{where}.{key}: expected true or false (got {value!r})")
+        if flag in _UNUSED_FLAGS:
+            warnings.append(f"{where}.{key}: berth has no such extension point; ignored")
+        elif value is False:
+            disabled.add(_ENABLE_FLAGS[flag])
     return frozenset(disabled)
 
 
-def _binpack_arguments(arguments: dict[str, Any], source: str, at: str) -> dict[str, Any]:
+def _overcommit_arguments(arguments: dict[str, Any], where: str, warnings: list[str]) -> dict:
+    """Volcano replaces an overcommit factor below 1 by its default, with a warning."""
+    factor = arguments.get("overcommit-factor")
+    if isinstance(factor, int | float) and not isinstance(factor, bool) and factor < 1:
+        warnings.append(
+            f"{where}.arguments.overcommit-factor: {factor:g} is below 1; "
+            f"using Volcano's default {OVERCOMMIT_DEFAULT:g}"
+        )
+        return {**arguments, "overcommit-factor": OVERCOMMIT_DEFAULT}
+    return arguments
+
+
+def _binpack_arguments(
+    arguments: dict[str, Any], source: str, at: str, warnings: list[str]
+) -> dict[str, Any]:
     """Volcano binpack: binpack.weight, binpack.cpu, binpack.memory, binpack.resources (a comma
-    list) and binpack.resources.<name> weights."""
-    weights: dict[str, Any] = {
-        "cpu": arguments.get("binpack.cpu", 1),
-        "memory": arguments.get("binpack.memory", 1),
-    }
+    list) and binpack.resources.<name> weights. Like Volcano, a negative resource weight is
+    taken as 1 (with a warning here)."""
+
+    def weight(key: str) -> Any:
+        value = arguments.get(key, 1)
+        if isinstance(value, int | float) and not isinstance(value, bool) and value < 0:
+            warnings.append(f"{source}: {at}.arguments.{key}: {value:g} is negative; using 1")
+            return 1
+        return value
+
+    weights: dict[str, Any] = {"cpu": weight("binpack.cpu"), "memory": weight("binpack.memory")}
     extra = arguments.get("binpack.resources", "")
     if not isinstance(extra, str):
         raise ConfigError(f"{source}: {at}.arguments.binpack.resources: expected a comma list")
     for name in (r.strip() for r in extra.split(",") if r.strip()):
-        weights[name] = arguments.get(f"binpack.resources.{name}", 1)
+        weights[name] = weight(f"binpack.resources.{name}")
     return {"weight": arguments.get("binpack.weight", 1), "resources": weights}
 
 

@@ -15,8 +15,10 @@ if TYPE_CHECKING:
     from berth.framework.podclass import PodClass
 
 RESOURCE_FIT = "resource-fit"
+NODE_AFFINITY = "node-affinity"
+NODE_NAME = "node-name"
 #: Filters run cheapest and most selective first; unlisted ones go last in configured order.
-_FILTER_ORDER = {"node-affinity": 0, "taint-toleration": 1, "resource-fit": 2}
+_FILTER_ORDER = {NODE_NAME: 0, NODE_AFFINITY: 0, "taint-toleration": 1, RESOURCE_FIT: 2}
 
 
 class Framework:
@@ -30,7 +32,10 @@ class Framework:
         self.task_orders: list[Plugin] = []
         self.job_valids: list[Plugin] = []
         self.job_readies: list[Plugin] = []
+        self.job_pipelineds: list[Plugin] = []
+        self.job_starvings: list[Plugin] = []
         self.queue_orders: list[Plugin] = []
+        self.victim_orders: list[Plugin] = []
         self.overuseds: list[Plugin] = []
         self.allocatables: list[Plugin] = []
         self.preemptives: list[Plugin] = []
@@ -42,17 +47,22 @@ class Framework:
         self.device_pickers: list[Plugin] = []
         #: Admission votes per tier: a tier that admits decides before the tiers below it.
         self.job_enqueueables: list[list[Plugin]] = []
-        for tier in config.tiers:
+        for index, tier in enumerate(config.tiers):
             self.job_enqueueables.append([])
             for spec in tier:
                 plugin = self._instantiate(REGISTRY[spec.name], spec)
+                plugin.tier = index
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
-        if not any(p.name == RESOURCE_FIT for p in self.filters):
+        configured = {p.name for p in self.filters}
+        if RESOURCE_FIT not in configured:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
             self.filters.append(REGISTRY[RESOURCE_FIT]({}))
+        if NODE_AFFINITY not in configured and NODE_NAME not in configured:
+            # A pod that names its node goes there, whatever the configuration.
+            self.filters.append(REGISTRY[NODE_NAME]({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
@@ -96,7 +106,10 @@ class Framework:
             ("task_order", self.task_orders),
             ("job_valid", self.job_valids),
             ("job_ready", self.job_readies),
+            ("job_pipelined", self.job_pipelineds),
+            ("job_starving", self.job_starvings),
             ("queue_order", self.queue_orders),
+            ("victim_queue_order", self.victim_orders),
             ("overused", self.overuseds),
             ("allocatable", self.allocatables),
             ("preemptive", self.preemptives),

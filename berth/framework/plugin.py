@@ -60,10 +60,17 @@ class Plugin:
     #: Whether ``job_enqueueable`` can change its answer as time passes (e.g. a waiting-time
     #: limit); enqueue then re-examines every waiting job in every cycle.
     admission_depends_on_time: ClassVar[bool] = False
+    #: Whether serving one queue can change another queue's ``queue_order`` key (orderings
+    #: along a queue tree compare ancestors' shares); allocate then re-ranks every queue
+    #: after each turn instead of only the queue it served. A plugin may set it per session.
+    queue_order_shared: bool = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = dict(arguments or {})
         self.weight = self.float_arg("weight", self.default_weight)
+        #: Index of the configuration tier the plugin is in (set by the framework): votes on
+        #: victims and starvation are taken tier by tier, as Volcano takes them.
+        self.tier = 0
 
     # -- argument helpers -------------------------------------------------------
 
@@ -141,6 +148,22 @@ class Plugin:
         raise NotImplementedError
 
     def job_ready(self, job: JobInfo) -> bool:
+        """Whether the job may keep what allocate placed for it (gang: minMember placed)."""
+        raise NotImplementedError
+
+    #: ``job_ready`` says no while a job has fewer than minMember pods placed (gang), so that
+    #: allocate need not ask it after every placement until then.
+    ready_needs_min_member: bool = False
+
+    def job_pipelined(self, job: JobInfo) -> bool:
+        """Whether preempt or reclaim may keep what they did for the job. berth has no
+        pipelined state (an evicted pod frees its node at once), so this is the job being
+        ready once its evictions are made; a separate point so that Volcano's
+        ``enableJobPipelined`` switches it alone."""
+        raise NotImplementedError
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """Whether the job still needs more (preempt and reclaim act for starving jobs only)."""
         raise NotImplementedError
 
     def on_session_open(self, session: Session) -> None:
@@ -157,6 +180,11 @@ class Plugin:
 
     def queue_order(self, queue: Queue) -> Any:
         """Sort key; the queue with the smallest key is served next."""
+        raise NotImplementedError
+
+    def victim_queue_order(self, queue: Queue, preemptor: Queue) -> Any:
+        """Sort key among the queues victims come from, for a job of ``preemptor``; the
+        smallest goes first."""
         raise NotImplementedError
 
     def overused(self, queue: Queue) -> bool:

@@ -24,11 +24,12 @@ def class_key(pod: Pod, labels_matter: bool) -> tuple:
     """What decides where a pod may go and how nodes rank for it.
 
     Labels and namespace only matter when some selector could count the pod itself (its own
-    affinity/spread terms) or when bound pods carry anti-affinity terms; leaving them out
-    otherwise keeps classes large.
+    affinity/spread terms) or when bound pods carry affinity terms; leaving them out otherwise
+    keeps classes large.
     """
     spec = (
         tuple(sorted(pod.requests.items())),
+        pod.nonzero_requests,
         tuple(sorted(pod.node_selector.items())),
         pod.affinity,
         pod.tolerations,
@@ -48,6 +49,8 @@ class PodClass:
     pod: Pod  # representative: any member gives the same answers
     request: np.ndarray
     nonzero: np.ndarray  # resource columns the pod requests
+    #: cpu and memory as kube-scheduler's allocation scores count them (Pod.nonzero_requests).
+    scored_cpu_memory: tuple[int, int] = (0, 0)
     gpu: GpuAsk | None = None  # what the pod needs from a node's GPU devices
     static: dict[str, Any] = field(default_factory=dict)  # per-plugin compiled data
     # The plugins relevant to this class, split by whether a node's result depends on that

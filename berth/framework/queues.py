@@ -69,6 +69,38 @@ class QueueTree:
         return tuple((value(q), q) for q in reversed(self.lineage(name)))
 
 
+class PathKey:
+    """A queue's values along its path from the top of a tree, compared the way Volcano's
+    hierarchical DRF compares queues: level by level from the top, and at the first level
+    where the values differ the smaller goes first. Where one path ends before any difference,
+    the two are equal (the next ordering decides)."""
+
+    __slots__ = ("values",)
+
+    def __init__(self, values: tuple[float, ...]) -> None:
+        self.values = values
+
+    def _prefixes(self, other: PathKey) -> tuple[tuple[float, ...], tuple[float, ...]]:
+        depth = min(len(self.values), len(other.values))
+        return self.values[:depth], other.values[:depth]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, PathKey):
+            return NotImplemented
+        mine, theirs = self._prefixes(other)
+        return mine == theirs
+
+    def __lt__(self, other: PathKey) -> bool:
+        mine, theirs = self._prefixes(other)
+        return mine < theirs
+
+    def __hash__(self) -> int:
+        raise TypeError("PathKey is an ordering, not a hashable value")
+
+    def __repr__(self) -> str:
+        return f"PathKey{self.values}"
+
+
 class ShareColumns:
     """The resource columns shares are computed over: every resource but the pod count, which
     Volcano leaves out of queue and job shares too.

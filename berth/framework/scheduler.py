@@ -11,6 +11,7 @@ from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
     GroupPhase,
+    Namespace,
     Node,
     Pod,
     PodGroup,
@@ -22,6 +23,8 @@ from berth.framework.config import SchedulerConfig
 from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
+from berth.framework.podclass import PodClass
+from berth.framework.reasons import NoNode, Overused
 from berth.framework.search import NodeSearch
 from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
@@ -37,7 +40,9 @@ class Scheduler:
         self.search = NodeSearch(
             self.state, self.framework.filters, self.framework.scorers, config.search, seed
         )
-        self.actions = [ACTIONS[name]() for name in config.actions]
+        self.actions = [
+            ACTIONS[name](config.action_arguments.get(name, {})) for name in config.actions
+        ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
         self.jobs: dict[str, JobInfo] = {}
         #: Jobs with pending pods, in arrival order.
@@ -49,6 +54,16 @@ class Scheduler:
         self.queue_allocated: dict[str, np.ndarray] = {}
         #: Controller-owned PodGroups the last session admitted: their pods can be created now.
         self.admitted: list[PodGroup] = []
+        #: Sessions run so far, and the count when each pending pod arrived (by the pod's
+        #: identity: a pending pod is referenced here only while the scheduler holds it): a pod
+        #: bound by a later session than the first one after its arrival has waited.
+        self.sessions = 0
+        self._arrived: dict[str, int] = {}
+        #: Why each waiting job waited in the last session that left it waiting; a pod that
+        #: waited and then runs keeps it as ``waited_for``.
+        self.waited_for: dict[str, Reason] = {}
+        #: The jobs among those whose last reason is the node search's (``NoNode``).
+        self._node_waits: set[str] = set()
         #: Explains the decisions for the pods asked about, when some are (``explain``).
         self.explainer: Explainer | None = None
 
@@ -63,6 +78,10 @@ class Scheduler:
     def add_node(self, node: Node) -> None:
         self.state.add_node(node)
         self.admission_epoch += 1
+
+    def add_namespace(self, namespace: Namespace) -> None:
+        """A namespace's labels, for affinity terms that select namespaces by label."""
+        self.state.set_namespace(namespace)
 
     def set_schedulable(self, node: str, schedulable: bool) -> None:
         """Cordon or uncordon a node (a failure, a recovery)."""
@@ -82,8 +101,8 @@ class Scheduler:
             job.touched = True
             job.placeholder = False
             job._min_request = None
-        if group.owned and group.phase == GroupPhase.PENDING:
-            # Its pods come only after admission, so it waits for enqueue without any.
+        if self._awaits_admission(job):
+            # Admission does not wait for its pods (a Job's come only after it).
             job.touched = True
             self.waiting[group.key] = job
         return job
@@ -129,11 +148,13 @@ class Scheduler:
         job.add_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         self.waiting[key] = job
+        self._arrived[id(pod)] = self.sessions
         return job
 
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
+        del self._arrived[id(pod)]
         request = self.state.request_vector(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
@@ -151,6 +172,7 @@ class Scheduler:
         job = self.jobs.get(key)
         if job is None:
             return
+        self._arrived.pop(id(pod), None)
         job.remove_pending(pod, self.state.request_vector(pod.requests))
         job.touched = True
         if not job.pending and not self._awaits_admission(job):
@@ -158,7 +180,9 @@ class Scheduler:
 
     @staticmethod
     def _awaits_admission(job: JobInfo) -> bool:
-        return job.group.owned and job.group.phase == GroupPhase.PENDING
+        """A PodGroup enqueue has not admitted yet (implicit groups of single pods come with
+        their pod)."""
+        return not job.group.implicit and job.group.phase == GroupPhase.PENDING
 
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
@@ -191,24 +215,61 @@ class Scheduler:
             admission_epoch=self.admission_epoch,
         )
         session.explainer = self.explainer
-        awaiting = [job for job in self.waiting.values() if self._awaits_admission(job)]
+        awaiting = [
+            job for job in self.waiting.values() if job.group.owned and self._awaits_admission(job)
+        ]
         for action in self.actions:
             action.execute(session)
         if self.explainer is not None:
             self.explainer.settle(session, session.binds)
         self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
+        self._note_waits(session)
         for key in [
             k
             for k, job in self.waiting.items()
             if not job.pending and not self._awaits_admission(job)
         ]:
             del self.waiting[key]
+            self.waited_for.pop(key, None)
+            if self._node_waits:
+                self._node_waits.discard(key)
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
         self.evictions = session.evictions
         self.state.trim_log()
         return session.binds
+
+    def _note_waits(self, session: Session) -> None:
+        """Give each pod the session bound that had waited its job's last reason, then keep
+        this session's reasons for the jobs it leaves waiting. A job left waiting for nodes is
+        explained once, when it starts waiting for them (once per pod class in a cycle), not
+        again every cycle."""
+        arrived = self._arrived
+        for bind in session.binds:
+            pod = bind.pod
+            if arrived.pop(id(pod), self.sessions) < self.sessions:
+                reason = self.waited_for.get(f"{pod.namespace}/{pod.group}")
+                pod.waited_for = "" if reason is None else str(reason)
+        self.sessions += 1
+        waited = self.waited_for
+        waited.update(session.job_reasons)
+        node_waits = self._node_waits
+        if node_waits:
+            node_waits.difference_update(session.job_reasons)
+        explained: dict[tuple, NoNode] = {}
+        for key, cls in session.unplaced.items():
+            if key in node_waits or key in session.job_reasons:
+                continue
+            job = self.waiting.get(key)
+            if job is None or not job.pending:
+                continue
+            reason = explained.get(cls.key)
+            if reason is None:
+                text = self._search_reason(job, cls)
+                reason = explained[cls.key] = NoNode(lambda text=text: text)
+            waited[key] = reason
+            node_waits.add(key)
 
     def pending_reason(self, pod: Pod) -> str:
         """Why a pod is still waiting, in the terms of what stops it now."""
@@ -218,9 +279,23 @@ class Scheduler:
             return f"podgroup {pod.group} not found"
         if not self.handles(pod):
             return f"schedulerName {pod.scheduler_name} is not handled by berth"
-        if key in self.last_reasons:
-            return str(self.last_reasons[key])
-        cls = self.search.compile(pod)
+        reason = self.last_reasons.get(key)
+        if isinstance(reason, Overused):
+            # A pod no node could hold even empty (a resource no node has, in which its queue
+            # deserves nothing) waits for a node, not for its queue.
+            cls = self.search.compile(pod)
+            state = self.state
+            cols = cls.nonzero
+            room = state.allocatable[: state.n][state.schedulable[: state.n]][:, cols]
+            if not (room >= cls.request[cols]).all(axis=1).any():
+                return self.search.explain(cls)
+        if reason is not None:
+            return str(reason)
+        return self._search_reason(job, self.search.compile(pod))
+
+    def _search_reason(self, job: JobInfo, cls: PodClass) -> str:
+        """Why a pod (of class ``cls``) of a job with no reason of its own waits: no node fits
+        it, or its gang does not fit at once."""
         if self.search.place(cls) is None:
             return self.search.explain(cls)
         min_member = job.group.min_member

@@ -72,7 +72,7 @@ class NodeSearch:
 
     def compile(self, pod: Pod) -> PodClass:
         state = self.state
-        key = class_key(pod, labels_matter=bool(state.anti_terms))
+        key = class_key(pod, labels_matter=bool(state.carried))
         cls = self.classes.get(key)
         if cls is not None and cls.epoch == state.structure_epoch:
             self.classes.move_to_end(key)
@@ -83,6 +83,7 @@ class NodeSearch:
             pod=pod,
             request=request,
             nonzero=np.flatnonzero(request),
+            scored_cpu_memory=pod.nonzero_requests or (int(request[0]), int(request[1])),
             gpu=state.gpu_ask(pod, request),
         )
         for plugin in dict.fromkeys(self.filters + self.scorers):
@@ -228,25 +229,30 @@ class NodeSearch:
     def tally(self, cls: PodClass, remaining: np.ndarray) -> list[tuple[str, Counter[str], int]]:
         """Per filter of ``cls``, in order, the nodes it rejects among those still
         ``remaining`` (a mask over rows, cleared in place as nodes are rejected), by reason,
-        and how many remain after it: each node counts once, under the first filter that
-        rejects it."""
+        and how many remain after it. A node counts under the first filter that rejects it,
+        and there under each reason that filter gives (a node short of both cpu and memory
+        counts for both, as kube-scheduler reports it)."""
         state = self.state
         tallies = []
         for plugin in cls.filters:
             counts: Counter[str] = Counter()
             rows = np.flatnonzero(remaining)
             if len(rows):
+                refused = np.zeros(len(rows), dtype=bool)
                 for reason, rejected in plugin.explain(cls, state, rows):
-                    hit = rows[rejected & remaining[rows]]
-                    if len(hit):
-                        counts[reason] += len(hit)
-                        remaining[hit] = False
+                    hits = int(np.count_nonzero(rejected))
+                    if hits:
+                        counts[reason] += hits
+                        refused |= rejected
+                remaining[rows[refused]] = False
             tallies.append((plugin.name, counts, int(np.count_nonzero(remaining))))
         return tallies
 
     def explain(self, cls: PodClass) -> str:
         """Why no node fits: "0/N nodes: 80 insufficient nvidia.com/gpu, 40 node selector
-        mismatch", counting each node once, under the first filter that rejects it."""
+        mismatch". A node counts under the first filter that rejects it, and there under each
+        reason that filter gives (a node short of both cpu and memory counts for both, as
+        kube-scheduler reports it), so a memory shortfall is never hidden behind cpu."""
         state = self.state
         n = state.n
         if cls.reason and cls.reason_position == state.log_position:

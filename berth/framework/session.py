@@ -6,14 +6,16 @@ committed operations become bind and eviction decisions.
 
 Answers from several plugins are combined the way Volcano combines them: orderings compare key
 by key in tier order (the first plugin that tells two items apart decides), a refusal from any
-plugin refuses (overused, allocatable, preemptive), and victims must be allowed by every plugin
-that has a say.
+plugin refuses (overused, allocatable, preemptive, readiness), and victims, admission and
+starvation are voted tier by tier: the first tier whose plugins decide wins (victims: those
+every voting plugin of that tier allows), and no plugin voting at all means no victim.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import groupby
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -21,8 +23,9 @@ import numpy as np
 from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
 from berth.cluster.devices import Placement, record_devices
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Reason, Refusal, Vote
+from berth.framework.plugin import Plugin, Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
+from berth.framework.reasons import HeldBack, node_list
 
 if TYPE_CHECKING:
     from berth.framework.explain import Explainer
@@ -128,13 +131,6 @@ class Eviction:
     pod: Pod
     node: str
     reason: str  # e.g. "preempted by default/train-7", "reclaimed by queue q1"
-
-
-class HeldBack(Refusal):
-    """A job refused only because the nodes that would take it are held for another job; it
-    is not kept back by its queue, so it may itself be starving."""
-
-    __slots__ = ()
 
 
 @dataclass(slots=True)
@@ -287,6 +283,9 @@ class Session:
         self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
         self.job_reasons: dict[str, Reason] = {}
+        #: Jobs a task of which found no node this cycle (their reason is the node search's),
+        #: with that task's class.
+        self.unplaced: dict[str, PodClass] = {}
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
@@ -382,6 +381,15 @@ class Session:
         queue = self.queues[name]
         return tuple(p.queue_order(queue) for p in self.framework.queue_orders) + (served, name)
 
+    def victim_queue_key(self, name: str, preemptor_queue: str) -> tuple:
+        """Which queue's pods go first as victims for a job of ``preemptor_queue`` (smaller
+        first); among equals, the caller falls back to reverse queue order."""
+        queues = self.queues
+        queue, preemptor = queues.get(name), queues.get(preemptor_queue)
+        if queue is None or preemptor is None:
+            return ()
+        return tuple(p.victim_queue_order(queue, preemptor) for p in self.framework.victim_orders)
+
     def job_valid(self, job: JobInfo) -> str | None:
         for plugin in self.framework.job_valids:
             reason = plugin.job_valid(job)
@@ -439,45 +447,50 @@ class Session:
             plugin.on_job_enqueued(job)
 
     def preemptable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        """Victims every preemptable plugin allows; without any such plugin, all candidates
-        (the preempt action already keeps to lower-priority jobs of the same queue)."""
-        judges = [p.preemptable for p in self.framework.preemptables]
-        return _allowed(judges, job, pod, candidates)
+        """Victims the preemptable plugins allow, tier by tier (see ``_allowed``); without
+        any such plugin, none."""
+        return _allowed(self.framework.preemptables, "preemptable", job, pod, candidates)
 
     def reclaimable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        """Victims every reclaimable plugin allows; without any such plugin, none: only a
-        queue-share plugin can tell that another queue holds more than its share."""
-        if not self.framework.reclaimables:
-            return []
-        return _allowed([p.reclaimable for p in self.framework.reclaimables], job, pod, candidates)
+        """Victims the reclaimable plugins allow, tier by tier; without any such plugin, none:
+        only a queue-share plugin can tell that another queue holds more than its share."""
+        return _allowed(self.framework.reclaimables, "reclaimable", job, pod, candidates)
 
     def job_ready(self, job: JobInfo) -> bool:
-        return all(p.job_ready(job) for p in self.framework.job_readies)
+        for plugin in self.framework.job_readies:
+            if not plugin.job_ready(job):
+                return False
+        return True
+
+    def job_pipelined(self, job: JobInfo) -> bool:
+        return all(p.job_pipelined(job) for p in self.framework.job_pipelineds)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """Volcano's vote: the first tier with a starvation plugin decides, and every plugin
+        in it must agree; a job no plugin calls starving is not (no preempt, no reclaim)."""
+        for _, tier in groupby(self.framework.job_starvings, key=lambda p: p.tier):
+            return all(p.job_starving(job) for p in tier)
+        return False
 
 
 Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]
 
-#: Node names listed in a message before the rest are only counted.
-_LISTED_NODES = 5
 
-
-def node_list(names: Sequence[str]) -> str:
-    """Held nodes named in a reason: a few by name, the rest counted, so that a hold over
-    hundreds of nodes still reads as one line."""
-    if len(names) == 1:
-        return f"node {names[0]}"
-    listed = ", ".join(names[:_LISTED_NODES])
-    rest = len(names) - _LISTED_NODES
-    return f"nodes {listed}" + (f" and {rest} more" if rest > 0 else "")
-
-
-def _allowed(judges: Sequence[Judge], job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-    """The candidates every judge lets go, in their original order; each judge sees only what
-    the ones before it allowed, so running totals (drf) count only real victims."""
-    allowed = candidates
-    for judge in judges:
-        if not allowed:
-            break
-        keep = {id(p) for p in judge(job, pod, allowed)}
-        allowed = [p for p in allowed if id(p) in keep]
-    return allowed
+def _allowed(
+    plugins: Sequence[Plugin], point: str, job: JobInfo, pod: Pod, candidates: list[Pod]
+) -> list[Pod]:
+    """Victims, decided tier by tier as Volcano decides them: within a tier every plugin must
+    allow a victim, and the first tier that allows some decides; a tier in which some plugin
+    allows none passes the question to the next. No tier deciding means no victim. Each
+    plugin sees only what the ones before it in its tier allowed, so running totals (drf,
+    gang) count only real victims."""
+    for _, tier in groupby(plugins, key=lambda p: p.tier):
+        allowed = candidates
+        for plugin in tier:
+            keep = {id(p) for p in getattr(plugin, point)(job, pod, allowed)}
+            allowed = [p for p in allowed if id(p) in keep]
+            if not allowed:
+                break
+        if allowed:
+            return allowed
+    return []

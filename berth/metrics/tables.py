@@ -27,6 +27,7 @@ POD_COLUMNS = (
     "phase",
     "priority",
     "reason",
+    "waited_for",
 )
 JOB_COLUMNS = (
     "namespace",
@@ -83,7 +84,8 @@ def write_pods_csv(
     reasons: dict[str, str] | None = None,
 ) -> None:
     """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
-    pod ref (``Pod.ref``), why a pod is still pending or why it was evicted."""
+    pod ref (``Pod.ref``), why a pod is still pending or why it was evicted; ``waited_for`` why
+    a pod that was bound had waited first."""
     reasons = reasons or {}
     write_rows(
         path,
@@ -103,6 +105,7 @@ def write_pods_csv(
                 str(pod.phase),
                 str(pod.priority),
                 reasons.get(pod.ref, ""),
+                pod.waited_for,
             )
             for pod in pods
         ),

@@ -16,11 +16,13 @@ from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
 from berth.plugins.pod_affinity import PodAffinity
 from berth.plugins.priority import Priority
 from berth.plugins.proportion import Proportion
 from berth.plugins.random_placement import RandomPlacement
+from berth.plugins.requested_to_capacity_ratio import RequestedToCapacityRatio
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
@@ -32,12 +34,14 @@ REGISTRY: dict[str, type[Plugin]] = {
     for cls in (
         ResourceFit,
         NodeAffinity,
+        NodeName,
         TaintToleration,
         PodAffinity,
         TopologySpread,
         LeastAllocated,
         MostAllocated,
         BalancedAllocation,
+        RequestedToCapacityRatio,
         Priority,
         Gang,
         Drf,

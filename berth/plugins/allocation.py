@@ -1,5 +1,17 @@
-"""Shared arithmetic of the allocation scorers: the fraction of each weighted resource a node
-would have requested after placing the pod."""
+"""Shared arithmetic of the allocation scorers: what a node would have requested after placing
+the pod, as a fraction of what it has, per weighed resource.
+
+Which resources count follows kube-scheduler: a resource a node does not have is left out for
+that node, and an extended resource (a GPU, a device) only counts for pods that request it, so
+a cpu-only pod is not pulled towards or pushed away from GPU nodes by their GPUs. cpu and
+memory count for every pod; least-allocated, kube-scheduler's MostAllocated and
+requested-to-capacity-ratio count them as kube-scheduler's allocation scores do, with a
+container that requests none counted at 100m cpu or 200 MiB memory (``Pod.nonzero_requests``).
+
+Unlike kube-scheduler, the scores are not cut to whole points (per resource, then the mean):
+exact values tell apart nodes it would call equal (docs/configuration.md, "Differences from
+kube-scheduler").
+"""
 
 from __future__ import annotations
 
@@ -12,6 +24,9 @@ from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 from berth.resources import CPU, MEMORY
 
+#: Resources weighed for every pod; any other only for the pods that request it.
+ALWAYS_WEIGHED = frozenset({CPU, MEMORY, "ephemeral-storage"})
+
 
 def resource_weights(
     plugin_name: str, raw: Any, default: dict[str, float] | None = None
@@ -23,7 +38,7 @@ def resource_weights(
     if isinstance(raw, list):
         try:
             raw = {item["name"]: item.get("weight", 1) for item in raw}
-        except (TypeError, KeyError) as exc:
+        except (TypeError, KeyError, AttributeError) as exc:
             raise PluginArgumentError(
                 f"plugin {plugin_name}: argument resources: expected a list of {{name, weight}}"
             ) from exc
@@ -48,40 +63,83 @@ def resource_weights(
     return pairs
 
 
-def fraction_after(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+def requested_after(
+    cls: PodClass, state: ClusterState, rows: Rows, col: int, nonzero: bool
+) -> np.ndarray:
+    """What each node would have requested of resource ``col`` with the pod placed;
+    ``nonzero``: cpu and memory counted as kube-scheduler's allocation scores count them."""
+    if nonzero and col < 2:
+        extra = state.nonzero_extra[:, col][rows]
+        return state.requested[:, col][rows] + extra + cls.scored_cpu_memory[col]
+    request = cls.request[col] if col < len(cls.request) else 0
+    return state.requested[:, col][rows] + request
+
+
+def fraction_after(
+    cls: PodClass, state: ClusterState, rows: Rows, col: int, nonzero: bool = False
+) -> np.ndarray:
     """requested-after-placement / allocatable of resource ``col`` per row, clipped to 1, and 0
     on nodes that do not have the resource.
 
-    Cached per evaluation in the class's scratch space, so least-allocated, balanced-allocation
-    and most-allocated together pay for each resource column once.
+    Cached per evaluation in the class's scratch space, so the allocation scorers together pay
+    for each resource column once (the scored and the plain cpu/memory once too, while no pod
+    has scored requests that differ from its requests).
     """
-    key = ("fraction", col)
+    if nonzero and (col >= 2 or _scored_is_requested(cls, state)):
+        nonzero = False
+    key = ("fraction", col, nonzero)
     cached = cls.scratch.get(key)
     if cached is not None:
         return cached
     alloc = state.allocatable[:, col][rows]
-    after = state.requested[:, col][rows] + (cls.request[col] if col < len(cls.request) else 0)
+    after = requested_after(cls, state, rows, col, nonzero)
     fraction = np.where(alloc > 0, np.minimum(after / np.maximum(alloc, 1), 1.0), 0.0)
     cls.scratch[key] = fraction
     return fraction
 
 
+def present(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+    """Which rows' nodes have resource ``col`` at all (cached per evaluation like the
+    fractions)."""
+    key = ("present", col)
+    cached = cls.scratch.get(key)
+    if cached is None:
+        cached = cls.scratch[key] = state.allocatable[:, col][rows] > 0
+    return cached
+
+
+def _scored_is_requested(cls: PodClass, state: ClusterState) -> bool:
+    scored = cls.scored_cpu_memory
+    return (
+        state.nonzero_differs == 0 and scored[0] == cls.request[0] and scored[1] == cls.request[1]
+    )
+
+
 def weighted_fraction(
-    cls: PodClass, state: ClusterState, rows: Rows, weights: list[tuple[int, float]]
-) -> np.ndarray:
-    """Mean of the fractions weighted by ``weights``; a resource a node lacks does not count
-    for that node."""
-    summed: np.ndarray | float = 0.0
-    total: np.ndarray | float = 0.0
+    cls: PodClass,
+    state: ClusterState,
+    rows: Rows,
+    weights: list[tuple[int, float]],
+    nonzero: bool = False,
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """The ``fraction_after`` of the weighted resources, averaged by weight over the resources
+    each node has, and which nodes have any of them (None: all do; the others get 0)."""
+    weights = [(col, weight) for col, weight in weights if col < state.width]
+    held = state.held_everywhere()
+    if weights and all(held[col] for col, _ in weights):
+        # No node lacks any of them: a plain weighted mean, no masks.
+        summed = sum(
+            weight * fraction_after(cls, state, rows, col, nonzero) for col, weight in weights
+        )
+        return summed / sum(weight for _, weight in weights), None
+    count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
+    summed, total = np.zeros(count), np.zeros(count)
     for col, weight in weights:
-        if col >= state.width:
-            continue
-        node_weight = weight * (state.allocatable[:, col][rows] > 0)
-        summed = summed + node_weight * fraction_after(cls, state, rows, col)
-        total = total + node_weight
-    if isinstance(total, float):
-        return np.zeros(len(rows))
-    return np.where(total > 0, summed / np.maximum(total, 1e-12), 0.0)
+        node_weight = weight * present(cls, state, rows, col)
+        summed += node_weight * fraction_after(cls, state, rows, col, nonzero)
+        total += node_weight
+    counted = total > 0
+    return np.where(counted, summed / np.maximum(total, 1e-12), 0.0), counted
 
 
 class AllocationScorer(Plugin):
@@ -97,9 +155,26 @@ class AllocationScorer(Plugin):
             self.name, self.arguments.get("resources"), self.default_resources
         )
         self._weights: list[tuple[int, float]] | None = None
+        self._weighed_key = self.name + ":weighed"
 
     def resource_weights(self, state: ClusterState) -> list[tuple[int, float]]:
         """(column, weight) pairs; columns are registered on the state's axis on first use."""
         if self._weights is None:
             self._weights = [(state.axis.index(name), w) for name, w in self._named]
         return self._weights
+
+    def weighed(self, cls: PodClass, state: ClusterState) -> list[tuple[int, float]]:
+        """The configured resources that count for this pod: cpu, memory and ephemeral
+        storage always, any other only when the pod requests it (kept with the class)."""
+        key = self._weighed_key
+        cached = cls.static.get(key)
+        if cached is None:
+            request = cls.request
+            names = state.axis.names
+            cached = cls.static[key] = [
+                (col, weight)
+                for col, weight in self.resource_weights(state)
+                if col < state.width
+                and (names[col] in ALWAYS_WEIGHED or (col < len(request) and request[col]))
+            ]
+        return cached

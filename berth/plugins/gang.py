@@ -2,19 +2,32 @@
 group sets per-task minimums (minTaskMember) that minMember covers, that many of each task.
 
 Allocation goes through a Statement; a job whose placed tasks do not reach minMember is rolled
-back whole, so no gang ever holds a partial set of nodes. Jobs not yet running are served before
-jobs that are (Volcano's order), so a gang is not starved by its own running peers.
+back whole, so no gang ever holds a partial set of nodes. Only placed pods count: Volcano also
+counts a gang's pending best-effort pods as ready and backfills them afterwards, which leaves
+the gang short when one of them finds no pod slot; berth places them with the gang instead
+(see allocate and backfill). Jobs not yet running are served before jobs that are (Volcano's
+order), so a gang is not starved by its own running peers.
+
+As a victim a job keeps minMember of its pods: gang lets preempt and reclaim take only what a
+job holds above minMember (Volcano's vote). Where a tier without gang decides instead (gang
+switched off, or finding no victim so that the next tier is asked), the eviction action still
+keeps every gang whole: it takes surplus pods or all of a job's pods, never some of its
+minMember (Volcano would take single pods there).
 """
 
 from __future__ import annotations
 
-from berth.api.objects import GroupPhase, task_name
+from berth.api.objects import GroupPhase, Pod, task_name
 from berth.framework.plugin import Plugin
-from berth.framework.session import JobInfo
+from berth.framework.session import JobInfo, Session
 
 
 class Gang(Plugin):
     name = "gang"
+    ready_needs_min_member = True
+
+    def on_session_open(self, session: Session) -> None:
+        self.session = session
 
     def job_valid(self, job: JobInfo) -> str | None:
         if job.group.owned and job.group.phase == GroupPhase.PENDING:
@@ -37,8 +50,35 @@ class Gang(Plugin):
             for task, need in _task_minimums(job).items()
         )
 
+    def job_pipelined(self, job: JobInfo) -> bool:
+        return self.job_ready(job)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        return job.active + job.allocated < job.group.min_member
+
     def job_order(self, job: JobInfo) -> int:
         return 1 if job.active >= job.group.min_member else 0
+
+    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        return _keeping_gangs(self.session, candidates)
+
+    def reclaimable(self, reclaimer: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        return _keeping_gangs(self.session, candidates)
+
+
+def _keeping_gangs(session: Session, candidates: list[Pod]) -> list[Pod]:
+    """The candidates (in order) each victim job can lose and still hold minMember pods."""
+    left: dict[str, int] = {}
+    victims = []
+    for candidate in candidates:
+        job = session.job_of(candidate)
+        if job is None:
+            continue
+        surplus = left.setdefault(job.key, job.active - job.group.min_member)
+        if surplus > 0:
+            left[job.key] = surplus - 1
+            victims.append(candidate)
+    return victims
 
 
 def _task_minimums(job: JobInfo) -> dict[str, int]:

@@ -1,4 +1,5 @@
-"""least-allocated: prefer nodes with the most room left after placement, spreading load."""
+"""least-allocated: prefer nodes with the most room left after placement, spreading load
+(kube-scheduler's LeastAllocated scoring strategy)."""
 
 from __future__ import annotations
 
@@ -14,4 +15,6 @@ class LeastAllocated(AllocationScorer):
     name = "least-allocated"
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        return 100.0 * (1.0 - weighted_fraction(cls, state, rows, self.resource_weights(state)))
+        used, counted = weighted_fraction(cls, state, rows, self.weighed(cls, state), nonzero=True)
+        free = 100.0 * (1.0 - used)
+        return free if counted is None else np.where(counted, free, 0.0)

@@ -1,7 +1,15 @@
-"""most-allocated (Volcano's binpack): prefer nodes that are already full, keeping whole nodes
-free for large jobs and reducing fragmentation."""
+"""most-allocated: prefer nodes that are already full, keeping whole nodes free for large jobs
+and reducing fragmentation.
+
+By default it is Volcano's binpack: only the resources the pod requests pull it towards full
+nodes, at their requests. ``onlyRequested: false`` makes it kube-scheduler's MostAllocated
+scoring strategy: cpu and memory count for every pod (a container that requests none counted
+at 100m / 200 MiB), other resources when the pod requests them.
+"""
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -16,12 +24,19 @@ class MostAllocated(AllocationScorer):
     name = "most-allocated"
     default_resources = {CPU: 1.0, MEMORY: 1.0, GPU: 1.0}
 
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.only_requested = self.bool_arg("onlyRequested", True)
+
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        # Only resources the pod asks for pull it towards full nodes, as in Volcano's binpack.
-        request = cls.request
-        weights = [
-            (col, weight)
-            for col, weight in self.resource_weights(state)
-            if col < len(request) and request[col]
-        ]
-        return 100.0 * weighted_fraction(cls, state, rows, weights)
+        if self.only_requested:
+            request = cls.request
+            weights = [
+                (col, weight)
+                for col, weight in self.resource_weights(state)
+                if col < len(request) and request[col]
+            ]
+        else:
+            weights = self.weighed(cls, state)
+        used, _ = weighted_fraction(cls, state, rows, weights, nonzero=not self.only_requested)
+        return 100.0 * used

@@ -2,23 +2,37 @@
 node affinity as a score.
 
 Everything here depends only on node labels, so it is computed once per pod class as a static
-mask and score, and never again until nodes change.
+mask and score, and never again until nodes change. A term kube-scheduler cannot parse (an
+invalid label key or value) matches no node. The ``addedAffinity`` argument (kube-scheduler's
+NodeAffinityArgs) applies a node affinity to every pod on top of its own.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
-from berth.api.objects import NodeSelectorTerm, Pod, Requirement
+from berth.api.objects import (
+    NodeSelectorTerm,
+    Pod,
+    PreferredNodeTerm,
+    Requirement,
+    valid_requirement,
+)
+from berth.api.pod_spec import ArgumentProblem, node_affinity
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 
 
 def term_mask(term: NodeSelectorTerm, state: ClusterState) -> np.ndarray:
-    """Nodes matching every requirement of one term; an empty term matches no node."""
+    """Nodes matching every requirement of one term; an empty term, or one with a requirement
+    that is not a valid selector, matches no node."""
     n = state.n
     if not term.expressions and not term.fields:
+        return np.zeros(n, dtype=bool)
+    if not all(valid_requirement(req) for req in term.expressions):
         return np.zeros(n, dtype=bool)
     mask = np.ones(n, dtype=bool)
     for req in term.expressions:
@@ -38,6 +52,14 @@ def _field_mask(req: Requirement, state: ClusterState) -> np.ndarray:
     return hit if req.operator == "In" else ~hit
 
 
+def any_term_mask(terms: tuple[NodeSelectorTerm, ...], state: ClusterState) -> np.ndarray:
+    """Nodes matching at least one of ``terms`` (required terms are ORed)."""
+    mask = np.zeros(state.n, dtype=bool)
+    for term in terms:
+        mask |= term_mask(term, state)
+    return mask
+
+
 def node_affinity_mask(pod: Pod, state: ClusterState) -> np.ndarray:
     """Nodes allowed by nodeSelector, required node affinity and spec.nodeName."""
     n = state.n
@@ -45,10 +67,7 @@ def node_affinity_mask(pod: Pod, state: ClusterState) -> np.ndarray:
     for key, value in pod.node_selector.items():
         mask &= state.labels.match(Requirement(key, "In", (value,)), n)
     if pod.affinity.node_required:
-        any_term = np.zeros(n, dtype=bool)
-        for term in pod.affinity.node_required:
-            any_term |= term_mask(term, state)
-        mask &= any_term
+        mask &= any_term_mask(pod.affinity.node_required, state)
     if pod.node_name:
         mask &= _field_mask(Requirement("metadata.name", "In", (pod.node_name,)), state)
     return mask
@@ -58,6 +77,17 @@ class NodeAffinity(Plugin):
     name = "node-affinity"
     reason = "node affinity/selector mismatch"
 
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.added_required: tuple[NodeSelectorTerm, ...] = ()
+        self.added_preferred: tuple[PreferredNodeTerm, ...] = ()
+        raw = self.arguments.get("addedAffinity")
+        if raw is not None:
+            try:
+                self.added_required, self.added_preferred = node_affinity(raw, "addedAffinity")
+            except ArgumentProblem as exc:
+                raise PluginArgumentError(f"plugin {self.name}: argument {exc}") from exc
+
     def relevant(self, cls: PodClass, point: str) -> bool:
         return (self.name if point == "filter" else self.name + ":score") in cls.static
 
@@ -65,11 +95,15 @@ class NodeAffinity(Plugin):
         pod = cls.pod
         if pod.node_selector or pod.node_name or pod.affinity.node_required:
             cls.static[self.name] = node_affinity_mask(pod, state)
+        if self.added_required:
+            added = any_term_mask(self.added_required, state)
+            own = cls.static.get(self.name)
+            cls.static[self.name] = added if own is None else own & added
         self._prepare_preferred(cls, state)
 
     def _prepare_preferred(self, cls: PodClass, state: ClusterState) -> None:
         n = state.n
-        preferred = cls.pod.affinity.node_preferred
+        preferred = cls.pod.affinity.node_preferred + self.added_preferred
         if preferred:
             score = np.zeros(n)
             for item in preferred:

@@ -13,12 +13,13 @@ from typing import Any
 
 import numpy as np
 
+from berth.framework.config import OVERCOMMIT_DEFAULT
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal, Vote
 from berth.framework.queues import padded
 from berth.framework.session import JobInfo, Session
 from berth.resources import format_amount
 
-DEFAULT_FACTOR = 1.2
+DEFAULT_FACTOR = OVERCOMMIT_DEFAULT
 
 
 class Overcommit(Plugin):

@@ -11,8 +11,9 @@ one, the other eleven are split 2:3 (4.4 and 6.6).
 
 A queue is overused once it holds its deserved share in every resource and gets no more turns
 that cycle; a task fits the queue only within its deserved share (and, with a clearer reason,
-its capability); queues go in order of their share (held / deserved, the largest fraction).
-Another queue may reclaim from one that holds more than it deserves, down to its guarantee.
+its capability); queues go in order of their priority, then their share (held / deserved, the
+largest fraction). A queue reclaims a task only within its deserved share, from a queue that
+holds more than it deserves, down to that queue's guarantee.
 """
 
 from __future__ import annotations
@@ -90,6 +91,14 @@ class Proportion(QueueShare):
 
     def limit(self) -> np.ndarray:
         return np.minimum(self.capability, self.deserved)
+
+    def preemptive(self, queue: Queue, request: np.ndarray) -> bool:
+        """A queue reclaims a task only while it keeps within its deserved share in every
+        resource the task asks for (Volcano's proportion: its allocatable check)."""
+        row = self.index[queue.name]
+        need = self.columns.of(request)
+        asked = need > 0
+        return bool((self.used[row] + need <= self.deserved[row] + EPSILON)[asked].all())
 
     def overused(self, queue: Queue) -> bool:
         """Volcano's deserved ≤ allocated in every resource: no room left in any."""

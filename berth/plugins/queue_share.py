@@ -103,7 +103,9 @@ class QueueShare(Plugin):
     # -- extension points ---------------------------------------------------------------
 
     def queue_order(self, queue: Queue) -> tuple:
-        return (self.share(self.index[queue.name]),)
+        """A queue of higher ``priority`` first (Volcano's proportion and capacity), then the
+        smaller share."""
+        return (-queue.priority, self.share(self.index[queue.name]))
 
     def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
         need = self.columns.of(request)

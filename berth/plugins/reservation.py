@@ -27,7 +27,8 @@ import numpy as np
 from berth.api.objects import GroupPhase, Pod
 from berth.durations import DurationError, parse_duration
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
-from berth.framework.session import HeldBack, Hold, JobInfo, Session, node_list
+from berth.framework.reasons import HeldBack, node_list
+from berth.framework.session import Hold, JobInfo, Session
 
 WAIT_TIME = "reservation.waitTime"
 DEFAULT_WAIT_TIME = "30m"
@@ -49,15 +50,24 @@ class Reservation(Plugin):
             raise PluginArgumentError(f"{where}: {exc}") from exc
         if self.wait_time < 0:
             raise PluginArgumentError(f"{where}: must not be negative (got {raw!r})")
-        self.hold: Hold | None = None
+        #: The session the hold lives in: allocate and backfill release it there when the
+        #: held job starts.
+        self._session: Session | None = None
         #: Jobs no reservation could be made for, with the (structure epoch, admission epoch)
         #: of that attempt: only a node change or a pod leaving adds room to plan with.
         self._unfit: dict[str, tuple[int, int]] = {}
 
+    @property
+    def hold(self) -> Hold | None:
+        """The standing hold, carried from one session to the next."""
+        return self._session.hold if self._session is not None else None
+
     def on_session_open(self, session: Session) -> None:
-        if self.hold is not None and not _short(session.jobs.get(self.hold.job)):
-            self.hold = None
-        session.hold = self.hold
+        hold = self.hold
+        if hold is not None and not _short(session.jobs.get(hold.job)):
+            hold = None
+        session.hold = hold
+        self._session = session
 
     def after_allocate(self, session: Session) -> None:
         hold = self.hold
@@ -68,7 +78,7 @@ class Reservation(Plugin):
                 assert job is not None
                 session.job_reasons[job.key] = _holding(session, job, hold)
                 return
-            self.hold = session.hold = None
+            session.hold = None
         epoch = (session.state.structure_epoch, session.admission_epoch)
         self._unfit = {k: e for k, e in self._unfit.items() if e == epoch}
         starving = [j for j in session.jobs.values() if self._starving(j, session)]
@@ -78,7 +88,7 @@ class Reservation(Plugin):
                 running = _Running(session)
             hold = _reserve(session, job, running)
             if hold is not None:
-                self.hold = session.hold = hold
+                session.hold = hold
                 session.job_reasons[job.key] = _holding(session, job, hold)
                 return
             self._unfit[job.key] = epoch

@@ -5,9 +5,26 @@ from __future__ import annotations
 
 import numpy as np
 
+from berth.api.objects import Pod
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, Rows
 from berth.framework.podclass import PodClass
+
+
+def taint_masks(pod: Pod, state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
+    """(nodes with a NoSchedule or NoExecute taint the pod does not tolerate, how many
+    PreferNoSchedule taints it does not tolerate per node)."""
+    n = state.n
+    blocked = np.zeros(n, dtype=bool)
+    disliked = np.zeros(n)
+    for taint, mask in state.taints.items():
+        if any(t.tolerates(taint) for t in pod.tolerations):
+            continue
+        if taint.effect == "PreferNoSchedule":
+            disliked += mask[:n]
+        else:
+            blocked |= mask[:n]
+    return blocked, disliked
 
 
 class TaintToleration(Plugin):
@@ -18,16 +35,7 @@ class TaintToleration(Plugin):
         return (self.name if point == "filter" else self.name + ":score") in cls.static
 
     def prepare(self, cls: PodClass, state: ClusterState) -> None:
-        n = state.n
-        blocked = np.zeros(n, dtype=bool)
-        disliked = np.zeros(n)
-        for taint, mask in state.taints.items():
-            if any(t.tolerates(taint) for t in cls.pod.tolerations):
-                continue
-            if taint.effect == "PreferNoSchedule":
-                disliked += mask[:n]
-            else:
-                blocked |= mask[:n]
+        blocked, disliked = taint_masks(cls.pod, state)
         if blocked.any():
             cls.static[self.name] = ~blocked
         if disliked.any():

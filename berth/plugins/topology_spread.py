@@ -1,95 +1,228 @@
-"""topology-spread: topologySpreadConstraints. DoNotSchedule is a filter (placing the pod must
-not push a domain more than maxSkew above the emptiest eligible domain); ScheduleAnyway is a
-score favouring the domains with the fewest matching pods.
+"""topology-spread: topologySpreadConstraints, as kube-scheduler's PodTopologySpread decides them.
 
-Domains are those of the nodes the pod could select by nodeSelector / node affinity, as in
-kube-scheduler; nodes without the topology key are never eligible under DoNotSchedule.
+DoNotSchedule is a filter: placing the pod must not push its domain more than maxSkew above
+the emptiest eligible domain (taken as 0 while fewer than minDomains domains exist).
+ScheduleAnyway is a score: each constraint adds, per node, the matching pods in its domain
+times log(number of candidate domains + 2), plus maxSkew − 1; the sums are rounded and the node
+with the fewest gets 100.
+
+Which nodes count is kube-scheduler's: nodes with every topology key of the constraints of
+that kind, limited by ``nodeAffinityPolicy`` (Honor, the default: only nodes the pod's
+nodeSelector and required node affinity allow) and ``nodeTaintsPolicy`` (Honor: only nodes
+whose NoSchedule/NoExecute taints the pod tolerates; Ignore, the default: all). A constraint
+with an empty or missing label selector counts no pods. ``matchLabelKeys`` narrows the
+selector to pods sharing the pod's values for those keys.
+
+A pod with no constraints of its own gets the plugin's default constraints (``defaultingType``
+System: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway; List: ``defaultConstraints``)
+when it belongs to a batch Job, counting the pods of the same Job: a Job's pods are what a
+Service or ReplicaSet selects in Kubernetes, and pods of no Job get none, as pods no workload
+selects get none from kube-scheduler.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from typing import Any
 
 import numpy as np
 
-from berth.api.objects import SpreadConstraint
+from berth.api.objects import (
+    HOSTNAME_LABEL,
+    JOB_NAME_LABEL,
+    MATCH_NOTHING,
+    ZONE_LABEL,
+    LabelSelector,
+    Pod,
+    Requirement,
+    SpreadConstraint,
+    with_label_keys,
+)
+from berth.api.pod_spec import ArgumentProblem, spread_constraints
 from berth.cluster.state import ClusterState, SelectorKey
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 from berth.plugins.node_affinity import node_affinity_mask
+from berth.plugins.taint_toleration import taint_masks
+
+DO_NOT_SCHEDULE = "DoNotSchedule"
+SCHEDULE_ANYWAY = "ScheduleAnyway"
+#: kube-scheduler's built-in defaults (defaultingType: System).
+SYSTEM_DEFAULTS = (
+    SpreadConstraint(3, HOSTNAME_LABEL, SCHEDULE_ANYWAY, MATCH_NOTHING),
+    SpreadConstraint(5, ZONE_LABEL, SCHEDULE_ANYWAY, MATCH_NOTHING),
+)
 
 
 @dataclass(slots=True)
 class _Constraint:
     spec: SpreadConstraint
-    key: SelectorKey
+    key: SelectorKey | None  # None: the selector counts no pods
     self_match: int
+    #: Nodes whose pods count, and their domain ids (static: labels, taints, affinity).
+    counted: np.ndarray
+    domains: np.ndarray
+    size: int  # domain ids run 0..size-1
+
+    def totals(self, state: ClusterState) -> np.ndarray:
+        """Matching pods per domain, over the counted nodes."""
+        if self.key is None:
+            return np.zeros(self.size)
+        counts = state.pod_counts(self.key)
+        return np.bincount(self.domains, weights=counts[self.counted], minlength=self.size)
+
+
+@dataclass(slots=True)
+class _Compiled:
+    hard: list[_Constraint]
+    soft: list[_Constraint]
+    #: Filter: (domains present among the counted nodes, how many) per hard constraint.
+    present: list[tuple[np.ndarray, int]]
+    #: Score: nodes lacking a soft constraint's key are not scored (kube-scheduler's ignored
+    #: nodes), unless the constraints are the system defaults.
+    require_all: bool
 
 
 class TopologySpread(Plugin):
     name = "topology-spread"
     reason = "topology spread constraints"
 
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        defaulting = self.arguments.get("defaultingType", "List")
+        if defaulting not in ("System", "List"):
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument defaultingType: expected System or List "
+                f"(got {defaulting!r})"
+            )
+        raw = self.arguments.get("defaultConstraints", [])
+        if defaulting == "System" and raw:
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument defaultConstraints: must be empty with "
+                "defaultingType System"
+            )
+        try:
+            listed = spread_constraints(raw, "defaultConstraints", defaults=True)
+        except ArgumentProblem as exc:
+            raise PluginArgumentError(f"plugin {self.name}: argument {exc}") from exc
+        self.system_defaulted = defaulting == "System"
+        self.defaults = SYSTEM_DEFAULTS if self.system_defaulted else listed
+
+    def _constraints(self, pod: Pod) -> tuple[list[SpreadConstraint], bool]:
+        """The pod's constraints with their selectors resolved, and whether they are the
+        system defaults."""
+        if pod.spread:
+            resolved = [
+                replace(c, selector=with_label_keys(c.selector, pod.labels, c.match_label_keys))
+                for c in pod.spread
+            ]
+            return resolved, False
+        job = pod.labels.get(JOB_NAME_LABEL)
+        if not self.defaults or job is None:
+            return [], False
+        selector = LabelSelector((Requirement(JOB_NAME_LABEL, "In", (job,)),))
+        return [replace(c, selector=selector) for c in self.defaults], self.system_defaulted
+
     def prepare(self, cls: PodClass, state: ClusterState) -> None:
         pod = cls.pod
-        constraints = [
-            _Constraint(
-                c, SelectorKey((pod.namespace,), c.selector), int(c.selector.matches(pod.labels))
-            )
-            for c in pod.spread
-        ]
-        cls.static[self.name] = constraints
-        if constraints:
-            cls.static[self.name + ":eligible"] = node_affinity_mask(pod, state)
+        constraints, system = self._constraints(pod)
+        hard = [c for c in constraints if c.when_unsatisfiable == DO_NOT_SCHEDULE]
+        soft = [c for c in constraints if c.when_unsatisfiable == SCHEDULE_ANYWAY]
+        if not constraints:
+            cls.static[self.name] = _Compiled([], [], [], True)
+            return
+        n = state.n
+        affinity = node_affinity_mask(pod, state)
+        blocked, _ = taint_masks(pod, state)
+
+        def compile_all(specs: list[SpreadConstraint], require_all: bool) -> list[_Constraint]:
+            keyed = np.ones(n, dtype=bool)
+            if require_all:
+                for c in specs:
+                    keyed &= state.labels.domains(c.topology_key, n)[0] >= 0
+            return [self._compile(c, pod, state, keyed, affinity, blocked) for c in specs]
+
+        compiled_hard = compile_all(hard, True)
+        present = []
+        for c in compiled_hard:
+            seen = np.zeros(c.size, dtype=bool)
+            seen[c.domains] = True
+            present.append((seen, int(seen.sum())))
+        cls.static[self.name] = _Compiled(
+            compiled_hard, compile_all(soft, not system), present, not system
+        )
+
+    @staticmethod
+    def _compile(
+        spec: SpreadConstraint,
+        pod: Pod,
+        state: ClusterState,
+        keyed: np.ndarray,
+        affinity: np.ndarray,
+        blocked: np.ndarray,
+    ) -> _Constraint:
+        domains, size = state.labels.domains(spec.topology_key, state.n)
+        counted = keyed & (domains >= 0)
+        if spec.node_affinity_policy == "Honor":
+            counted &= affinity
+        if spec.node_taints_policy == "Honor":
+            counted &= ~blocked
+        rows = np.flatnonzero(counted)
+        selector = spec.selector
+        counts_nothing = not selector.requirements or selector == MATCH_NOTHING
+        key = None if counts_nothing else SelectorKey((pod.namespace,), selector)
+        return _Constraint(
+            spec, key, int(selector.matches(pod.labels)), rows, domains[rows], max(size, 1)
+        )
 
     def relevant(self, cls: PodClass, point: str) -> bool:
-        wanted = "DoNotSchedule" if point == "filter" else "ScheduleAnyway"
-        return any(c.spec.when_unsatisfiable == wanted for c in cls.static[self.name])
+        c: _Compiled = cls.static[self.name]
+        return bool(c.hard if point == "filter" else c.soft)
 
     def is_local(self, cls: PodClass) -> bool:
         return False  # the skew is measured against the emptiest domain in the cluster
 
-    def _domain_counts(self, cls: PodClass, state: ClusterState, c: _Constraint):
-        """(domain id per node, matching pods per domain, min over eligible domains)."""
-        n = state.n
-        eligible = cls.static[self.name + ":eligible"]
-        domains, size = state.labels.domains(c.spec.topology_key, n)
-        valid = (domains >= 0) & eligible
-        counts = state.pod_counts(c.key)
-        totals = np.bincount(domains[valid], weights=counts[valid], minlength=size)
-        present = np.zeros(size, dtype=bool)
-        present[domains[valid]] = True
-        if present.sum() < c.spec.min_domains:
-            floor = 0.0
-        else:
-            floor = totals[present].min() if present.any() else 0.0
-        return domains, totals, floor
-
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
+        compiled: _Compiled = cls.static[self.name]
         mask = None
-        for c in cls.static[self.name]:
-            if c.spec.when_unsatisfiable != "DoNotSchedule":
-                continue
-            domains, totals, floor = self._domain_counts(cls, state, c)
-            picked = domains[rows]
+        for c, (present, count) in zip(compiled.hard, compiled.present, strict=True):
+            totals = c.totals(state)
+            floor = totals[present].min() if count and count >= c.spec.min_domains else 0.0
+            picked = state.labels.domains(c.spec.topology_key, state.n)[0][rows]
             has = picked >= 0
-            skew = np.where(has, totals[np.maximum(picked, 0)] if len(totals) else 0, 0)
-            ok = has & (skew + c.self_match - floor <= c.spec.max_skew)
+            matched = np.where(has, totals[np.maximum(picked, 0)], 0)
+            ok = has & (matched + c.self_match - floor <= c.spec.max_skew)
             mask = ok if mask is None else mask & ok
         assert mask is not None
         return mask
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
+        compiled: _Compiled = cls.static[self.name]
+        n = state.n
+        picked = [state.labels.domains(c.spec.topology_key, n)[0][rows] for c in compiled.soft]
+        scored = np.ones(len(rows), dtype=bool)
+        if compiled.require_all:
+            for domains in picked:
+                scored &= domains >= 0
         raw = np.zeros(len(rows))
-        for c in cls.static[self.name]:
-            if c.spec.when_unsatisfiable != "ScheduleAnyway":
-                continue
-            domains, totals, _ = self._domain_counts(cls, state, c)
-            picked = domains[rows]
-            # A node outside every domain counts as the fullest, so it ranks last.
-            worst = totals.max() + 1 if len(totals) else 1.0
-            raw += np.where(picked >= 0, totals[np.maximum(picked, 0)] if len(totals) else 0, worst)
-        low, high = (raw.min(), raw.max()) if len(raw) else (0.0, 0.0)
-        if high == low:
-            return np.full(len(rows), 100.0)
-        return 100.0 * (high - raw) / (high - low)
+        for c, domains in zip(compiled.soft, picked, strict=True):
+            has = domains >= 0
+            if c.spec.topology_key == HOSTNAME_LABEL:
+                size = int(scored.sum())
+                counts = state.pod_counts(c.key)[rows] if c.key is not None else np.zeros(len(rows))
+            else:
+                # Missing keys count as one more value when they are not ignored.
+                size = len(np.unique(domains[scored]))
+                counts = np.where(has, c.totals(state)[np.maximum(domains, 0)], 0)
+            raw += np.where(has, counts * np.log(size + 2) + (c.spec.max_skew - 1), 0.0)
+        # Whole points, rounded half away from zero, as kube-scheduler keeps them.
+        whole = np.floor(raw + 0.5).astype(np.int64)
+        result = np.zeros(len(rows))
+        if not scored.any():
+            return result
+        low, high = whole[scored].min(), whole[scored].max()
+        if high == 0:
+            result[scored] = 100.0
+        else:
+            result[scored] = (100 * (high + low - whole[scored])) // high
+        return result

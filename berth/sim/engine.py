@@ -85,6 +85,8 @@ class Simulation:
         if explain:
             self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
+        for namespace in manifests.namespaces:
+            self.scheduler.add_namespace(namespace)
         for node in manifests.nodes:
             self.scheduler.add_node(node)
         for queue in manifests.queues:

@@ -123,12 +123,20 @@ def test_admitted_group_is_then_allocated_and_the_other_waits():
     assert phase(s, "b") == GroupPhase.PENDING
 
 
-def test_invalid_group_is_not_admitted():
-    s = scheduler(two_nodes(), ENQUEUE_ONLY, groups=[PodGroup("g", min_member=3)])
+def test_a_group_short_of_pods_is_admitted_and_waits_for_them():
+    # Volcano's enqueue does not ask job_valid: a group is admitted before its pods exist.
+    s = scheduler(two_nodes(), groups=[PodGroup("g", min_member=3)])
     p = pod("g-0", group="g")
-    run(s, [p])
-    assert phase(s, "g") == GroupPhase.PENDING
+    assert run(s, [p]) == {}
+    assert phase(s, "g") == GroupPhase.INQUEUE
     assert s.pending_reason(p) == "gang 1/3: waiting for pods"
+
+
+def test_a_group_without_pods_is_admitted():
+    s = scheduler(two_nodes(), ENQUEUE_ONLY, groups=[PodGroup("g", min_member=2)])
+    run(s)
+    assert phase(s, "g") == GroupPhase.INQUEUE
+    assert "default/g" not in s.waiting  # nothing to place until its pods come
 
 
 def test_without_enqueue_jobs_are_still_scheduled():
@@ -205,14 +213,14 @@ BACKLOG = {
         {"b", "c"},
         {"a-0": SHORT.format(3, 2)},
     ),
-    "a gang problem is a better reason than the shortfall": (
+    "a gang short of pods is refused for the shortfall, as enqueue sees it": (
         ENQUEUE_ONLY,
         [],
         ([PodGroup("g", min_member=3, min_resources={"cpu": 9000})], [pod("g-0", group="g")]),
         set(),
-        {"g-0": "gang 1/3: waiting for pods"},
+        {"g-0": SHORT.format(9, 8)},
     ),
-    "so is a closed queue": (
+    "a closed queue is a better reason than the shortfall": (
         ENQUEUE_ONLY,
         [Queue("q", state="Closed")],
         backlog(("a", 9000, 0), queue="q"),

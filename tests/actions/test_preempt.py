@@ -7,10 +7,10 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
-from tests.builders import Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued
 
 CFG = config(
-    ["priority", "gang", "resource-fit", "node-affinity", "least-allocated"],
+    ["priority", GANG, "resource-fit", "node-affinity", "least-allocated"],
     actions="enqueue, allocate, preempt, backfill",
 )
 
@@ -237,7 +237,7 @@ def test_part_idle_part_preempted():
 
 
 def test_preempt_alone_places_on_idle_room_without_evicting():
-    cfg = config(["priority", "gang", "resource-fit"], actions="enqueue, preempt")
+    cfg = config(["priority", GANG, "resource-fit"], actions="enqueue, preempt")
     check(
         Case(
             two_nodes(),
@@ -275,7 +275,7 @@ def test_a_queue_at_capability_preempts_within_itself():
     # high would fit on idle n1, but its queue is full; evicting a lower-priority pod of the
     # same queue frees the share, so high takes low's place and the capability still holds.
     cfg = config(
-        ["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate, preempt"
+        ["priority", GANG, "proportion", "resource-fit"], actions="enqueue, allocate, preempt"
     )
     q = Queue("q", capability={"cpu": 4000})
     bound = [(queued(cpu("low", 4000), "q"), "n0")]
@@ -287,6 +287,31 @@ def test_a_queue_at_capability_preempts_within_itself():
             pods=[queued(cpu("high", 2000, priority=10), "q")],
             binds={"high": "n0"},
             evictions=by("high", "low"),
+        ),
+        cfg,
+    )
+
+
+@pytest.mark.parametrize(
+    "gang_starving,evicted",
+    [(True, set()), (False, {"low"})],
+    ids=["gang decides: at minMember it does not starve", "priority alone: a pending pod starves"],
+)
+def test_starvation_is_voted_by_the_first_tier_with_a_voter(gang_starving, evicted):
+    # "elastic" runs its minMember (1) and wants one more pod; a low-priority job holds the rest
+    # of the node. With gang voting, the job is not starving; without, priority's vote (any
+    # pending pod) makes it starve, and it preempts.
+    elastic = PodGroup("elastic", min_member=1, priority=10)
+    gang_entry = {**GANG, "enableJobStarving": gang_starving}
+    cfg = config(["priority", gang_entry, "resource-fit"], actions="enqueue, allocate, preempt")
+    check(
+        Case(
+            [node("n", cpu=4000)],
+            groups=[elastic],
+            bound=[(cpu("elastic-0", 2000, group="elastic"), "n"), (cpu("low", 2000), "n")],
+            pods=[cpu("elastic-1", 2000, group="elastic")],
+            binds={"elastic-1": "n"} if evicted else {},
+            evictions=by("elastic", *evicted),
         ),
         cfg,
     )

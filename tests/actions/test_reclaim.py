@@ -7,11 +7,11 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
-from tests.builders import Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued
 
 ACTIONS = "enqueue, allocate, reclaim"
-PROPORTION = config(["priority", "gang", "proportion", "resource-fit"], actions=ACTIONS)
-CAPACITY = config(["priority", "gang", "capacity", "resource-fit"], actions=ACTIONS)
+PROPORTION = config(["priority", GANG, "proportion", "resource-fit"], actions=ACTIONS)
+CAPACITY = config(["priority", GANG, "capacity", "resource-fit"], actions=ACTIONS)
 NODES = [node("n", cpu=4000)]
 
 
@@ -91,9 +91,29 @@ def make_cases() -> dict[str, tuple[Case, object]]:
         ),
         PROPORTION,
     )
-    cases["without a queue-share plugin nothing is reclaimable"] = (
+    cases["gang alone keeps single-pod jobs (all at minMember)"] = (
         Case(NODES, queues=two, bound=held("a", 4), pods=wants("b", 2)),
         config(["priority", "gang", "resource-fit"], actions=ACTIONS),
+    )
+    elastic = PodGroup("a-el", min_member=2, queue="a")
+    cases["gang alone gives up what a job holds above minMember (Volcano's vote)"] = (
+        Case(
+            NODES,
+            queues=two,
+            groups=[elastic],
+            bound=[(cpu(f"a-el{i}", "a", group="a-el"), "n") for i in range(4)],
+            pods=wants("b", 2),
+            binds={"b0": "n", "b1": "n"},
+            evictions=by("b", "a-el0", "a-el1"),
+        ),
+        config(["priority", "gang", "resource-fit"], actions=ACTIONS),
+    )
+    cases["without a reclaimable plugin nothing is reclaimable"] = (
+        Case(NODES, queues=two, bound=held("a", 4), pods=wants("b", 2)),
+        config(
+            ["priority", {"name": "gang", "enableReclaimable": False}, "resource-fit"],
+            actions=ACTIONS,
+        ),
     )
     cases["capacity: deserved comes back"] = (
         Case(

@@ -21,6 +21,7 @@ from berth.api.manifest import (
     parse_documents,
 )
 from berth.api.objects import (
+    MATCH_NOTHING,
     CpuTopology,
     LabelSelector,
     NodeSelectorTerm,
@@ -551,6 +552,44 @@ def test_priority_differing_from_its_class_warns(tmp_path: Path) -> None:
     ]
 
 
+NEVER_CLASS = {
+    "apiVersion": "scheduling.k8s.io/v1",
+    "kind": "PriorityClass",
+    "metadata": {"name": "polite"},
+    "value": 500,
+    "preemptionPolicy": "Never",
+}
+
+POLICY_CASES = {
+    "the class's policy when the pod sets none": ({"priorityClassName": "polite"}, "Never"),
+    "the pod's own wins": (
+        {"priorityClassName": "polite", "preemptionPolicy": "PreemptLowerPriority"},
+        "PreemptLowerPriority",
+    ),
+    "the pod's Never": ({"preemptionPolicy": "Never"}, "Never"),
+    "a class without one": ({"priorityClassName": "high"}, "PreemptLowerPriority"),
+    "neither": ({}, "PreemptLowerPriority"),
+}
+
+
+@pytest.mark.parametrize(("spec", "policy"), POLICY_CASES.values(), ids=POLICY_CASES.keys())
+def test_preemption_policy(tmp_path: Path, spec: dict, policy: str) -> None:
+    docs = [*PRIORITY_CLASSES, NEVER_CLASS, pod_doc({"containers": [{"name": "c"}], **spec})]
+    write(tmp_path, json.dumps(docs), "all.json")
+    m = load_files([tmp_path / "all.json"])
+    assert m.problems == []
+    assert m.pods[0].preemption_policy == policy
+    assert m.pods[0].may_preempt is (policy != "Never")
+
+
+def test_preemption_policy_must_be_known() -> None:
+    m = parse_documents(
+        [pod_doc({"containers": [{"name": "c"}], "preemptionPolicy": "Sometimes"})], "t.yaml"
+    )
+    assert len(m.errors) == 1
+    assert "spec.preemptionPolicy" in str(m.errors[0])
+
+
 # -- file formats ---------------------------------------------------------------------------------
 
 TWO_OBJECTS = [
@@ -726,7 +765,7 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
             "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
@@ -924,7 +963,7 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
             "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="kind-not-a-string",
         ),
@@ -1065,7 +1104,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
           affinity:
             podAffinity:
               requiredDuringSchedulingIgnoredDuringExecution:
-              - {labelSelector: {}, topologyKey: z, namespaceSelector: {}}
+              - {labelSelector: {}, topologyKey: z, namespaceSelecter: {}}
         extra: 1
         """
         ),
@@ -1075,7 +1114,7 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
         "m.yaml: Pod/web: metadata.colour: unknown field, ignored",
         "m.yaml: Pod/web: spec.containers[0].resourcez: unknown field, ignored",
         "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
-        "Execution[0].namespaceSelector: not supported by berth, ignored",
+        "Execution[0].namespaceSelecter: unknown field, ignored",
         "m.yaml: Pod/web: extra: unknown field, ignored",
     ]
     assert len(m.pods) == 1
@@ -1100,7 +1139,7 @@ def test_unquoted_annotation_is_read_with_a_warning(tmp_path: Path) -> None:
     ]
 
 
-def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -> None:
+def test_terms_without_label_selector_match_no_pods_with_a_warning(tmp_path: Path) -> None:
     m = load(
         tmp_path,
         POD_HEAD
@@ -1110,13 +1149,20 @@ def test_term_without_label_selector_is_dropped_with_a_warning(tmp_path: Path) -
           containers: [{}]
           topologySpreadConstraints:
           - {maxSkew: 1, topologyKey: z, whenUnsatisfiable: ScheduleAnyway}
+          affinity:
+            podAffinity:
+              requiredDuringSchedulingIgnoredDuringExecution: [{topologyKey: z}]
         """
         ),
     )
-    assert m.pods[0].spread == ()
+    assert [c.selector for c in m.pods[0].spread] == [MATCH_NOTHING]
+    assert [t.selector for t in m.pods[0].affinity.pod_required] == [MATCH_NOTHING]
     assert lines(m, tmp_path) == [
-        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing (Kubernetes "
-        "matches no pods without one, so the term is ignored)"
+        "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
+        "Execution[0].labelSelector: missing: the term matches no pods, as in Kubernetes",
+        "m.yaml: Pod/web: spec.topologySpreadConstraints[0].labelSelector: missing: the "
+        "constraint counts no pods, as in Kubernetes (only its topology key still limits the "
+        "nodes)",
     ]
 
 
@@ -1356,7 +1402,7 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, Deployment, "
+        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
         "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 

@@ -30,6 +30,17 @@ def queue(name: str, **spec: object) -> dict:
     return {"apiVersion": API, "kind": "Queue", "metadata": {"name": name}, "spec": spec}
 
 
+def annotated(name: str, path: str | None, weights: str | None) -> dict:
+    doc = queue(name)
+    annotations = {}
+    if path is not None:
+        annotations["volcano.sh/hierarchy"] = path
+    if weights is not None:
+        annotations["volcano.sh/hierarchy-weights"] = weights
+    doc["metadata"]["annotations"] = annotations
+    return doc
+
+
 def test_full_queue_spec(tmp_path: Path) -> None:
     m = load(
         tmp_path,
@@ -117,11 +128,50 @@ SPEC_CASES = {
             "capability can be used"
         ],
     ),
-    "queue priority is not modelled": (
-        [queue("a", priority=10)],
-        ["Queue/a: spec.priority: not supported by berth, ignored"],
+    "queue priority is read": ([queue("a", priority=10)], []),
+    "hierarchy annotations": (
+        [annotated("a", "root/eng/dev", "100/50/50")],
+        [],
+    ),
+    "hierarchy not from root": (
+        [annotated("a", "eng/dev", "50/50")],
+        [
+            'Queue/a: metadata.annotations.volcano.sh/hierarchy: "eng/dev" is not a path from '
+            "root (expected e.g. root/eng/dev)"
+        ],
+    ),
+    "hierarchy weights short": (
+        [annotated("a", "root/eng/dev", "100/50")],
+        [
+            'Queue/a: metadata.annotations.volcano.sh/hierarchy-weights: "100/50" has 2 weights '
+            'for 3 levels of "root/eng/dev"'
+        ],
+    ),
+    "hierarchy weight not a number": (
+        [annotated("a", "root/eng", "100/x")],
+        [
+            'Queue/a: metadata.annotations.volcano.sh/hierarchy-weights: weight "x" is not a '
+            "number >= 1; it counts as 1"
+        ],
+    ),
+    "hierarchy weights alone": (
+        [annotated("a", None, "100/50")],
+        [
+            "Queue/a: metadata.annotations.volcano.sh/hierarchy-weights: has no effect without "
+            "volcano.sh/hierarchy"
+        ],
     ),
 }
+
+
+def test_queue_priority_and_annotations_are_kept() -> None:
+    m = parse_documents([annotated("a", "root/a", "1/2"), queue("b", priority=7)], "t.yaml")
+    a, b = m.queues
+    assert a.annotations == {
+        "volcano.sh/hierarchy": "root/a",
+        "volcano.sh/hierarchy-weights": "1/2",
+    }
+    assert (a.priority, b.priority) == (0, 7)
 
 
 @pytest.mark.parametrize("docs,expected", SPEC_CASES.values(), ids=SPEC_CASES.keys())

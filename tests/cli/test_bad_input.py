@@ -108,7 +108,7 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
         f'{path}: Pod/bad-cpu: spec.containers[0].resources.requests.cpu: "lots" is not a '
         "quantity (expected e.g. 500m, 2, 4Gi)",
         f'{path}: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-        "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, "
+        "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, "
         "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
         f"{path}: Pod/-: metadata.name: field required",
         f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",
@@ -322,12 +322,9 @@ def test_simulate_missing_config_file(tmp_path, capsys):
     assert str(missing) in err and "cannot read" in err
 
 
-def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
-    path = write(
-        tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\ncolour: blue\n'
-    )
-    out_dir = tmp_path / "out"
-    rc, _, err = run(
+def simulate_with_config(capsys, config: Path, out_dir: Path) -> tuple[int, str, str]:
+    """``berth simulate`` on the test cluster and workload under ``config``."""
+    return run(
         capsys,
         "simulate",
         "--cluster",
@@ -335,15 +332,80 @@ def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
         "--workload",
         str(WORKLOAD),
         "--config",
-        str(path),
+        str(config),
         "--out",
         str(out_dir),
         "--quiet",
     )
+
+
+def test_simulate_config_warnings_do_not_stop_the_run(tmp_path, capsys):
+    path = write(
+        tmp_path, "conf.yaml", 'actions: "enqueue, allocate, shuffle, backfill"\ncolour: blue\n'
+    )
+    out_dir = tmp_path / "out"
+    rc, _, err = simulate_with_config(capsys, path, out_dir)
     assert rc == 0
     assert f"warning: {path}: actions: shuffle is not available in berth yet; skipped" in err
     assert f"warning: {path}: colour: unknown field, ignored" in err
     assert (out_dir / "summary.json").is_file()
+
+
+VOLCANO_AS_IS = """\
+actions: [enqueue, allocate, preempt, reclaim, backfill]
+configurations:
+  - name: preempt
+    arguments: {maxCandidateNodesAbsolute: 4, enableTopologyAwarePreemption: false}
+tiers:
+  - plugins:
+      - name: priority
+      - name: gang
+        enableJobPipelined: true
+        enableTargetJob: false
+      - name: conformance
+  - plugins:
+      - name: overcommit
+        arguments: {overcommit-factor: 0.8}
+      - name: drf
+      - name: predicates
+      - name: proportion
+      - name: nodeorder
+"""
+
+
+def test_a_volcano_configuration_runs_as_it_is(tmp_path, capsys):
+    path = write(tmp_path, "volcano.conf", VOLCANO_AS_IS)
+    out_dir = tmp_path / "out"
+    rc, _, err = simulate_with_config(capsys, path, out_dir)
+    assert rc == 0
+    warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
+    assert warnings == [
+        f"warning: {path}: tiers[0].plugins[1].enableTargetJob: berth has no such extension "
+        "point; ignored",
+        f"warning: {path}: tiers[1].plugins[0].arguments.overcommit-factor: 0.8 is below 1; "
+        "using Volcano's default 1.2",
+    ]
+    assert (out_dir / "summary.json").is_file()
+
+
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("tiers:\n- plugins:\n  - name: gang\n    enableJobReady: 'no'\n", "enableJobReady"),
+        (
+            "configurations: [{name: preempt, arguments: {maxCandidateNodesAbsolute: x}}]\n",
+            "integer",
+        ),
+    ],
+    ids=["switch not a boolean", "action argument of the wrong type"],
+)
+def test_simulate_bad_volcano_settings_are_one_line(tmp_path, capsys, text, expected):
+    path = write(tmp_path, "volcano.conf", text)
+    rc, _, err = simulate_with_config(capsys, path, tmp_path / "out")
+    assert rc == 1
+    (line,) = err.strip().splitlines()
+    assert line.startswith(f"error: {path}: ") and expected in line
+    assert not (tmp_path / "out").exists()
 
 
 def test_simulate_bad_arguments_exit_non_zero(tmp_path, capsys):

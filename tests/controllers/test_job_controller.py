@@ -21,7 +21,14 @@ PREEMPTING = {
     # Without enqueue: a Job's group is admitted by allocate even when the cluster is full, so
     # its pods exist and can preempt (enqueue would hold it back until capacity is idle).
     "actions": "allocate, preempt, backfill",
-    "tiers": [{"plugins": [{"name": "priority"}, {"name": "gang"}]}],
+    "tiers": [
+        {
+            "plugins": [
+                {"name": "priority"},
+                {"name": "gang", "enablePreemptable": False, "enableReclaimable": False},
+            ]
+        }
+    ],
 }
 
 

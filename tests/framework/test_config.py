@@ -38,8 +38,9 @@ def test_default_config():
     cfg = load_config(None)
     assert cfg.actions == ["enqueue", "allocate", "backfill"]
     assert [[p.name for p in tier] for tier in cfg.tiers] == [
-        ["priority", "gang", "proportion"],
+        ["priority", "gang"],
         [
+            "proportion",
             "resource-fit",
             "node-affinity",
             "taint-toleration",
@@ -73,13 +74,17 @@ def test_default_config():
     assert names(fw.job_orders) == ["priority", "gang"]
     assert names(fw.task_orders) == ["priority"]
     assert names(fw.job_valids) == ["gang"]
-    assert names(fw.job_readies) == ["gang"]
+    assert names(fw.job_readies) == names(fw.job_pipelineds) == ["gang"]
+    assert names(fw.job_starvings) == ["priority", "gang"]
     # proportion enforces queue capability by default
     assert names(fw.queue_orders) == names(fw.overuseds) == ["proportion"]
-    assert names(fw.allocatables) == names(fw.reclaimables) == ["proportion"]
+    assert names(fw.allocatables) == ["proportion"]
     assert [names(tier) for tier in fw.job_enqueueables] == [["proportion"]]
     assert names(fw.allocation_watchers) == names(fw.enqueue_watchers) == ["proportion"]
-    assert fw.preemptables == [] and fw.preemptives == []
+    # Victims: priority's for preempt, proportion's for reclaim (gang's votes are off).
+    assert names(fw.preemptables) == ["priority"]
+    assert names(fw.reclaimables) == ["proportion"]
+    assert names(fw.preemptives) == ["proportion"]
 
 
 def test_volcano_config_loads_without_warnings():
@@ -88,8 +93,9 @@ def test_volcano_config_loads_without_warnings():
     assert cfg.warnings == []
     fw = Framework(cfg)
     assert names(fw.job_orders) == ["priority", "gang", "drf"]
-    assert names(fw.preemptables) == ["conformance", "drf"]
-    assert names(fw.reclaimables) == ["conformance", "proportion"]
+    assert names(fw.preemptables) == ["priority", "gang", "conformance", "drf"]
+    assert names(fw.reclaimables) == ["gang", "conformance", "proportion"]
+    assert [p.tier for p in fw.preemptables] == [0, 0, 0, 1]
     assert names(fw.queue_orders) == ["proportion"]  # drf orders queues only with a hierarchy
     assert set(names(fw.filters)) == {
         "resource-fit",
@@ -297,15 +303,16 @@ def test_nodeorder_weights():
     )
     assert "least-allocated" not in names(fw.scorers)
     assert "most-allocated" in names(fw.scorers)
-    # no predicates configured: only the resource check every allocation makes
-    assert names(fw.filters) == ["resource-fit"]
+    # no predicates configured: only the checks every allocation makes (free room, nodeName)
+    assert names(fw.filters) == ["node-name", "resource-fit"]
 
 
-#: Filters include resource-fit whatever the configuration: every allocation checks it.
+#: Filters include resource-fit whatever the configuration (every allocation checks it), and
+#: node-name when node-affinity's filter is missing (a named node is always honoured).
 SWITCH_CASES = {
     "predicates with enablePredicate false": (
         {"name": "predicates", "enablePredicate": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "predicates alone": (
@@ -315,22 +322,22 @@ SWITCH_CASES = {
     ),
     "nodeorder with enableNodeOrder false": (
         {"name": "nodeorder", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "binpack with enableNodeOrder false": (
         {"name": "binpack", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "a berth filter switched off": (
         {"name": "node-affinity", "enablePredicate": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         ["node-affinity"],
     ),
     "a berth scorer switched off": (
         {"name": "least-allocated", "enableNodeOrder": False},
-        ["resource-fit"],
+        ["node-name", "resource-fit"],
         [],
     ),
     "enabled spelling": (
@@ -396,6 +403,10 @@ QUEUE_SWITCH_CASES = {
     "capacity": (
         {"name": "capacity"},
         {"preemptives": ["capacity"], "overuseds": [], "allocatables": ["capacity"]},
+    ),
+    "proportion": (
+        {"name": "proportion"},
+        {"preemptives": ["proportion"], "overuseds": ["proportion"]},
     ),
     "capacity enablePreemptive false": (
         {"name": "capacity", "enablePreemptive": False},
@@ -493,6 +504,23 @@ CONFIG_ERRORS = {
     "period type": ({"period": "1s"}, "period: expected seconds > 0"),
     "period bool": ({"period": True}, "period: expected seconds > 0"),
     "schedulerNames type": ({"schedulerNames": [1]}, "schedulerNames: expected a list"),
+    "enable switch not a boolean": (
+        {"tiers": [{"plugins": [{"name": "gang", "enableJobReady": "no"}]}]},
+        "tiers[0].plugins[0].enableJobReady: expected true or false (got 'no')",
+    ),
+    "configurations type": ({"configurations": {"preempt": {}}}, "configurations: expected a list"),
+    "configurations entry": (
+        {"configurations": [{"arguments": {}}]},
+        "configurations[0]: expected {name: <action>, arguments: {...}}",
+    ),
+    "configurations arguments type": (
+        {"configurations": [{"name": "preempt", "arguments": [1]}]},
+        "configurations[0].arguments: expected a mapping",
+    ),
+    "configurations argument value": (
+        {"configurations": [{"name": "preempt", "arguments": {"maxCandidateNodesAbsolute": "5"}}]},
+        "configurations[0].arguments.maxCandidateNodesAbsolute: expected an integer (got '5')",
+    ),
     "simulation type": ({"simulation": [1]}, "simulation: expected a mapping"),
 }
 
@@ -549,9 +577,9 @@ ARGUMENT_ERRORS = {
         {"name": "binpack", "arguments": {"binpack.weight": "x"}},
         "plugin most-allocated: argument weight: 'x' is not a number",
     ),
-    "overcommit factor below 1": (
-        {"name": "overcommit", "arguments": {"overcommit-factor": 0.5}},
-        "plugin overcommit: argument overcommit-factor: must be >= 1 (got 0.5)",
+    "overcommit factor not a number": (
+        {"name": "overcommit", "arguments": {"overcommit-factor": "lots"}},
+        "plugin overcommit: argument overcommit-factor: 'lots' is not a number",
     ),
     "sla waiting time not a duration": (
         {"name": "sla", "arguments": {"sla-waiting-time": "soon"}},
@@ -617,3 +645,111 @@ def test_bad_resources_argument_is_reported(resources, message):
 def test_bad_resources_argument_is_rejected_when_the_scheduler_is_built():
     with pytest.raises(PluginArgumentError):
         Scheduler(most_allocated_with({"cpu": "lots"}))
+
+
+def test_overcommit_factor_below_one_falls_back_to_volcanos_default():
+    cfg = parse_config(
+        {"tiers": [{"plugins": [{"name": "overcommit", "arguments": {"overcommit-factor": 0.8}}]}]},
+        "t",
+    )
+    assert cfg.warnings == [
+        "t: tiers[0].plugins[0].arguments.overcommit-factor: 0.8 is below 1; "
+        "using Volcano's default 1.2"
+    ]
+    (plugin,) = Framework(cfg).plugins
+    assert plugin.factor == 1.2
+
+
+def test_unknown_plugin_keys_warn_and_unused_switches_are_named():
+    cfg = parse_config(
+        {
+            "tiers": [
+                {
+                    "plugins": [
+                        {"name": "gang", "enableJobPipelined": False, "enableTargetJob": True},
+                        {"name": "priority", "weigth": 2},
+                    ]
+                }
+            ]
+        },
+        "t",
+    )
+    assert cfg.warnings == [
+        "t: tiers[0].plugins[0].enableTargetJob: berth has no such extension point; ignored",
+        "t: tiers[0].plugins[1].weigth: unknown field, ignored",
+    ]
+    fw = Framework(cfg)
+    assert names(fw.job_pipelineds) == [] and names(fw.job_readies) == ["gang"]
+
+
+STARVING_SWITCHES = {
+    "both vote: gang decides": ({}, ["priority", "gang"]),
+    "gang off: any pending pod starves": ({"enableJobStarving": False}, ["priority"]),
+}
+
+
+@pytest.mark.parametrize("gang,voters", STARVING_SWITCHES.values(), ids=STARVING_SWITCHES.keys())
+def test_starvation_switches(gang, voters):
+    fw = Framework(
+        parse_config(
+            {"tiers": [{"plugins": [{"name": "priority"}, {"name": "gang", **gang}]}]}, "t"
+        )
+    )
+    assert names(fw.job_starvings) == voters
+
+
+def test_configurations_block_is_read():
+    cfg = parse_config(
+        {
+            "actions": "enqueue, allocate, preempt",
+            "configurations": [
+                {"name": "preempt", "arguments": {"maxCandidateNodesAbsolute": 3}},
+                {"name": "allocate", "arguments": {"predicateErrorCacheEnable": False}},
+                {"name": "gangpreempt", "arguments": {"maxDomains": 2}},
+                {"name": "preempt", "arguments": {"minCandidateNodesRatio": 5}},
+            ],
+        },
+        "t",
+    )
+    assert cfg.action_arguments == {
+        "preempt": {"maxCandidateNodesAbsolute": 3},
+        "allocate": {"predicateErrorCacheEnable": False},
+    }
+    assert cfg.warnings == [
+        "t: configurations[2]: berth has no action 'gangpreempt'; ignored",
+        "t: configurations[3].arguments.minCandidateNodesRatio: not an argument of preempt; "
+        "ignored",
+    ]
+    preempt = Scheduler(cfg).actions[-1]
+    assert preempt.examined == 3
+
+
+def test_volcano_list_of_actions_and_newer_actions():
+    cfg = parse_config({"actions": ["enqueue", "allocate", "gangpreempt", "backfill"]}, "t")
+    assert cfg.actions == ["enqueue", "allocate", "backfill"]
+    assert cfg.warnings == ["t: actions: gangpreempt is not available in berth yet; skipped"]
+
+
+@pytest.mark.parametrize(
+    "plugins",
+    [["resource-fit"], [{"name": "node-affinity", "enablePredicate": False}], ["node-affinity"]],
+    ids=["no node-affinity", "node-affinity switched off", "node-affinity"],
+)
+def test_a_named_node_is_honoured_whatever_the_plugins(plugins):
+    cfg = parse_config({"actions": "allocate", "tiers": [{"plugins": plugins}]}, "t")
+    s = scheduler([node("a"), node("b")], cfg)
+    assert run(s, [pod("p", node_name="b")]) == {"p": "b"}
+    missing = pod("q", node_name="gone")
+    assert run(s, [missing]) == {}
+    assert "0/2 nodes available: 2 " in s.pending_reason(missing)
+
+
+def test_capacity_ancestor_reclaim_level_is_named_as_unsupported():
+    cfg = parse_config(
+        {"tiers": [{"plugins": [{"name": "capacity", "arguments": {"ancestorReclaimLevel": 1}}]}]},
+        "t",
+    )
+    assert cfg.warnings == [
+        "t: tiers[0].plugins[0].arguments.ancestorReclaimLevel: not available in berth; "
+        "victims are judged by their own queue only"
+    ]

@@ -128,8 +128,10 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
     raw = {
         "actions": "enqueue, allocate, preempt, backfill",
         "tiers": [
-            {"plugins": [{"name": "priority"}, {"name": "gang"}]},
-            {"plugins": [{"name": "resource-fit"}]},
+            # priority decides victims in its own tier: beside gang, Volcano's vote would
+            # spare the single-pod groups (gang keeps minMember, here 1).
+            {"plugins": [{"name": "priority"}]},
+            {"plugins": [{"name": "gang"}, {"name": "resource-fit"}]},
         ],
     }
     options = fast_options(

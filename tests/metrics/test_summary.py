@@ -17,7 +17,7 @@ from berth.metrics.summary import percentiles, summarize, time_weighted_fraction
 from berth.metrics.timeseries import TimeSeries
 from berth.outputs import write_outputs
 from berth.sim.engine import NodeFailure, SimConfig, Simulation
-from tests.builders import config, node, pod, queued
+from tests.builders import GANG, config, node, pod, queued
 
 
 def _summary(
@@ -297,7 +297,7 @@ def _preemption() -> Scenario:
     """Two low-priority pods fill the node; a high-priority one needing all of it arrives."""
     pods = [_cpu("low0", 2000), _cpu("low1", 2000), _cpu("high", 4000, priority=10, submit_time=10)]
     actions = "enqueue, allocate, preempt, backfill"
-    cfg = config(["priority", "gang", "resource-fit", "least-allocated"], actions=actions)
+    cfg = config(["priority", GANG, "resource-fit", "least-allocated"], actions=actions)
     return Manifests(nodes=[node("n", cpu=4000)], pods=pods), cfg, None
 
 
@@ -306,7 +306,7 @@ def _reclaim() -> Scenario:
     pods = [queued(_cpu(f"a{i}", 1000), "a") for i in range(4)]
     pods += [queued(_cpu(f"b{i}", 1000, submit_time=10), "b") for i in range(2)]
     cfg = config(
-        ["priority", "gang", "proportion", "resource-fit"], actions="enqueue, allocate, reclaim"
+        ["priority", GANG, "proportion", "resource-fit"], actions="enqueue, allocate, reclaim"
     )
     manifests = Manifests(nodes=[node("n", cpu=4000)], queues=[Queue("a"), Queue("b")], pods=pods)
     return manifests, cfg, None

@@ -41,6 +41,7 @@ def test_pods_csv_exact(tmp_path: Path) -> None:
             start_time=13.0,
             end_time=3613.0001,
             phase=PodPhase.SUCCEEDED,
+            waited_for="minResources exceed the idle capacity: cpu needs 8, 2 idle",
         ),
         Pod(name="web", namespace="default", group="web-g", submit_time=5.5, priority=1000),
         Pod(name="orphan", group="", submit_time=0.0, phase=PodPhase.EVICTED),
@@ -53,10 +54,11 @@ def test_pods_csv_exact(tmp_path: Path) -> None:
     write_pods_csv(path, pods, {"ml/train": "research", "default/web-g": "online"}, reasons)
     assert path.read_text() == (
         "namespace,name,job,queue,node,devices,submit_time,bind_time,start_time,end_time,phase,"
-        "priority,reason\n"
-        'ml,train-0,train,research,node-3,"0,1,2,3",10,12.25,13,3613,Succeeded,0,\n'
-        "default,web,web-g,online,,,5.5,,,,Pending,1000,0/3 nodes available: 3 insufficient cpu\n"
-        "default,orphan,,,,,0,,,,Evicted,0,preempted by default/train-7\n"
+        "priority,reason,waited_for\n"
+        'ml,train-0,train,research,node-3,"0,1,2,3",10,12.25,13,3613,Succeeded,0,,'
+        '"minResources exceed the idle capacity: cpu needs 8, 2 idle"\n'
+        "default,web,web-g,online,,,5.5,,,,Pending,1000,0/3 nodes available: 3 insufficient cpu,\n"
+        "default,orphan,,,,,0,,,,Evicted,0,preempted by default/train-7,\n"
     )
 
 

@@ -98,3 +98,13 @@ def test_a_resource_a_node_lacks_does_not_count_for_that_node():
 def test_zero_weight_scorer_is_not_registered(scorer):
     cfg = config(["resource-fit", {"name": scorer, "arguments": {"weight": 0}}])
     assert [p.name for p in Scheduler(cfg).framework.scorers] == []
+
+
+def test_balanced_allocation_leaves_out_a_resource_the_node_lacks():
+    """Node "cpu-only" has no memory: judged on cpu alone it is perfectly balanced (100), while
+    "even" ends at cpu .5 / memory .375 (93.75). Counting the missing memory as an unused 0
+    would score "cpu-only" 87.5 (cpu .25 against memory 0) and send the pod to "even"."""
+    nodes = [node("cpu-only", mem=0), node("even")]
+    bound = [(pod("e", cpu=1000, mem=3072), "even")]
+    cfg = config(["resource-fit", "balanced-allocation"], actions="allocate")
+    assert place_one(nodes, pod("p", cpu=1000, mem=0), bound, cfg)[0] == "cpu-only"

@@ -117,7 +117,8 @@ def test_queue_order_compares_the_ancestors_where_paths_part():
     )
     keys = {q: session.queue_order_key(q, 0) for q in ("a", "b", "c")}
     assert sorted(keys, key=keys.__getitem__) == ["b", "c", "a"]
-    assert keys["a"] == (((0.5, "org1"), (0.5, "a")), 0, "a")
+    # Queue priority first, then (share, deserves nothing) per level of the path.
+    assert keys["a"] == ((0, (((0.5, False), "org1"), ((0.5, False), "a"))), 0, "a")
 
 
 ENQUEUE_CASES = {

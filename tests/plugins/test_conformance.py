@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import Queue
-from tests.builders import Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued
 
 CRITICAL = {
     "kube-system namespace": {"namespace": "kube-system"},
@@ -21,7 +21,7 @@ def victim(**fields) -> tuple:
 @pytest.mark.parametrize("fields", CRITICAL.values(), ids=CRITICAL.keys())
 @pytest.mark.parametrize("with_conformance", [True, False], ids=["conformance", "without"])
 def test_preempt_spares_system_pods(fields, with_conformance):
-    plugins = ["conformance", "resource-fit"] if with_conformance else ["resource-fit"]
+    plugins = ["priority", GANG, "resource-fit"] + (["conformance"] if with_conformance else [])
     evicted = {} if with_conformance else {"victim": "preempted by default/urgent"}
     check(
         Case(
@@ -44,7 +44,9 @@ def test_ordinary_pods_are_still_victims():
             binds={"urgent": "n"},
             evictions={"victim": "preempted by default/urgent"},
         ),
-        config(["conformance", "resource-fit"], actions="enqueue, allocate, preempt"),
+        config(
+            ["priority", GANG, "conformance", "resource-fit"], actions="enqueue, allocate, preempt"
+        ),
     )
 
 
@@ -67,5 +69,8 @@ def test_reclaim_spares_system_pods(fields, evicted):
             binds={"b0": "n"} if evicted else {},
             evictions=evicted,
         ),
-        config(["conformance", "proportion", "resource-fit"], actions="enqueue, allocate, reclaim"),
+        config(
+            [GANG, "conformance", "proportion", "resource-fit"],
+            actions="enqueue, allocate, reclaim",
+        ),
     )

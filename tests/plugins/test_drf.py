@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import PodGroup, Queue
-from tests.builders import Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued
 
 #: 4 CPUs and 8 GiB: a CPU is a quarter of the cluster, a GiB an eighth.
 CLUSTER = [node("n", cpu=4000, mem=8192)]
@@ -98,7 +98,7 @@ def test_preemption_never_reverses_the_order(victims, cpu, evicted, with_drf):
     hi, hi_pods = job("hi", pod("hi-0", cpu=cpu, mem=0), priority=10)
     if not with_drf and not evicted:  # the whole low-priority job may go
         evicted = {p.name for p, _ in lo_pods}
-    plugins = [drf(), "resource-fit"] if with_drf else ["resource-fit"]
+    plugins = ["priority", GANG, "resource-fit"] + ([drf()] if with_drf else [])
     check(
         Case(
             CLUSTER,

@@ -28,7 +28,10 @@ def assert_same_state(before, s):
     assert after["pods_on"] == before["pods_on"]
     for key, counts in after["counts"].items():
         # Counters registered during the session must count exactly the pods bound before it.
-        fresh = [sum(key.matches(p) for p in on.values()) for on in before["pods_on"]]
+        fresh = [
+            sum(key.matches(p, s.state.namespace_labels) for p in on.values())
+            for on in before["pods_on"]
+        ]
         expected = before["counts"].get(key, np.array(fresh))
         np.testing.assert_array_equal(counts, expected, err_msg=str(key))
 

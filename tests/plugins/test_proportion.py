@@ -140,8 +140,9 @@ def test_queue_order_is_by_share_of_deserved():
         for i in range(count):
             s.submit(queued(pod(f"{q}{i}", cpu=1000, mem=0), q))
     session = session_of(s)
-    assert session.queue_order_key("a", 0) == ((0.75,), 0, "a")
-    assert session.queue_order_key("b", 0) == ((0.25,), 0, "b")
+    # (negated queue priority, share)
+    assert session.queue_order_key("a", 0) == ((0, 0.75), 0, "a")
+    assert session.queue_order_key("b", 0) == ((0, 0.25), 0, "b")
     assert session.overused("a") is False
 
 

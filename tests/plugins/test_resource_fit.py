@@ -89,11 +89,11 @@ REASON_CASES = {
         pod("p", cpu=1000, mem=1024),
         "0/3 nodes available: 2 insufficient cpu, 1 insufficient memory",
     ),
-    "a node short of two resources counts once, under the first": (
+    "a node short of two resources counts under both": (
         [node("a", cpu=500, mem=512)],
         [],
         pod("p", cpu=1000, mem=1024),
-        "0/1 nodes available: 1 insufficient cpu",
+        "0/1 nodes available: 1 insufficient cpu, 1 insufficient memory",
     ),
     "gpu": (
         [node("a"), node("b")],

@@ -30,8 +30,9 @@ from berth.api.objects import (
     Taint,
     Toleration,
 )
-from berth.cluster.state import ClusterState
+from berth.cluster.state import ClusterState, carried_terms
 from berth.plugins.node_affinity import node_affinity_mask
+from berth.resources import MIB
 
 ZONES = ("za", "zb", "zc")
 APPS = ("a", "b", "c")
@@ -182,6 +183,32 @@ def raw_configs(draw: st.DrawFn) -> dict[str, Any] | None:
 # -- builders -------------------------------------------------------------------------------------
 
 
+def plain_pod(cpu: int, duration: float | None = None) -> dict[str, Any]:
+    """A pod template that asks only for ``cpu`` (and a little memory): no constraints."""
+    return {
+        "app": "a",
+        "best_effort": False,
+        "cpu": cpu,
+        "memory": 128,
+        "gpu": 0,
+        "selector": None,
+        "tolerates": True,
+        "anti": None,
+        "spread": None,
+        "duration": duration,
+    }
+
+
+def populate(scheduler: Any, manifests: Manifests) -> None:
+    """Give a scheduler the manifests' nodes, queues and groups (pods come later)."""
+    for node in manifests.nodes:
+        scheduler.add_node(node)
+    for queue in manifests.queues:
+        scheduler.add_queue(queue)
+    for group in manifests.groups:
+        scheduler.add_group(group)
+
+
 def build_node(spec: dict[str, Any]) -> Node:
     labels = {"node.test/kind": spec["kind"]}
     if spec["zone"] is not None:
@@ -230,6 +257,8 @@ def build_pod(job: dict[str, Any], index: int, spec: dict[str, Any]) -> Pod:
         group=job["name"] if job["gang"] else "",
         submit_time=job["submit"],
         duration=spec["duration"],
+        # As read from a manifest: a container without requests is scored as 100m / 200 MiB.
+        nonzero_requests=(100, 200 * MIB) if spec["best_effort"] else None,
     )
 
 
@@ -287,27 +316,33 @@ def check_accounting(state: ClusterState) -> None:
     ]
     assert (requested >= 0).all()
     assert np.array_equal(free, allocatable - requested)
+    scored = np.zeros((n, 2), dtype=np.int64)
+    differs = 0
+    for row in range(n):
+        for pod in state.pods_on[row].values():
+            vec = state.request_vector(pod.requests)
+            nonzero = pod.nonzero_requests or (int(vec[0]), int(vec[1]))
+            scored[row] += nonzero
+            differs += nonzero != (int(vec[0]), int(vec[1]))
+    assert np.array_equal(requested[:, :2] + state.nonzero_extra[:n], scored)
+    assert state.nonzero_differs == differs
 
 
 def check_counters(state: ClusterState) -> None:
-    """Selector and anti-affinity counters agree with a recount of the pods on each node."""
+    """Selector counters and the terms bound pods carry agree with a recount of the pods on
+    each node."""
     n = state.n
+    namespaces = state.namespace_labels
     for key, counts in state.selector_counts.items():
-        expected = [sum(1 for p in state.pods_on[r].values() if key.matches(p)) for r in range(n)]
+        expected = [
+            sum(1 for p in state.pods_on[r].values() if key.matches(p, namespaces))
+            for r in range(n)
+        ]
         assert list(counts[:n]) == expected, key
-    for term, counts in state.anti_terms.items():
-        expected = []
-        for r in range(n):
-            hits = 0
-            for p in state.pods_on[r].values():
-                for t in p.affinity.anti_required:
-                    if (
-                        t.topology_key == term.topology_key
-                        and t.selector == term.selector.selector
-                        and (t.namespaces or (p.namespace,)) == term.selector.namespaces
-                    ):
-                        hits += 1
-            expected.append(hits)
+    for term, counts in state.carried.items():
+        expected = [
+            sum(carried_terms(p).count(term) for p in state.pods_on[r].values()) for r in range(n)
+        ]
         assert list(counts[:n]) == expected, term
 
 
@@ -420,13 +455,17 @@ class BindRecorder:
     violations: list[str] = field(default_factory=list)
     calls: int = 0
     held: dict[str, dict[str, int]] = field(default_factory=dict)
+    #: Set while a statement rolls back: putting an evicted pod back is no new placement, and
+    #: the state it returns to is only whole once the rollback is done.
+    restoring: bool = False
 
     def __post_init__(self) -> None:
         original_bind, original_unbind = self.state.bind, self.state.unbind
 
         def bind(pod: Pod, row: int, vector: np.ndarray | None = None, devices: Any = None) -> Any:
             self.calls += 1
-            self.violations += placement_violations(self.state, pod, row, vector)
+            if not self.restoring:
+                self.violations += placement_violations(self.state, pod, row, vector)
             queue = self.queues.get(pod.key)
             if queue is None:
                 self.violations.append(f"{pod.key} placed without its PodGroup")

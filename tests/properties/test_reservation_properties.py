@@ -22,6 +22,8 @@ from .generators import (
     check_accounting,
     check_counters,
     clusters,
+    plain_pod,
+    populate,
     queue_of,
     workloads,
 )
@@ -39,18 +41,7 @@ def _config(wait: str, actions: str):
 
 
 def _job(name: str, cpu: int, duration: float | None, submit: float, size: int = 1) -> dict:
-    pod = {
-        "app": "a",
-        "best_effort": False,
-        "cpu": cpu,
-        "memory": 128,
-        "gpu": 0,
-        "selector": None,
-        "tolerates": True,
-        "anti": None,
-        "spread": None,
-        "duration": duration,
-    }
+    pod = plain_pod(cpu, duration)
     return {
         "name": name,
         "namespace": "default",
@@ -81,12 +72,7 @@ def _run(cluster, jobs, wait, actions):
     manifests = build_manifests(cluster, jobs)
     scheduler = Scheduler(_config(wait, actions))
     recorder = BindRecorder(scheduler.state, queue_of(manifests))
-    for node in manifests.nodes:
-        scheduler.add_node(node)
-    for queue in manifests.queues:
-        scheduler.add_queue(queue)
-    for group in manifests.groups:
-        scheduler.add_group(group)
+    populate(scheduler, manifests)
     plugin = next(p for p in scheduler.framework.plugins if isinstance(p, Reservation))
     min_member = {g.key: g.min_member for g in manifests.groups}
     placements = []

@@ -21,6 +21,7 @@ from .generators import (
     check_accounting,
     check_counters,
     clusters,
+    populate,
     queue_of,
     raw_configs,
     workloads,
@@ -34,12 +35,7 @@ def _scheduler(cluster, jobs, seed=0, raw_config=None):
     config = load_config(None) if raw_config is None else parse_config(raw_config, "test")
     scheduler = Scheduler(config, seed=seed)
     recorder = BindRecorder(scheduler.state, queue_of(manifests))
-    for node in manifests.nodes:
-        scheduler.add_node(node)
-    for queue in manifests.queues:
-        scheduler.add_queue(queue)
-    for group in manifests.groups:
-        scheduler.add_group(group)
+    populate(scheduler, manifests)
     return scheduler, recorder, manifests
 
 
@@ -122,7 +118,7 @@ def test_releasing_every_bound_pod_leaves_no_trace(cluster, jobs, seed, raw_conf
     assert np.array_equal(state.free[:n], state.allocatable[:n])
     assert np.allclose(state.usage[:n], 0.0)
     assert all(not pods for pods in state.pods_on)
-    for counts in list(state.selector_counts.values()) + list(state.anti_terms.values()):
+    for counts in list(state.selector_counts.values()) + list(state.carried.values()):
         assert not counts[:n].any()
     for job in scheduler.jobs.values():
         assert job.active == 0 and job.allocated == 0
@@ -139,7 +135,7 @@ def _snapshot(scheduler: Scheduler):
         state.usage[:n].copy(),
         [sorted(pods) for pods in state.pods_on],
         {k: v[:n].copy() for k, v in state.selector_counts.items()},
-        {k: v[:n].copy() for k, v in state.anti_terms.items()},
+        {k: v[:n].copy() for k, v in state.carried.items()},
     )
 
 

@@ -13,6 +13,7 @@ usually what makes a required one "missing", so reporting both together is what 
 
 from berth.api.schema.base import *  # noqa: F403
 from berth.api.schema.meta import *  # noqa: F403
+from berth.api.schema.namespaces import *  # noqa: F403
 from berth.api.schema.nodes import *  # noqa: F403
 from berth.api.schema.pods import *  # noqa: F403
 from berth.api.schema.volcano import *  # noqa: F403

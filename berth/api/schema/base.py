@@ -38,6 +38,7 @@ from pydantic_core import PydanticCustomError
 from berth.resources import MAX_QUANTITY, QuantityError, parse_quantity
 
 NODE_API = "v1"
+NAMESPACE_API = "v1"
 POD_API = "v1"
 LIST_API = "v1"
 NODE_POOL_API = "berth.io/v1alpha1"

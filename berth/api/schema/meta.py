@@ -91,7 +91,9 @@ class PodAffinityTerm(Model):
     label_selector: LabelSelector | None = None
     topology_key: NonEmpty
     namespaces: list[StrictStr] = Field(default_factory=list)
-    unsupported = frozenset({"namespaceSelector", "matchLabelKeys", "mismatchLabelKeys"})
+    namespace_selector: LabelSelector | None = None
+    match_label_keys: list[NonEmpty] = Field(default_factory=list)
+    mismatch_label_keys: list[NonEmpty] = Field(default_factory=list)
 
 
 class WeightedPodAffinityTerm(Model):
@@ -122,13 +124,18 @@ class Toleration(Model):
     ignored = frozenset({"tolerationSeconds"})
 
 
+InclusionPolicy = Literal["Honor", "Ignore"]
+
+
 class TopologySpreadConstraint(Model):
     max_skew: Annotated[StrictInt, Field(ge=1)]
     topology_key: NonEmpty
     when_unsatisfiable: Literal["DoNotSchedule", "ScheduleAnyway"]
     label_selector: LabelSelector | None = None
     min_domains: Annotated[StrictInt, Field(ge=1)] | None = None
-    unsupported = frozenset({"matchLabelKeys", "nodeAffinityPolicy", "nodeTaintsPolicy"})
+    node_affinity_policy: InclusionPolicy | None = None
+    node_taints_policy: InclusionPolicy | None = None
+    match_label_keys: list[NonEmpty] = Field(default_factory=list)
 
 
 class ListDoc(Model):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import Field, StrictInt, StrictStr
 
 from berth.api.schema.base import Model, NonEmpty, ResourceList, StringMap
@@ -48,6 +50,9 @@ class Container(Model):
     )
 
 
+PreemptionPolicy = Literal["Never", "PreemptLowerPriority"]
+
+
 class PodSpec(Model):
     containers: list[Container] = Field(min_length=1)
     init_containers: list[Container] = Field(default_factory=list)
@@ -60,6 +65,7 @@ class PodSpec(Model):
     priority_class_name: StrictStr = ""
     scheduler_name: NonEmpty | None = None
     node_name: StrictStr = ""
+    preemption_policy: PreemptionPolicy | None = None
     ignored = frozenset(
         {
             "volumes",
@@ -82,7 +88,6 @@ class PodSpec(Model):
             "securityContext",
             "imagePullSecrets",
             "enableServiceLinks",
-            "preemptionPolicy",
             "runtimeClassName",
             "readinessGates",
             "shareProcessNamespace",

@@ -8,7 +8,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
 from berth.api.schema.base import Model, Name, NonEmpty, ResourceList, fail
 from berth.api.schema.meta import ObjectMeta, TemplateMeta
-from berth.api.schema.pods import PodSpec
+from berth.api.schema.pods import PodSpec, PreemptionPolicy
 
 
 class PodGroupSpec(Model):
@@ -45,9 +45,9 @@ class QueueSpec(Model):
     reclaimable: StrictBool = True
     parent: Name | None = None
     state: QueueState | None = None
+    priority: StrictInt = 0
     # Multi-cluster placement has no meaning in a single simulated cluster.
     ignored = frozenset({"extendClusters", "affinity", "type"})
-    unsupported = frozenset({"priority"})
 
 
 class QueueStatus(Model):
@@ -80,7 +80,8 @@ class PriorityClassDoc(Model):
     metadata: ObjectMeta
     value: StrictInt
     global_default: StrictBool = False
-    ignored = frozenset({"description", "preemptionPolicy"})
+    preemption_policy: PreemptionPolicy = "PreemptLowerPriority"
+    ignored = frozenset({"description"})
 
 
 # -- batch.volcano.sh Job and bus.volcano.sh Command -----------------------------------------------

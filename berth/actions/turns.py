@@ -1,0 +1,165 @@
+"""Which jobs the placing actions serve, and in which order: queues take turns, jobs within a
+queue go in job order, and both orders are asked afresh between turns.
+
+Volcano's allocate, preempt and reclaim pop a queue, serve one job of it and push the queue
+back, so that queue order (proportion's share, hierarchical DRF) sees every placement. Allocate
+also pushes the job back while it has tasks left, so job order (DRF's share) is asked again too:
+a job is served until it is ready (its gang complete), then one task per turn.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import Literal
+
+from berth.api.objects import GroupPhase
+from berth.framework.reasons import Overused
+from berth.framework.session import JobInfo, Session
+
+_ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
+
+
+def admitted(job: JobInfo, session: Session) -> bool:
+    """Jobs the placing actions may serve; without an enqueue action every valid job is
+    admitted."""
+    if job.group.phase == GroupPhase.PENDING and not session.framework_has_enqueue:
+        job.group.phase = GroupPhase.INQUEUE
+    return job.group.phase in _ADMITTED
+
+
+def _admit_before_pods(job: JobInfo, session: Session) -> None:
+    """A group waiting for its pods (a batch Job's has none until it is admitted); without an
+    enqueue action it is admitted as soon as its queue can take jobs."""
+    if job.group.phase != GroupPhase.PENDING:
+        return
+    reason = session.queue_problem(job)
+    if reason:
+        session.job_reasons[job.key] = reason
+    else:
+        job.group.phase = GroupPhase.INQUEUE
+
+
+#: Which pending pods an action places: those that request something (allocate), best-effort
+#: ones (backfill), or any (preempt and reclaim).
+Share = Literal["requesting", "best_effort", "any"]
+
+
+def schedulable_jobs(session: Session, share: Share) -> list[JobInfo]:
+    """Admitted, valid jobs with pending pods of the action's ``share``."""
+    jobs = []
+    for job in session.jobs.values():
+        if not job.pending:
+            if not session.framework_has_enqueue:
+                _admit_before_pods(job, session)
+            continue
+        if share == "best_effort" and len(job.pending) == job.requesting:
+            continue
+        if share == "requesting" and not job.requesting:
+            continue
+        if job.group.phase == GroupPhase.PENDING and session.framework_has_enqueue:
+            continue  # not admitted: enqueue has already said why
+        reason = session.job_valid(job) or session.queue_problem(job)
+        if reason:
+            session.job_reasons[job.key] = reason
+            continue
+        if admitted(job, session):
+            jobs.append(job)
+    return jobs
+
+
+def by_queue(jobs: list[JobInfo]) -> dict[str, list[JobInfo]]:
+    queues: dict[str, list[JobInfo]] = {}
+    for job in jobs:
+        queues.setdefault(job.queue, []).append(job)
+    return queues
+
+
+def take_turns(
+    session: Session,
+    queues: dict[str, list[JobInfo]],
+    serve: Callable[[JobInfo], bool],
+    skip_overused: bool = True,
+) -> None:
+    """Serve one job at a time from the queue that goes next in queue order, then the job that
+    goes next in that queue in job order. ``serve`` returns whether the job wants another
+    turn; it goes back with its key asked afresh. With ``skip_overused`` a queue that holds
+    its deserved share gets no further turn.
+
+    Keys are asked when a job or queue is (re)queued: serving one job changes only its own
+    job key and, unless a queue-order plugin ranks queues along a tree, only its own queue's
+    key. A queue or job left alone goes next whatever its key, so its key is not asked."""
+    lines = {name: _JobLine(session, jobs) for name, jobs in queues.items()}
+    served = dict.fromkeys(queues, 0)
+    shared = any(p.queue_order_shared for p in session.framework.queue_orders)
+    heap = [(session.queue_order_key(name, 0), name) for name in queues]
+    heapq.heapify(heap)
+    while heap:
+        _, name = heapq.heappop(heap)
+        line = lines[name]
+        if skip_overused and session.overused(name):
+            reason = Overused(name)
+            for job in line.jobs():
+                session.job_reasons[job.key] = reason
+            continue
+        if line.again:
+            job = line.pop()
+        else:  # the common case, without a call
+            job = line.waiting.pop()
+            line.head = None
+        again = serve(job)
+        served[name] += 1
+        while again and not heap and not (line.waiting or line.again):
+            # Alone in the only queue left: nothing to re-rank it against.
+            if skip_overused and session.overused(name):
+                session.job_reasons[job.key] = Overused(name)
+                again = False
+                break
+            again = serve(job)
+            served[name] += 1
+        if again:
+            line.push(job)
+        if line.waiting or line.again:
+            if shared and heap:
+                heap = [(session.queue_order_key(q, served[q]), q) for _, q in heap]
+                heapq.heapify(heap)
+            key = session.queue_order_key(name, served[name]) if heap else ()
+            heapq.heappush(heap, (key, name))
+
+
+class _JobLine:
+    """A queue's jobs in job order: those not yet served in a list sorted once, last first
+    (their keys do not change until they are served; the keys are not kept, which would cost
+    the garbage collector a pass over them for each large session), those served and back for
+    another turn in a heap with their keys asked afresh; the next job is the smaller of the two
+    heads. Keys end with the job's unique key, so jobs are never compared."""
+
+    __slots__ = ("session", "waiting", "again", "head")
+
+    def __init__(self, session: Session, jobs: list[JobInfo]) -> None:
+        self.session = session
+        self.waiting = sorted(jobs, key=session.job_order_key, reverse=True)
+        self.again: list[tuple[tuple, JobInfo]] = []
+        self.head: tuple | None = None  # the key of waiting[-1], once asked
+
+    def __len__(self) -> int:
+        return len(self.waiting) + len(self.again)
+
+    def jobs(self) -> list[JobInfo]:
+        return self.waiting + [job for _, job in self.again]
+
+    def pop(self) -> JobInfo:
+        waiting, again = self.waiting, self.again
+        if again and waiting:
+            if self.head is None:
+                self.head = self.session.job_order_key(waiting[-1])
+            if again[0][0] < self.head:
+                return heapq.heappop(again)[1]
+        elif again:
+            return heapq.heappop(again)[1]
+        self.head = None
+        return waiting.pop()
+
+    def push(self, job: JobInfo) -> None:
+        key = self.session.job_order_key(job) if self else ()
+        heapq.heappush(self.again, (key, job))
