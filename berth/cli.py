@@ -435,6 +435,11 @@ def _validate(args: argparse.Namespace) -> int:
         counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
     if manifests.namespaces:
         counts += f", {len(manifests.namespaces)} namespaces"
+    if manifests.workloads:
+        objects = len({(w.kind, w.key) for w in manifests.workloads})
+        counts += f", {objects} workload objects"
+        if len(manifests.workloads) > objects:
+            counts += f" ({len(manifests.workloads)} versions)"
     print(f"valid: {counts}")
     return EXIT_INPUT if failed else 0
 

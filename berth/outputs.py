@@ -1,5 +1,5 @@
 """What a run leaves behind: its output folder checked before it starts, then summary.json,
-pods.csv, jobs.csv, timeseries.csv and the report written from its result."""
+pods.csv, jobs.csv, workloads.csv, timeseries.csv and the report written from its result."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from berth.api.objects import GroupPhase, JobPhase, PodPhase
 from berth.framework.explain import PodRecord
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
+from berth.metrics.workloads import summarize_workloads, write_workloads_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimResult
 from berth.sim.inputs import InputError
@@ -63,13 +64,13 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
         outcome.tasks += 1
         if pod.waited_for and not outcome.waited_for:
             outcome.waited_for = pod.waited_for
-        cause = eviction_cause(result.reasons.get(pod.key, ""))
+        cause = eviction_cause(result.reasons.get(pod.ref, ""))
         if pod.phase == PodPhase.EVICTED and cause != "other":
             outcome.preemptions += 1
         if pod.phase == PodPhase.PENDING:
             waiting.add(key)
             if not outcome.reason:
-                outcome.reason = result.reasons.get(pod.key, "")
+                outcome.reason = result.reasons.get(pod.ref, "")
     for key, reason in result.scheduler.last_reasons.items():
         if key in outcomes and key in waiting:
             outcomes[key].reason = str(reason)
@@ -104,7 +105,7 @@ def explanations(result: SimResult) -> dict[str, Any] | None:
                 "job": f"{pod.namespace}/{pod.group}",
                 "phase": str(pod.phase),
                 "node": pod.bound_node,
-                "reason": result.reasons.get(pod.key, ""),
+                "reason": result.reasons.get(pod.ref, ""),
                 **(PodRecord() if record is None else record).to_dict(),
             }
         )
@@ -114,8 +115,8 @@ def explanations(result: SimResult) -> dict[str, Any] | None:
 def write_outputs(
     result: SimResult, out_dir: str | Path, provenance: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], Path]:
-    """summary.json, pods.csv, jobs.csv, timeseries.csv, report.html (+ PNGs) and, for a run
-    asked to explain pods, explain.json in out_dir;
+    """summary.json, pods.csv, jobs.csv, workloads.csv, timeseries.csv, report.html (+ PNGs)
+    and, for a run asked to explain pods, explain.json in out_dir;
     ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -128,10 +129,12 @@ def write_outputs(
         wall_seconds=result.wall_seconds,
         end_time=result.end_time,
         reasons=result.reasons,
+        workloads=summarize_workloads(result.workloads),
     )
     if provenance is not None:
         summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)
+    write_workloads_csv(out / "workloads.csv", summary.get("workloads", []))
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
     outcomes = job_outcomes(result)

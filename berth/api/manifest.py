@@ -17,8 +17,15 @@ from pathlib import Path
 from typing import Any
 
 from berth.api import schema
+from berth.api.apps import (
+    convert_deployment,
+    convert_kube_job,
+    convert_replica_set,
+    convert_stateful_set,
+)
 from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.jobs import convert_command, convert_job
+from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
 from berth.api.objects import (
@@ -35,6 +42,7 @@ from berth.api.pod_spec import convert_pod
 from berth.api.problems import Context, ManifestError, Origin, Problem, display
 from berth.api.queueing import convert_pod_group, convert_priority_class, convert_queue
 from berth.api.references import check_references
+from berth.api.workloads import Workload
 
 __all__ = ["ManifestError", "Manifests", "Problem", "load_file", "load_files", "parse_documents"]
 
@@ -48,6 +56,10 @@ class Manifests:
     priority_classes: list[PriorityClass] = field(default_factory=list)
     jobs: list[BatchJob] = field(default_factory=list)
     commands: list[Command] = field(default_factory=list)
+    #: Deployments, StatefulSets, CloneSets, ...: every version, in file order (see
+    #: ``references``: a later version of an object is the same kind and name with a later
+    #: submit time).
+    workloads: list[Workload] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
@@ -71,6 +83,7 @@ class Manifests:
         self.priority_classes.extend(other.priority_classes)
         self.jobs.extend(other.jobs)
         self.commands.extend(other.commands)
+        self.workloads.extend(other.workloads)
         self.namespaces.extend(other.namespaces)
         self.problems.extend(other.problems)
         self.skipped.update(other.skipped)
@@ -278,18 +291,7 @@ SKIPPED_KINDS: dict[str, tuple[tuple[str, ...] | None, str]] = {
         ),
         (None, _NO_EFFECT),
     ),
-    **dict.fromkeys(
-        (
-            "Deployment",
-            "ReplicaSet",
-            "StatefulSet",
-            "DaemonSet",
-            "CronJob",
-            "ReplicationController",
-        ),
-        (None, _NOT_SIMULATED),
-    ),
-    "Job": (("batch/v1",), _NOT_SIMULATED),
+    **dict.fromkeys(("DaemonSet", "CronJob", "ReplicationController"), (None, _NOT_SIMULATED)),
 }
 
 
@@ -303,6 +305,15 @@ for _name, _api, _model, _convert in (
     ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
     ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
     ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
+    ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
+    ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),
+    ("StatefulSet", schema.APPS_API, schema.StatefulSetDoc, convert_stateful_set),
+    ("StatefulSet", schema.KRUISE_BETA_API, schema.StatefulSetDoc, convert_stateful_set),
+    ("StatefulSet", schema.KRUISE_API, schema.StatefulSetDoc, convert_stateful_set),
+    ("Job", schema.KUBE_BATCH_API, schema.KubeJobDoc, convert_kube_job),
+    ("CloneSet", schema.KRUISE_API, schema.CloneSetDoc, convert_clone_set),
+    ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
+    ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
     ("List", schema.LIST_API, schema.ListDoc, None),
 ):
     register(_name, _api, _model, _convert)

@@ -32,6 +32,12 @@ GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
 JOB_NAME_LABEL = "volcano.sh/job-name"
 TASK_NAME_LABEL = "volcano.sh/task-spec"
 TASK_INDEX_ANNOTATION = "volcano.sh/task-index"
+# What workload controllers put on their pods (Kubernetes' and OpenKruise's keys).
+POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
+REVISION_LABEL = "controller-revision-hash"
+DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
+#: Seconds OpenKruise waits, the pod unready, before it changes a pod's images in place.
+INPLACE_GRACE_ANNOTATION = "apps.kruise.io/inplace-update-grace"
 TOPOLOGY_SOCKETS = "berth.io/cpu-sockets"
 TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
@@ -283,6 +289,10 @@ class Node:
     unschedulable: bool = False
     cpu_topology: CpuTopology | None = None
 
+    @property
+    def key(self) -> str:
+        return self.name  # nodes have no namespace
+
 
 @dataclass(slots=True)
 class Pod:
@@ -317,7 +327,11 @@ class Pod:
     fail_after: float | None = None
     fail_exit_code: int = 1
     fail_probability: float = 1.0
-    owner: str = ""  # key of the batch Job that created the pod; empty for plain pods
+    #: (name, image) of each regular container: what an in-place update changes.
+    containers: tuple[tuple[str, str], ...] = ()
+    owner: str = ""  # key of the object whose controller created the pod; empty for plain pods
+    owner_kind: str = ""  # that object's kind in the store ("" for a Volcano Job's pods)
+    uid: str = ""  # set by the controller that creates the pod; a replacement gets a new one
     # runtime
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
@@ -326,12 +340,22 @@ class Pod:
     start_time: float | None = None
     end_time: float | None = None
     exit_code: int | None = None
+    #: When the pod last became ready (started, or back from an in-place restart); None while
+    #: it is not ready.
+    ready_since: float | None = None
+    restarts: int = 0  # container restarts (in-place updates)
     #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
     waited_for: str = ""
 
     @property
     def key(self) -> str:
         return f"{self.namespace}/{self.name}"
+
+    @property
+    def ref(self) -> str:
+        """This pod object among all a run has seen: its uid when a controller made it (a
+        StatefulSet's replacement reuses the name), else ``namespace/name``."""
+        return self.uid or f"{self.namespace}/{self.name}"
 
     @property
     def may_preempt(self) -> bool:

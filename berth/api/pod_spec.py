@@ -57,7 +57,7 @@ def _max_into(total: dict[str, int], amounts: Mapping[str, int]) -> None:
         total[name] = max(total.get(name, 0), amount)
 
 
-def _container_requests(container: schema.Container, path: str, ctx: Context) -> dict[str, int]:
+def container_requests(container: schema.Container, path: str, ctx: Context) -> dict[str, int]:
     """Requests as the scheduler sees them: a resource given only a limit requests the limit."""
     limits = canonical(container.resources.limits)
     requests: dict[str, int] = {}
@@ -120,12 +120,12 @@ def _pod_requests(spec: schema.PodSpec, ctx: Context) -> tuple[dict[str, int], t
     """The pod's request, and its cpu and memory as kube-scheduler's allocation scores count
     them (containers that request none counted at the defaults)."""
     containers = [
-        _container_requests(container, f"spec.containers[{index}]", ctx)
+        container_requests(container, f"spec.containers[{index}]", ctx)
         for index, container in enumerate(spec.containers)
     ]
     init_containers = [
         (
-            _container_requests(container, f"spec.initContainers[{index}]", ctx),
+            container_requests(container, f"spec.initContainers[{index}]", ctx),
             container.restart_policy == "Always",
         )
         for index, container in enumerate(spec.init_containers)
@@ -462,6 +462,10 @@ def build_pod(
         preemptable=preemptable(meta, ctx),
         preemption_policy=spec.preemption_policy or "",
         fail_after=float_annotation(annotations, FAIL_AFTER_ANNOTATION, ctx, at_least_zero),
+        containers=tuple(
+            (container.name or f"container-{index}", container.image)
+            for index, container in enumerate(spec.containers)
+        ),
     )
     positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)

@@ -18,6 +18,8 @@ from berth.api.objects import (
 )
 from berth.api.problems import Problem, display
 from berth.api.queueing import BUILTIN_PRIORITY_CLASSES
+from berth.api.versions import check_versions
+from berth.api.workloads import UPSTREAM
 
 if TYPE_CHECKING:
     from berth.api.manifest import Manifests
@@ -28,6 +30,7 @@ ROOT_QUEUE = "root"
 
 def check_references(m: Manifests) -> None:
     _check_duplicates(m)
+    check_versions(m)
     _check_queue_parents(m)
     _check_queues_exist(m)
     _check_gang_sizes(m)
@@ -177,17 +180,18 @@ def _resolve_priorities(m: Manifests) -> None:
         for job in m.jobs
         for index, task in enumerate(job.tasks)
     ]
+    entries += [
+        (w.template.pod, UPSTREAM[w.kind][1], "spec.template.spec.", w)
+        for w in m.workloads
+        if w.template is not None
+    ]
     for obj, kind, path, owner in entries:
         explicit = m._origin(obj).explicit_priority
-        if (
-            not obj.priority_class_name
-            and owner is not None
-            and not explicit
-            and owner.priority_class_name in values
-        ):
+        inherited = getattr(owner, "priority_class_name", "")
+        if not obj.priority_class_name and not explicit and inherited in values:
             # Volcano gives a template without a class the Job's own, before the cluster's
             # default could apply.
-            obj.priority_class_name = owner.priority_class_name
+            obj.priority_class_name = inherited
         if not obj.priority_class_name:
             if default is not None and not explicit:
                 obj.priority, obj.priority_class_name = default.value, default.name

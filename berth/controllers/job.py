@@ -36,6 +36,7 @@ from berth.api.objects import (
     PodPhase,
     TaskSpec,
 )
+from berth.controllers.runtime import Runtime, register
 from berth.store import ObjectStore, WatchEvent
 
 Slot = tuple[str, int]  # (task name, replica index)
@@ -78,7 +79,7 @@ class JobController:
         self.runs: dict[str, _Run] = {}
         self._owned: dict[str, tuple[_Run, Slot]] = {}  # pod key → its job and slot
         self._seen: dict[str, PodPhase] = {}  # pod key → phase last handled
-        #: pod key → why the controller deleted the pod (restart, abort, ...).
+        #: pod ref → why the controller deleted the pod (restart, abort, ...).
         self.deleted: dict[str, str] = {}
         store.watch("Job", self._on_job)
         store.watch("PodGroup", self._on_group)
@@ -290,7 +291,7 @@ class JobController:
         for pod in pods:
             if pod.phase in FINAL_POD_PHASES:
                 continue
-            self.deleted[pod.key] = f"deleted by job controller: {why}"
+            self.deleted[pod.ref] = f"deleted by job controller: {why}"
             self.store.delete("Pod", pod.key)
 
     # ------------------------------------------------------------------ pods and status
@@ -409,6 +410,11 @@ class JobController:
             return
         job.phase = phase
         job.conditions.append((self.now(), phase, why))
+
+
+@register("volcano-job")
+def _start(runtime: Runtime) -> JobController:
+    return JobController(runtime.store, runtime.now, runtime.at)
 
 
 def job_counts(pods: object) -> dict[str, int]:

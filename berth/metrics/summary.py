@@ -94,7 +94,7 @@ def _eviction_counts(pods: list[Pod], reasons: Mapping[str, str]) -> dict[str, i
     counts = {cause: 0 for _, cause in _EVICTION_CAUSES} | {"other": 0}
     for pod in pods:
         if pod.phase == PodPhase.EVICTED:
-            counts[eviction_cause(reasons.get(pod.key, ""))] += 1
+            counts[eviction_cause(reasons.get(pod.ref, ""))] += 1
     return counts | {"total": sum(counts.values())}
 
 
@@ -148,11 +148,13 @@ def summarize(
     wall_seconds: float,
     end_time: float,
     reasons: Mapping[str, str] | None = None,
+    workloads: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
     """Build the summary dict; see the module docstring for why every float is rounded.
 
-    ``reasons`` (pod key → why, as the simulator keeps them) is what tells a preempted pod from
-    a reclaimed one; without it every eviction counts as "other".
+    ``reasons`` (pod ref → why, as the simulator keeps them) is what tells a preempted pod from
+    a reclaimed one; without it every eviction counts as "other". ``workloads`` (from
+    ``berth.metrics.workloads``) is included when the run had workload objects.
     """
     completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]
     allocation = time_weighted_fractions(series.times, series.allocated, series.capacity, end_time)
@@ -192,6 +194,8 @@ def summarize(
     }
     if gpu_fragmentation is not None:
         summary["gpu_fragmentation"] = gpu_fragmentation
+    if workloads:
+        summary["workloads"] = workloads  # see berth.metrics.workloads
     rounded: dict[str, Any] = _rounded(summary)
     return rounded
 

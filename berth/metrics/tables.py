@@ -84,8 +84,8 @@ def write_pods_csv(
     reasons: dict[str, str] | None = None,
 ) -> None:
     """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
-    pod key, why a pod is still pending or why it was evicted; ``waited_for`` why a pod that
-    was bound had waited first."""
+    pod ref (``Pod.ref``), why a pod is still pending or why it was evicted; ``waited_for`` why
+    a pod that was bound had waited first."""
     reasons = reasons or {}
     write_rows(
         path,
@@ -104,7 +104,7 @@ def write_pods_csv(
                 format_decimal(pod.end_time),
                 str(pod.phase),
                 str(pod.priority),
-                reasons.get(pod.key, ""),
+                reasons.get(pod.ref, ""),
                 pod.waited_for,
             )
             for pod in pods

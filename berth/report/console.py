@@ -19,6 +19,22 @@ def gpu_fragmentation_text(frag: dict[str, float]) -> str:
     return text
 
 
+def rollouts_text(workloads: list[dict[str, Any]]) -> str:
+    """All rollouts of the run in one line: how many finished, how long, what they moved."""
+    rollouts = [r for w in workloads for r in w["rollout_list"]]
+    if not rollouts:
+        count = len(workloads)
+        return f"{count} workload object{'' if count == 1 else 's'}, no rollout"
+    done = [r["duration"] for r in rollouts if r["duration"] is not None]
+    text = f"{len(done)}/{len(rollouts)} done"
+    if done:
+        text += f" · longest {format_duration(max(done))}"
+    recreated = sum(r["pods_recreated"] for r in rollouts)
+    in_place = sum(r["pods_updated_in_place"] for r in rollouts)
+    peak = max(r["peak_unavailable"] for r in rollouts)
+    return f"{text} · {recreated} pods recreated · {in_place} in place · peak unavailable {peak}"
+
+
 def format_duration(seconds: float | None) -> str:
     """Two units at most ("3h 20m"): a delay read at a glance, not a timestamp."""
     if seconds is None or not math.isfinite(seconds):
@@ -89,6 +105,10 @@ def summary_table(summary: dict[str, Any]) -> Table:
     frag = summary.get("gpu_fragmentation")
     if frag is not None:
         table.add_row("GPU fragmentation", gpu_fragmentation_text(frag))
+    workloads = summary.get("workloads")
+    if workloads:
+        table.add_section()
+        table.add_row("rollouts", rollouts_text(workloads))
     table.add_section()
     table.add_row("simulated time", format_duration(summary["end_time"]))
     table.add_row("events", f"{summary['events']:,}")

@@ -18,6 +18,7 @@ from berth.report.figures import Plot
 from berth.report.jobs import jobs_section, pending_section
 from berth.report.page import figures, heading, page, table
 from berth.report.plots import JCT_FILE, QUEUEING_FILE, write_plots
+from berth.report.workloads import workloads_section
 
 _COUNT_COLUMNS = (
     "submitted",
@@ -172,6 +173,7 @@ def render_html(
         _plots_section(plots),
         jobs_section(groups, outcomes, end),
         pending_section(pods, groups, outcomes, end, reasons or {}),
+        workloads_section(summary),
         explained_section(explained),
         _run_section(summary),
         _provenance_section(summary),
@@ -181,7 +183,8 @@ def render_html(
         ("plots", "Plots"),
         *([("jobs", "Jobs")] if groups else []),
         *([("waiting", "Waiting")] if sections[5] else []),
-        *([("explained", "Explained decisions")] if sections[6] else []),
+        *([("workloads", "Workloads")] if sections[6] else []),
+        *([("explained", "Explained decisions")] if sections[7] else []),
         ("provenance", "Provenance"),
     ]
     return page("berth simulation report", sections, nav)
@@ -198,7 +201,7 @@ def write_report(
     explained: list[dict[str, Any]] | None = None,
 ) -> Path:
     """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
-    says, by pod key, why a pod still pending could not be placed."""
+    says, by pod ref (``Pod.ref``), why a pod still pending could not be placed."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = write_plots(out_dir, series, groups)

@@ -151,7 +151,7 @@ def pending_section(
         members = pending.get(group.key, [])
         outcome = outcomes.get(group.key)
         why = (outcome.reason if outcome else "") or (
-            reasons.get(members[0].key, "") if members else ""
+            reasons.get(members[0].ref, "") if members else ""
         )
         count = str(len(members)) if members else "none created yet"
         waited = format_duration(end_time - group.submit_time)

@@ -16,6 +16,7 @@ from berth.api.manifest import (
     load_files,
     parse_documents,
 )
+from berth.api.workloads import workload_pods
 from berth.framework.config import SchedulerConfig, load_config
 from berth.framework.framework import Framework
 from berth.sim.cluster_input import load_cluster, node_list_format
@@ -80,6 +81,7 @@ def load_inputs(
         raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
     sim_config.check_nodes({node.name for node in manifests.nodes})
     pods = len(manifests.pods) + sum(job.replicas for job in manifests.jobs)
+    pods += workload_pods(manifests.workloads, len(manifests.nodes))
     if pods > spec.max_pods:
         raise InputError(
             f"{label}: the workload makes {pods:,} pods, more than --max-pods {spec.max_pods:,} "
@@ -101,7 +103,8 @@ def _cluster(path: str) -> Manifests:
 
 def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
     """Nodes for a workload given without a cluster (a converted trace, say), by the rule
-    ``--cluster-from-trace`` applies to traces; a Volcano Job counts as its tasks' pods."""
+    ``--cluster-from-trace`` applies to traces; a Volcano Job counts as its tasks' pods, a
+    workload object as the pods of its first version."""
     from berth.sim.cluster_sizing import SizingRule, size_cluster
 
     pods = list(manifests.pods)
@@ -109,6 +112,13 @@ def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
         for task in job.tasks:
             pod = replace(task.template, submit_time=job.submit_time)
             pods += [pod] * task.replicas
+    seen: set[tuple[str, str]] = set()
+    for workload in sorted(manifests.workloads, key=lambda w: w.submit_time):
+        if workload.template is None or (workload.kind, workload.key) in seen:
+            continue
+        seen.add((workload.kind, workload.key))
+        pod = replace(workload.template.pod, submit_time=workload.submit_time)
+        pods += [pod] * workload_pods([workload], 1)
     if not pods:
         raise InputError("--cluster-from-trace: the workload has no pods to size a cluster for")
     rule = SizingRule(options.gpus_per_node, options.cpu_per_gpu, options.memory_per_gpu)

@@ -11,6 +11,7 @@ them).
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from enum import StrEnum
 from typing import Any, Protocol
@@ -44,11 +45,17 @@ class ObjectStore(Protocol):
 
 class MemoryStore:
     """Objects by kind and ``namespace/name`` key; objects are the berth dataclasses
-    themselves (an update is a notification that the object changed in place)."""
+    themselves (an update is a notification that the object changed in place).
+
+    As an API server does, it gives each new object that has an empty ``uid`` one (counted,
+    so runs repeat) and lets admission hooks change new objects before they are stored.
+    """
 
     def __init__(self) -> None:
         self._objects: dict[str, dict[str, Any]] = {}
         self._watchers: dict[str, list[Handler]] = {}
+        self._admission: dict[str, list[Callable[[Any], None]]] = {}
+        self._uids = 0
 
     def get(self, kind: str, key: str) -> Any | None:
         return self._objects.get(kind, {}).get(key)
@@ -60,6 +67,10 @@ class MemoryStore:
         objects = self._objects.setdefault(kind, {})
         if obj.key in objects:
             raise AlreadyExists(f"{kind} {obj.key} already exists")
+        self.admit_object(kind, obj)
+        if getattr(obj, "uid", None) == "":
+            self._uids += 1
+            obj.uid = str(uuid.UUID(int=self._uids))
         objects[obj.key] = obj
         self._notify(kind, WatchEvent.ADDED, obj)
 
@@ -78,6 +89,16 @@ class MemoryStore:
 
     def watch(self, kind: str, handler: Handler) -> None:
         self._watchers.setdefault(kind, []).append(handler)
+
+    def admit(self, kind: str, hook: Callable[[Any], None]) -> None:
+        """Run ``hook`` on every new object of ``kind`` before it is stored."""
+        self._admission.setdefault(kind, []).append(hook)
+
+    def admit_object(self, kind: str, obj: Any) -> None:
+        """Run the admission hooks on an object that reaches the scheduler without being
+        stored (the simulator's plain pods)."""
+        for hook in self._admission.get(kind, ()):
+            hook(obj)
 
     def watched(self, kind: str) -> bool:
         """Whether anyone listens to ``kind`` (lets a busy writer skip needless updates)."""

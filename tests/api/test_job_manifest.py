@@ -625,7 +625,7 @@ BAD_CASES: dict[str, tuple[list[dict], list[tuple[str, str]]]] = {
             (
                 E,
                 't.yaml: Job/j: apiVersion: "batch.volcano.sh/v1" is not the apiVersion of Job '
-                "(expected batch.volcano.sh/v1alpha1)",
+                "(expected batch.volcano.sh/v1alpha1 or batch/v1)",
             )
         ],
     ),
@@ -650,9 +650,13 @@ def test_bad_input(docs: list[dict], expected: list[tuple[str, str]]) -> None:
     assert problems(check(docs)) == expected
 
 
-def test_a_kubernetes_job_is_read_past_with_a_count() -> None:
+def test_a_kubernetes_job_is_read_as_one_not_as_a_volcano_job() -> None:
     m = check([{**job(), "apiVersion": "batch/v1"}])
-    assert (m.problems, m.jobs, dict(m.skipped)) == ([], [], {"Job": 1})
+    assert (m.jobs, dict(m.skipped)) == ([], {})
+    assert [str(p) for p in m.problems] == [
+        "t.yaml: Job/j: spec.tasks: unknown field, ignored",
+        "t.yaml: Job/j: spec.template: field required",
+    ]
 
 
 def test_a_job_with_warnings_only_still_loads() -> None:

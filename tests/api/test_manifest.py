@@ -701,14 +701,14 @@ def test_kinds_that_do_not_schedule_are_read_past_with_one_warning(tmp_path: Pat
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s1"}},
         {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s2"}},
         {"apiVersion": "policy/v1", "kind": "PodDisruptionBudget", "metadata": {"name": "p"}},
-        {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web"}},
+        {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"}},
         pod_doc(),
     ]
     m = load_files([write(tmp_path, yaml.safe_dump_all(bundle), "m.yaml")])
     assert [p.name for p in m.pods] == ["p"]
     assert lines(m, tmp_path) == [
         "m.yaml: skipped 5 objects of ConfigMap, PodDisruptionBudget, Service (2): kinds that do "
-        "not affect scheduling; Deployment: workload kinds berth does not simulate yet (their "
+        "not affect scheduling; DaemonSet: workload kinds berth does not simulate yet (their "
         "pods are not created)"
     ]
     assert [p.severity for p in m.problems] == ["warning"]
@@ -765,7 +765,8 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
+            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -962,7 +963,8 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)",
+            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1400,7 +1402,8 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, List)"
+        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+        "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 
 

@@ -105,6 +105,12 @@ def pods(result: SimResult) -> dict[str, tuple[str, float | None, float | None]]
     return {p.name: (str(p.phase), p.start_time, p.end_time) for p in result.pods}
 
 
+def reason(result: SimResult, name: str) -> str:
+    """Why the (last) pod of that name ended as it did."""
+    pod = [p for p in result.pods if p.name == name][-1]
+    return result.reasons[pod.ref]
+
+
 def the_job(result: SimResult, name: str = "j"):
     return next(j for j in result.jobs if j.name == name)
 
@@ -190,7 +196,7 @@ def test_restart_job_until_max_retry_then_failed():
     phases = [str(p.phase) for p in result.pods]
     # the pod that failed stays Failed; its sibling was deleted by the restart
     assert phases == ["Failed", "Deleted"] * 3
-    assert result.reasons["default/j-t-1"].startswith("deleted by job controller: RestartJob")
+    assert reason(result, "j-t-1").startswith("deleted by job controller: RestartJob")
     assert "maxRetry 3" in j.conditions[-1][2]
     assert job_outcomes(result)["default/j"].retries == 3
     assert result.groups[0].end_time == 34.0
@@ -353,7 +359,7 @@ def test_preempted_pod_is_replaced_and_counted():
     ]
     result = simulate(docs, PREEMPTING)
     assert pods(result)["low-t-0"][0] == "Evicted"
-    assert result.reasons["default/low-t-0"] == "preempted by default/high"
+    assert reason(result, "low-t-0") == "preempted by default/high"
     assert "low-t-0.1" in pods(result)  # replaced, and the replacement ran after high
     assert pods(result)["low-t-0.1"][0] == "Succeeded"
     outcomes = job_outcomes(result)
@@ -402,7 +408,7 @@ def test_node_failure_evicts_and_the_job_recovers_elsewhere():
     result = simulate([*nodes(2), job("j", [task("t", 1, cpu=4, duration=100)])], config)
     first, second = result.pods
     assert (first.name, first.bound_node, str(first.phase)) == ("j-t-0", "n0", "Evicted")
-    assert result.reasons["default/j-t-0"] == "node n0 failed"
+    assert reason(result, "j-t-0") == "node n0 failed"
     assert (second.name, second.bound_node, str(second.phase)) == ("j-t-0.1", "n1", "Succeeded")
     assert job_outcomes(result)["default/j"].preemptions == 0
 

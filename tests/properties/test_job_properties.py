@@ -175,7 +175,7 @@ def test_jobs_keep_their_invariants(scenario, seed):
             assert not [p for p in on_nodes if p.owner == job.key]
         for pod in result.pods:
             if pod.owner == job.key and pod.phase == PodPhase.DELETED:
-                assert result.reasons[pod.key].startswith("deleted by job controller")
+                assert result.reasons[pod.ref].startswith("deleted by job controller")
     # the same seed, the same run
     _, again = simulate(docs, config, seed, [])
     assert [(p.key, p.phase, p.end_time) for p in again.pods] == [

@@ -52,7 +52,7 @@ def _check_pods(manifests, result, until):
         assert pod.phase in LIVE, (pod.key, pod.phase)
         if pod.phase == PodPhase.PENDING:
             assert pod.bind_time is None and pod.start_time is None and pod.end_time is None
-            assert pod.bound_node == "" and pod.key in result.reasons
+            assert pod.bound_node == "" and pod.ref in result.reasons
             continue
         assert pod.bound_node in nodes
         times = [pod.submit_time, pod.bind_time, pod.start_time, pod.end_time]
@@ -111,7 +111,7 @@ def test_simulation_runs_end_consistent(cluster, jobs, config, seed):
     for pod in result.pods:
         if pod.key in lost:
             assert pod.phase == PodPhase.PENDING
-            assert result.reasons[pod.key] == f"podgroup {pod.group} not found"
+            assert result.reasons[pod.ref] == f"podgroup {pod.group} not found"
 
 
 @given(

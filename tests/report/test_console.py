@@ -11,7 +11,7 @@ from rich.console import Console
 from berth.api.objects import GroupPhase, PodGroup
 from berth.metrics.summary import summarize
 from berth.metrics.timeseries import TimeSeries
-from berth.report.console import format_duration, summary_table
+from berth.report.console import format_duration, rollouts_text, summary_table
 
 
 @pytest.mark.parametrize(
@@ -65,3 +65,18 @@ def test_summary_table_with_empty_run() -> None:
         [], [], TimeSeries(["cpu"]), seed=0, events=0, wall_seconds=0.0, end_time=0.0
     )
     assert "no data" in _render(summary)
+
+
+def test_rollouts_line() -> None:
+    rollout = {
+        "duration": 120.0,
+        "pods_recreated": 24,
+        "pods_updated_in_place": 0,
+        "peak_unavailable": 6,
+    }
+    unfinished = {**rollout, "duration": None, "pods_recreated": 2, "peak_unavailable": 1}
+    workloads = [{"rollout_list": [rollout]}, {"rollout_list": [unfinished]}]
+    assert rollouts_text(workloads) == (
+        "1/2 done · longest 2m · 26 pods recreated · 0 in place · peak unavailable 6"
+    )
+    assert rollouts_text([{"rollout_list": []}]) == "1 workload object, no rollout"

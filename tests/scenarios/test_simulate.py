@@ -20,7 +20,7 @@ WORKLOAD = DATA / "workload.yaml"
 VOLCANO = DATA / "config-volcano.yaml"
 ROOT = Path(__file__).resolve().parents[2]
 
-OUTPUTS = ("summary.json", "pods.csv", "jobs.csv", "timeseries.csv", "report.html")
+OUTPUTS = ("summary.json", "pods.csv", "jobs.csv", "workloads.csv", "timeseries.csv", "report.html")
 PNGS = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
 POD_HEADER = (
     "namespace,name,job,queue,node,devices,submit_time,bind_time,start_time,end_time,phase,"

@@ -17,3 +17,4 @@ from berth.api.schema.namespaces import *  # noqa: F403
 from berth.api.schema.nodes import *  # noqa: F403
 from berth.api.schema.pods import *  # noqa: F403
 from berth.api.schema.volcano import *  # noqa: F403
+from berth.api.schema.workloads import *  # noqa: F403

@@ -20,10 +20,11 @@ class Container(Model):
     resources: ResourceRequirements = Field(default_factory=ResourceRequirements)
     # "Always" on an init container makes it a sidecar, which changes how requests add up.
     restart_policy: StrictStr = ""
+    # What an in-place update changes; Kubernetes requires both, berth only reads them.
+    name: StrictStr = ""
+    image: StrictStr = ""
     ignored = frozenset(
         {
-            "name",
-            "image",
             "imagePullPolicy",
             "command",
             "args",

@@ -1,0 +1,262 @@
+"""The node side of the simulation: what happens to a pod once the scheduler has placed it.
+
+The model is simple on purpose: a bound pod starts after a fixed start latency and is ready
+from then; it runs for its ``berth.io/duration`` and frees its node (pods without a duration
+run until the end). A running pod whose images a controller changes restarts in place: it stays
+on its node, unready for the restart latency (plus any grace period OpenKruise asked for).
+Pods fail on purpose (``berth.io/fail-after``), are evicted by the scheduler, and are lost with
+a failed node.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from berth.api.objects import (
+    FAIL_AFTER_ANNOTATION,
+    INPLACE_GRACE_ANNOTATION,
+    GroupPhase,
+    Pod,
+    PodGroup,
+    PodPhase,
+)
+from berth.framework.scheduler import Scheduler
+from berth.sim.config import NodeFailure, SimConfig
+from berth.sim.events import Ev, EventQueue
+
+
+class Clock:
+    """The simulated time, shared by the parts of a simulation."""
+
+    __slots__ = ("now",)
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+
+@dataclass(slots=True)
+class GroupStats:
+    pods: int = 0
+    running: int = 0
+    started: int = 0  # pods that ever started, finished ones included
+    done: int = 0
+    failed: int = 0
+    evicted: int = 0  # evicted or deleted before they finished
+
+
+class NodeAgent:
+    """Pods from bind to end, and the counts the time series samples. ``notify(pod)`` tells
+    the store that a pod a controller owns changed; ``request_session`` asks for a scheduling
+    cycle once capacity was freed."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        queue: EventQueue,
+        clock: Clock,
+        config: SimConfig,
+        rng: random.Random,
+        notify: Callable[[Pod], None],
+        request_session: Callable[[], None],
+    ) -> None:
+        self.scheduler = scheduler
+        self.queue = queue
+        self.clock = clock
+        self.config = config
+        self.rng = rng  # fault draws only: scheduling has its own stream
+        self.notify = notify
+        self.request_session = request_session
+        self.pods: list[Pod] = []  # every pod object of the run, in arrival order
+        self.groups: dict[str, PodGroup] = {}
+        self.stats: dict[str, GroupStats] = {}
+        #: Groups whose end their controller decides (they came through the store), by id():
+        #: asked at every pod's end, where building a key would cost a trace replay.
+        self.controlled: set[int] = set()
+        self.pending = 0  # pods submitted to the scheduler and not yet bound
+        self.running = 0  # pods started and not yet finished
+        #: pod ref → why it was evicted or failed.
+        self.reasons: dict[str, str] = {}
+        #: pod ref → the containers a controller's running pod runs (an in-place update is a
+        #: change of these), and when its restart ends.
+        self._containers: dict[str, tuple[tuple[str, str], ...]] = {}
+        self._restart_ends: dict[str, float] = {}
+
+    # ------------------------------------------------------------------ groups
+
+    def group_of(self, pod: Pod) -> PodGroup:
+        return self.groups[f"{pod.namespace}/{pod.group}"]
+
+    def add_group(self, group: PodGroup) -> None:
+        self.groups[group.key] = group
+        self.stats.setdefault(group.key, GroupStats())
+
+    def submitted(self, group: PodGroup) -> None:
+        """A pod of ``group`` went to the scheduler."""
+        if group.key not in self.groups:
+            self.groups[group.key] = group
+        self.stats.setdefault(group.key, GroupStats()).pods += 1
+        self.pending += 1
+
+    def _settle(self, group: PodGroup, stats: GroupStats) -> None:
+        """A plain group ends with its last pod: completed if at least minMember of its pods
+        succeeded, else failed (pods evicted without a controller to replace them are lost).
+        A controller decides for the groups it made."""
+        if (
+            stats.done + stats.failed + stats.evicted < stats.pods
+            or group.owned
+            or id(group) in self.controlled
+        ):
+            return
+        group.phase = GroupPhase.COMPLETED if stats.done >= group.min_member else GroupPhase.FAILED
+        group.end_time = self.clock.now
+
+    # ------------------------------------------------------------------ pod lifecycle
+
+    def bound(self, pod: Pod) -> None:
+        pod.phase = PodPhase.BOUND
+        pod.bind_time = self.clock.now
+        self.pending -= 1
+        self.queue.push(self.clock.now + self.config.start_latency, Ev.START, pod)
+
+    def on_start(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.BOUND:
+            return  # evicted before its container started
+        now = self.clock.now
+        pod.phase = PodPhase.RUNNING
+        pod.start_time = now
+        pod.ready_since = now
+        group = self.group_of(pod)
+        stats = self.stats[group.key]
+        stats.running += 1
+        stats.started += 1
+        self.running += 1
+        # Started once minMember of its pods have run (Volcano's test for a Running job): a
+        # group scheduled without gang may run its pods in turns, never all at once.
+        if group.start_time is None and stats.started >= max(group.min_member, 1):
+            group.start_time = now
+            group.phase = GroupPhase.RUNNING
+        if pod.duration is not None:
+            self.queue.push(now + pod.duration, Ev.FINISH, pod)
+        if self._will_fail(pod):
+            self.queue.push(now + pod.fail_after, Ev.FAIL, pod)  # type: ignore[operator]
+        if pod.owner:
+            self._containers[pod.ref] = pod.containers
+            self.notify(pod)
+
+    def _will_fail(self, pod: Pod) -> bool:
+        """Whether a pod's simulated fault strikes: before it would finish, and with its
+        probability (drawn only for pods that have one below 1, so fault-free runs draw
+        nothing)."""
+        if pod.fail_after is None or (pod.duration is not None and pod.fail_after >= pod.duration):
+            return False
+        return pod.fail_probability >= 1 or self.rng.random() < pod.fail_probability
+
+    def on_finish(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.RUNNING:
+            return  # evicted, failed or deleted while running: its finish never comes
+        self._ended(pod, PodPhase.SUCCEEDED)
+
+    def on_fail(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.RUNNING:
+            return  # evicted or deleted first
+        pod.exit_code = pod.fail_exit_code
+        self.reasons[pod.ref] = (
+            f"exited with code {pod.exit_code} after {pod.fail_after:g}s ({FAIL_AFTER_ANNOTATION})"
+        )
+        self._ended(pod, PodPhase.FAILED)
+
+    def _ended(self, pod: Pod, phase: PodPhase) -> None:
+        """A running pod's container exited: succeeded, or failed."""
+        pod.phase = phase
+        pod.end_time = self.clock.now
+        pod.ready_since = None
+        self.scheduler.release(pod)
+        group = self.group_of(pod)
+        stats = self.stats[group.key]
+        stats.running -= 1
+        self.running -= 1
+        if phase == PodPhase.SUCCEEDED:
+            stats.done += 1
+        else:
+            stats.failed += 1
+        self._settle(group, stats)
+        if pod.owner:
+            self._forget(pod)
+            self.notify(pod)
+        self.request_session()
+
+    def stop(self, pod: Pod, phase: PodPhase) -> None:
+        """Bookkeeping for a pod that ends before finishing (already off its node)."""
+        group = self.group_of(pod)
+        stats = self.stats[group.key]
+        if pod.phase == PodPhase.RUNNING:
+            stats.running -= 1
+            self.running -= 1
+        elif pod.phase == PodPhase.PENDING:
+            self.pending -= 1
+        stats.evicted += 1
+        pod.phase = phase
+        pod.end_time = self.clock.now
+        pod.ready_since = None
+        if pod.owner:
+            self._forget(pod)
+        self._settle(group, stats)
+
+    def evicted(self, pods: list[Pod]) -> None:
+        """Pods taken off their nodes by the scheduler or a node failure (ClusterState is
+        already updated). All are marked before any controller hears of one: its reaction
+        (a restart deleting the job's other pods) must find them already gone."""
+        for pod in pods:
+            self.stop(pod, PodPhase.EVICTED)
+        for pod in pods:
+            if pod.owner:
+                self.notify(pod)
+
+    # ------------------------------------------------------------------ in-place restarts
+
+    def changed(self, pod: Pod) -> None:
+        """A controller changed a pod: new images on a running pod restart its containers."""
+        if pod.phase != PodPhase.RUNNING or self._containers.get(pod.ref) == pod.containers:
+            return
+        self._containers[pod.ref] = pod.containers
+        grace = float(pod.annotations.get(INPLACE_GRACE_ANNOTATION) or 0)
+        end = self.clock.now + grace + self.config.restart
+        self._restart_ends[pod.ref] = end
+        pod.ready_since = None
+        pod.restarts += 1
+        self.queue.push(end, Ev.RESTARTED, pod)
+        self.notify(pod)
+
+    def on_restarted(self, pod: Pod) -> None:
+        if pod.phase != PodPhase.RUNNING or self._restart_ends.get(pod.ref) != self.clock.now:
+            return  # ended, or restarted again since
+        del self._restart_ends[pod.ref]
+        pod.ready_since = self.clock.now
+        self.notify(pod)
+
+    def _forget(self, pod: Pod) -> None:
+        self._containers.pop(pod.ref, None)
+        self._restart_ends.pop(pod.ref, None)
+
+    # ------------------------------------------------------------------ nodes
+
+    def node_down(self, failure: NodeFailure) -> None:
+        self.scheduler.set_schedulable(failure.node, False)
+        lost = [
+            pod
+            for pod in self.pods
+            if pod.bound_node == failure.node and pod.phase in (PodPhase.BOUND, PodPhase.RUNNING)
+        ]
+        for pod in lost:
+            self.scheduler.release(pod)
+            self.reasons[pod.ref] = f"node {failure.node} failed"
+        self.evicted(lost)
+        if failure.recover_after is not None:
+            self.queue.push(self.clock.now + failure.recover_after, Ev.NODE_UP, failure)
+        self.request_session()
+
+    def node_up(self, failure: NodeFailure) -> None:
+        self.scheduler.set_schedulable(failure.node, True)
+        self.request_session()

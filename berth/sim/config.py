@@ -1,0 +1,123 @@
+"""The ``simulation`` section of the scheduler configuration: latencies of the node agent
+model, time-series sampling and node failures."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from berth.api.objects import Pod
+
+
+class SimConfigError(ValueError):
+    """A bad ``simulation`` section in the configuration."""
+
+
+@dataclass(slots=True, frozen=True)
+class NodeFailure:
+    """A node lost at ``at``: its pods are evicted and it takes no pods until it recovers
+    ``recover_after`` seconds later (never, if None)."""
+
+    node: str
+    at: float
+    recover_after: float | None = None
+
+
+def _seconds(value: Any, where: str, source: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+        raise SimConfigError(f"{source}: {where}: expected seconds >= 0 (got {value!r})")
+    return float(value)
+
+
+_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures")
+
+
+@dataclass(slots=True)
+class SimConfig:
+    start_latency: float = 1.0  # seconds from bind to container start
+    #: Seconds an in-place update keeps a pod unavailable: pulling the new image and starting
+    #: the containers again. None: the start latency.
+    restart_latency: float | None = None
+    #: Seconds between time-series samples; None: 60 s, stretched so a long trace yields
+    #: about MAX_SAMPLES samples rather than one a minute for months.
+    sample_interval: float | None = None
+    node_failures: tuple[NodeFailure, ...] = ()
+    source: str = "-"  # the configuration file, for errors found once the cluster is known
+
+    @classmethod
+    def from_raw(cls, raw: dict[str, Any], source: str) -> SimConfig:
+        unknown = sorted(set(raw) - set(_KEYS))
+        if unknown:
+            raise SimConfigError(
+                f"{source}: simulation.{unknown[0]}: unknown field (expected {', '.join(_KEYS)})"
+            )
+        config = cls(source=source)
+        for key, attr in (
+            ("startLatency", "start_latency"),
+            ("restartLatency", "restart_latency"),
+            ("sampleInterval", "sample_interval"),
+        ):
+            if key in raw:
+                setattr(config, attr, _seconds(raw[key], f"simulation.{key}", source))
+        if config.sample_interval is not None and config.sample_interval <= 0:
+            raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
+        config.node_failures = _node_failures(raw.get("nodeFailures", []), source)
+        return config
+
+    @property
+    def restart(self) -> float:
+        """Seconds an in-place restart takes."""
+        return self.start_latency if self.restart_latency is None else self.restart_latency
+
+    def check_nodes(self, names: set[str]) -> None:
+        for index, failure in enumerate(self.node_failures):
+            if failure.node not in names:
+                raise SimConfigError(
+                    f"{self.source}: simulation.nodeFailures[{index}].node: no node named "
+                    f"{failure.node!r} in the cluster"
+                )
+
+
+def _node_failures(raw: Any, source: str) -> tuple[NodeFailure, ...]:
+    if not isinstance(raw, list):
+        raise SimConfigError(f"{source}: simulation.nodeFailures: expected a list")
+    failures = []
+    for index, item in enumerate(raw):
+        where = f"simulation.nodeFailures[{index}]"
+        if not isinstance(item, dict):
+            raise SimConfigError(f"{source}: {where}: expected a mapping with node and at")
+        unknown = set(item) - {"node", "at", "recoverAfter"}
+        if unknown:
+            raise SimConfigError(
+                f"{source}: {where}.{sorted(unknown)[0]}: unknown field "
+                "(expected node, at, recoverAfter)"
+            )
+        node = item.get("node")
+        if not isinstance(node, str) or not node:
+            raise SimConfigError(f"{source}: {where}.node: expected a node name")
+        if "at" not in item:
+            raise SimConfigError(f"{source}: {where}.at: field required (seconds)")
+        at = _seconds(item["at"], f"{where}.at", source)
+        recover = item.get("recoverAfter")
+        if recover is not None:
+            recover = _seconds(recover, f"{where}.recoverAfter", source)
+        failures.append(NodeFailure(node, at, recover))
+    return tuple(failures)
+
+
+MIN_SAMPLE_INTERVAL = 60.0
+MAX_SAMPLES = 5000
+
+
+def expected_end(pods: list[Pod], until: float | None) -> float:
+    """When a run should end: ``until``, else the latest submit time plus duration (a guess
+    that waiting and controllers' pods made later can only push back)."""
+    if until is not None:
+        return until
+    return max((p.submit_time + (p.duration or 0.0) for p in pods), default=0.0)
+
+
+def sample_interval(pods: list[Pod], until: float | None) -> float:
+    """60 s, or longer when the run's expected horizon would otherwise give more than
+    MAX_SAMPLES samples."""
+    return max(MIN_SAMPLE_INTERVAL, expected_end(pods, until) / MAX_SAMPLES)
