@@ -60,6 +60,10 @@ class PodUsage:
         self.profiles: list[UsageProfile] = []
         self._profile_ids: dict[UsageProfile, int] = {}
         self.pods: list[Pod | None] = [None] * capacity
+        #: Per node: usage as last reported (cpu, memory), and the requests of the pods bound
+        #: since then (what load-aware scheduling estimates on top of the report).
+        self.node_reported = np.zeros((0, 2), dtype=np.float64)
+        self.since_report = np.zeros((0, 2), dtype=np.float64)
 
     def _grow(self) -> None:
         grow = len(self.row)
@@ -67,6 +71,13 @@ class PodUsage:
             array = getattr(self, name)
             setattr(self, name, np.concatenate([array, np.zeros_like(array[:grow])]))
         self.pods.extend([None] * grow)
+
+    def cover(self, rows: int) -> None:
+        have = len(self.since_report)
+        if rows > have:
+            grow = max(rows, 2 * have) - have
+            self.node_reported = np.concatenate([self.node_reported, np.zeros((grow, 2))])
+            self.since_report = np.concatenate([self.since_report, np.zeros((grow, 2))])
 
     def _profile_id(self, pod: Pod) -> int:
         profile = pod.usage_profile or UsageProfile.constant(pod.utilization)
@@ -95,12 +106,16 @@ class PodUsage:
         self.reported[slot] = False
         self.profile[slot] = self._profile_id(pod)
         self.pods[slot] = pod
+        self.cover(row + 1)
+        self.since_report[row] += self.request[slot]
 
     def remove(self, pod: Pod) -> None:
         slot = self.slots.pop(pod.key, None)
         if slot is None:
             return
         self.live[slot] = False
+        if not self.reported[slot]:
+            self.since_report[self.row[slot]] -= self.request[slot]
         self.pods[slot] = None
         self.free.append(slot)
 
@@ -142,4 +157,13 @@ class PodUsage:
             low_request=per_node(request, live & low),
         )
         self.reported[:size] = live
+        self.cover(n)
+        self.since_report[:] = 0.0
         return sums
+
+    def set_reported(self, cpu: np.ndarray, memory: np.ndarray) -> None:
+        """The nodes' usage as this report gives it (BE cpu after suppression)."""
+        n = len(cpu)
+        self.cover(n)
+        self.node_reported[:n, 0] = cpu
+        self.node_reported[:n, 1] = memory

@@ -37,6 +37,7 @@ def class_key(pod: Pod, labels_matter: bool) -> tuple:
         pod.node_name,
         pod.best_effort,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
+        pod.reclaimed,  # a pod on batch resources is estimated by them (load-aware)
     )
     if labels_matter or pod.affinity.has_pod_terms or pod.spread:
         return spec + (pod.namespace, tuple(sorted(pod.labels.items())))

@@ -275,6 +275,7 @@ class Colocation:
         node_memory = sums.high_actual[:, 1] + sums.low_demand[:, 1]
         state.set_usage(cpu_col, node_cpu)
         state.set_usage(mem_col, node_memory)
+        self.usage.set_reported(node_cpu, node_memory)
         now = self.clock.now
         interval = 0.0 if self._last is None else now - self._last
         self._last = now
