@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.actions import ACTIONS
 from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
@@ -25,6 +24,7 @@ from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
 from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
+from berth.framework.registry import action_builder
 from berth.framework.search import NodeSearch
 from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
@@ -41,7 +41,7 @@ class Scheduler:
             self.state, self.framework.filters, self.framework.scorers, config.search, seed
         )
         self.actions = [
-            ACTIONS[name](config.action_arguments.get(name, {})) for name in config.actions
+            action_builder(name)(config.action_arguments.get(name, {})) for name in config.actions
         ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
         self.jobs: dict[str, JobInfo] = {}

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 from berth.api.objects import Pod, PodGroup
-from berth.framework.config import load_config, parse_config
+from berth.framework.config import parse_config
+from berth.framework.config_files import load_config
 from berth.framework.plugin import PluginArgumentError
 from berth.framework.scheduler import Scheduler
 from berth.plugins.reservation import Reservation, earliest_fit
