@@ -89,6 +89,10 @@ class Plugin:
     #: along a queue tree compare ancestors' shares); allocate then re-ranks every queue
     #: after each turn instead of only the queue it served. A plugin may set it per session.
     queue_order_shared: bool = False
+    #: Whether the plugin's node answers depend on what owns the pod (its ReplicaSet's or
+    #: Job's peers, as default spreading counts them): pods of different owners then never
+    #: share an equivalence class.
+    classes_by_owner: bool = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = Arguments(arguments or {})
