@@ -83,6 +83,11 @@ class Scheduler:
         """A namespace's labels, for affinity terms that select namespaces by label."""
         self.state.set_namespace(namespace)
 
+    def update_node(self, node: Node) -> None:
+        """A node's labels, taints, capacity or cordon changed (see ClusterState.update_node)."""
+        self.state.update_node(node)
+        self.admission_epoch += 1
+
     def set_schedulable(self, node: str, schedulable: bool) -> None:
         """Cordon or uncordon a node (a failure, a recovery)."""
         self.state.set_schedulable(node, schedulable)

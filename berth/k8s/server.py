@@ -300,7 +300,11 @@ class Server:
             self.scheduler.add_node(node)
             self.books.node_added(node.name)
         else:
-            self.scheduler.set_schedulable(node.name, not node.unschedulable)
+            try:
+                self.scheduler.update_node(node)
+            except ValueError as exc:
+                # The rest of the update is not taken: the node keeps what berth knew of it.
+                log.warning("node update not taken", extra={"node": node.name, "why": str(exc)})
         self._dirty = True
 
     def _on_queue(self, event: WatchEvent, queue_: Queue) -> None:

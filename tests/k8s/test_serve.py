@@ -82,6 +82,30 @@ def test_a_cordoned_node_takes_no_pods(cluster: Cluster):
     assert set(cluster.bindings().values()) == {"n2"}
 
 
+def test_node_label_and_taint_updates_are_taken(cluster: Cluster):
+    """A pod that selects a label no node has waits; labelling a node lets it in, and a
+    NoSchedule taint added later keeps the next one out."""
+    cluster.add(node_doc("n1"), node_doc("n2"))
+    selecting = pod_doc("gpu-job")
+    selecting["spec"]["nodeSelector"] = {"pool": "gpu"}
+    with serving(cluster) as server:
+        settle(server)
+        cluster.add(selecting)
+        settle(server)
+        assert "default/gpu-job" not in cluster.bindings()
+        cluster.patch("Node", "", "n2", {"metadata": {"labels": {"pool": "gpu"}}})
+        settle(server)
+        assert cluster.bindings()["default/gpu-job"] == "n2"
+        taint = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+        cluster.patch("Node", "", "n2", {"spec": {"taints": [taint]}})
+        settle(server)
+        second = pod_doc("gpu-job-2")
+        second["spec"]["nodeSelector"] = {"pool": "gpu"}
+        cluster.add(second)
+        settle(server)
+    assert "default/gpu-job-2" not in cluster.bindings()
+
+
 def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
     bad_quantity = pod_doc("bad", cpu="lots")
     unknown_field = {
