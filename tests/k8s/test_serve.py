@@ -106,6 +106,31 @@ def test_node_label_and_taint_updates_are_taken(cluster: Cluster):
     assert "default/gpu-job-2" not in cluster.bindings()
 
 
+def test_a_waiting_pod_says_why_in_its_pod_scheduled_condition(cluster: Cluster):
+    """As kube-scheduler does, so `kubectl describe pod` shows it; written once per reason,
+    not once per cycle."""
+    cluster.add(node_doc("n1", cpu="4"), pod_doc("big", cpu="8"))
+    with serving(cluster) as server:
+        settle(server)
+        cluster.add(pod_doc("small", cpu="1"))  # another cycle, the same reason for "big"
+        settle(server)
+    (big,) = [p for p in cluster.objects("Pod") if p["metadata"]["name"] == "big"]
+    (condition,) = big["status"]["conditions"]
+    assert {k: condition[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/1 nodes available: 1 insufficient cpu",
+    }
+    writes = [
+        entry
+        for entry in cluster.api.log
+        if entry == ("PUT", "/api/v1/namespaces/default/pods/big/status")
+    ]
+    assert len(writes) == 1
+    assert cluster.bindings() == {"default/small": "n1"}
+
+
 def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
     bad_quantity = pod_doc("bad", cpu="lots")
     unknown_field = {
