@@ -1,8 +1,8 @@
-"""The ``PodScheduled`` condition on pods berth cannot place yet, as kube-scheduler writes it:
-``kubectl describe pod`` then says why a pod waits (``0/40 nodes available: 40 insufficient
-nvidia.com/gpu``) without anyone reading berth's logs.
+"""The ``PodScheduled`` condition and a ``FailedScheduling`` event on pods berth cannot place
+yet, as kube-scheduler writes them: ``kubectl describe pod`` then says why a pod waits
+(``0/40 nodes available: 40 insufficient nvidia.com/gpu``) without anyone reading berth's logs.
 
-A condition is written only when a pod's reason changes, and at most ``WRITES_PER_CYCLE`` a
+Both are written only when a pod's reason changes, for at most ``WRITES_PER_CYCLE`` pods a
 cycle (the rest follow in later cycles): a backlog of thousands of pods must not turn every
 cycle into thousands of writes.
 """
@@ -17,6 +17,7 @@ from berth.api.objects import Pod
 from berth.framework.scheduler import Scheduler
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost
+from berth.k8s.kinds import EVENT
 
 log = logging.getLogger("berth.k8s")
 
@@ -31,6 +32,36 @@ def unschedulable(message: str, now: datetime) -> dict[str, Any]:
         "message": message,
         "lastProbeTime": None,
         "lastTransitionTime": now.strftime("%Y-%m-%dT%H:%M:%SZ"),
+    }
+
+
+def failed_scheduling(raw_pod: dict[str, Any], message: str, now: datetime) -> dict[str, Any]:
+    """A core/v1 Event on the pod, as ``kubectl describe pod`` lists it."""
+    meta = raw_pod.get("metadata") or {}
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%SZ")
+    return {
+        "apiVersion": "v1",
+        "kind": "Event",
+        "metadata": {
+            "name": f"{meta.get('name')}.{int(now.timestamp() * 1e9):x}",
+            "namespace": meta.get("namespace"),
+        },
+        "involvedObject": {
+            "apiVersion": "v1",
+            "kind": "Pod",
+            "namespace": meta.get("namespace"),
+            "name": meta.get("name"),
+            "uid": meta.get("uid"),
+            "resourceVersion": meta.get("resourceVersion"),
+        },
+        "reason": "FailedScheduling",
+        "message": message,
+        "type": "Warning",
+        "source": {"component": "berth"},
+        "reportingComponent": "berth",
+        "firstTimestamp": stamp,
+        "lastTimestamp": stamp,
+        "count": 1,
     }
 
 
@@ -73,6 +104,11 @@ class SchedulingConditions:
                 status = {"conditions": [*kept, unschedulable(message, now)]}
                 try:
                     self.store.write_status("Pod", pod.key, status, unless=_bound)
+                    self.store.client.request(
+                        "POST",
+                        EVENT.collection(pod.namespace),
+                        body=failed_scheduling(raw, message, now),
+                    )
                 except (ApiError, ConnectionLost) as exc:
                     log.warning("condition not written", extra={"pod": pod.key, "error": str(exc)})
                     return writes

@@ -129,6 +129,13 @@ def test_a_waiting_pod_says_why_in_its_pod_scheduled_condition(cluster: Cluster)
     ]
     assert len(writes) == 1
     assert cluster.bindings() == {"default/small": "n1"}
+    (event,) = cluster.objects("Event")
+    assert event["involvedObject"]["name"] == "big"
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Warning",
+        "FailedScheduling",
+        "0/1 nodes available: 1 insufficient cpu",
+    )
 
 
 def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
