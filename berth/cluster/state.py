@@ -175,21 +175,10 @@ class ClusterState:
         self.rows[node.name] = row
         self.nodes.append(node)
         self.pods_on.append({})
-        labels = dict(node.labels)
-        labels.setdefault(HOSTNAME_LABEL, node.name)
-        self.labels.set_labels(row, labels)
-        for name, amount in node.allocatable.items():
-            self.allocatable[row, self.axis.index(name)] = amount
-        self.free[row] = self.allocatable[row] - self.requested[row]
+        self._describe(row, node)
         self.gpus.add_node(row, node, node.allocatable.get(GPU, 0))
-        self.schedulable[row] = not node.unschedulable
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
-        for taint in node.taints:
-            mask = self.taints.get(taint)
-            if mask is None:
-                mask = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
-            mask[row] = True
         self.structure_epoch += 1
         return row
 
@@ -216,6 +205,15 @@ class ClusterState:
         for name in node.allocatable:
             self._ensure_column(self.axis.index(name))
         self.nodes[row] = node
+        self._describe(row, node)
+        if gpus != old_gpus:
+            self.gpus.add_node(row, node, gpus)
+        self._log.append(row)
+        self.structure_epoch += 1
+
+    def _describe(self, row: int, node: Node) -> None:
+        """Write what ``node`` says of itself into ``row``: labels, allocatable (and so free),
+        cordon and taints; the row's pods are left as they are."""
         labels = dict(node.labels)
         labels.setdefault(HOSTNAME_LABEL, node.name)
         self.labels.set_labels(row, labels)
@@ -223,8 +221,6 @@ class ClusterState:
         for name, amount in node.allocatable.items():
             self.allocatable[row, self.axis.index(name)] = amount
         self.free[row] = self.allocatable[row] - self.requested[row]
-        if gpus != old_gpus:
-            self.gpus.add_node(row, node, gpus)
         self.schedulable[row] = not node.unschedulable
         for mask in self.taints.values():
             mask[row] = False
@@ -233,8 +229,6 @@ class ClusterState:
             if mask is None:
                 mask = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
             mask[row] = True
-        self._log.append(row)
-        self.structure_epoch += 1
 
     def set_schedulable(self, name: str, schedulable: bool) -> None:
         self.schedulable[self.rows[name]] = schedulable
