@@ -111,7 +111,7 @@ def main() -> int:
 
     from kubernetes import client as k8s_client
 
-    from berth.framework.config import load_config
+    from berth.framework.config_files import load_config
     from berth.k8s.client import KubeClient
     from berth.k8s.server import ServeOptions, Server
 

@@ -16,6 +16,8 @@ from typing import Any
 
 import numpy as np
 
+import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
+import berth.plugins  # noqa: F401
 from berth.api.objects import (
     HOSTNAME_LABEL,
     ZONE_LABEL,
@@ -28,7 +30,7 @@ from berth.api.objects import (
     Requirement,
     SpreadConstraint,
 )
-from berth.framework.config import load_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.resources import GIB, MIB
 

@@ -446,8 +446,7 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _validate_config(path: Path) -> bool:
     """Check one scheduler configuration as ``simulate --config`` would use it."""
-    from berth.framework.config import load_config
-    from berth.framework.config_files import describe
+    from berth.framework.config_files import describe, load_config
     from berth.framework.framework import Framework
     from berth.sim.config import SimConfig, SimConfigError
 

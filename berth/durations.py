@@ -73,3 +73,32 @@ def parse_span(text: str) -> float:
     if not body or position != len(body) or not math.isfinite(total):
         raise DurationError(f"{text!r} is not a time (expected seconds, or e.g. 90m, 2h, 1d)")
     return sign * total
+
+
+def format_duration(seconds: float | None) -> str:
+    """Two units at most ("3h 20m"): a delay read at a glance, not a timestamp."""
+    if seconds is None or not math.isfinite(seconds):
+        return "—"
+    sign = "-" if seconds < 0 else ""
+    value = abs(seconds)
+    if value < 59.5:
+        return sign + _format_seconds(value)
+    secs = round(value)
+    if secs < 3600:
+        return sign + _two_units(secs, 60, "m", "s")
+    mins = round(value / 60)
+    if mins < 24 * 60:
+        return sign + _two_units(mins, 60, "h", "m")
+    return sign + _two_units(round(value / 3600), 24, "d", "h")
+
+
+def _format_seconds(value: float) -> str:
+    if value >= 10:
+        return f"{round(value)}s"
+    text = f"{value:.1f}".rstrip("0").rstrip(".")
+    return "<0.1s" if text == "0" and value > 0 else f"{text}s"
+
+
+def _two_units(amount: int, per: int, big: str, small: str) -> str:
+    whole, rest = divmod(amount, per)
+    return f"{whole}{big} {rest}{small}" if rest else f"{whole}{big}"

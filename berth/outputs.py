@@ -10,7 +10,7 @@ from typing import Any
 from berth.api.objects import GroupPhase, JobPhase, PodPhase
 from berth.framework.explain import PodRecord
 from berth.metrics.summary import eviction_cause, summarize, write_summary
-from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv
+from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv, write_timeseries_csv
 from berth.metrics.workloads import summarize_workloads, write_workloads_csv
 from berth.report.html import write_report
 from berth.sim.engine import SimResult
@@ -141,7 +141,7 @@ def write_outputs(
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
     outcomes = job_outcomes(result)
     write_jobs_csv(out / "jobs.csv", result.groups, outcomes)
-    result.series.write_csv(out / "timeseries.csv")
+    write_timeseries_csv(result.series, out / "timeseries.csv")
     explained = explanations(result)
     if explained is None:
         (out / EXPLAIN_FILE).unlink(missing_ok=True)  # an earlier run's, written over

@@ -18,7 +18,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
-from berth.report.console import format_duration
+from berth.durations import format_duration
 
 
 def _console() -> Console:

@@ -25,7 +25,8 @@ from berth.api.objects import (
     Taint,
     WeightedPodAffinityTerm,
 )
-from berth.framework.config import SchedulerConfig, load_config, parse_config
+from berth.framework.config import SchedulerConfig, parse_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.resources import GPU, MIB, to_canonical
 

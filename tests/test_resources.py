@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from berth.api.manifest import parse_documents
-from berth.framework.config import load_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.resources import (
     MAX_AMOUNT,

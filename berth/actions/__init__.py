@@ -1,4 +1,4 @@
-"""Actions run in order by each session."""
+"""Actions run in order by each session, registered with the framework by name."""
 
 from __future__ import annotations
 
@@ -7,5 +7,6 @@ from berth.actions.backfill import Backfill
 from berth.actions.enqueue import Enqueue
 from berth.actions.preempt import Preempt
 from berth.actions.reclaim import Reclaim
+from berth.framework.registry import register_actions
 
-ACTIONS = {cls.name: cls for cls in (Enqueue, Allocate, Preempt, Reclaim, Backfill)}
+register_actions(Enqueue, Allocate, Preempt, Reclaim, Backfill)

@@ -5,7 +5,7 @@ Kubernetes' StatefulSet plus a few fields."""
 from __future__ import annotations
 
 from berth.api import schema
-from berth.api.problems import Context
+from berth.api.loaded import Context
 from berth.api.templates import (
     add_workload,
     at_most_100_percent,

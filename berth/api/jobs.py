@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, check_sla, float_annotation, preemptable
+from berth.api.loaded import Context
 from berth.api.objects import (
     SUBMIT_TIME_ANNOTATION,
     BatchJob,
@@ -14,7 +15,6 @@ from berth.api.objects import (
     TaskSpec,
 )
 from berth.api.pod_spec import build_pod
-from berth.api.problems import Context
 from berth.durations import DurationError, parse_duration
 
 
@@ -76,7 +76,7 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
         )
         if template.spec.scheduler_name is None and spec.scheduler_name is not None:
             pod.scheduler_name = spec.scheduler_name
-        ctx.out._origins[id(pod)] = ctx.origin(template.spec.priority is not None)
+        ctx.out.set_origin(pod, ctx.origin(template.spec.priority is not None))
         depends = item.depends_on
         tasks.append(
             TaskSpec(
@@ -125,7 +125,7 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
         annotations=dict(meta.annotations),
         preemptable=preemptable(meta, ctx),
     )
-    ctx.out._add(ctx.out.jobs, job, ctx.origin())
+    ctx.out.add(ctx.out.jobs, job, ctx.origin())
 
 
 def _check_dependencies(spec: schema.JobSpec, ctx: Context) -> None:
@@ -183,4 +183,4 @@ def convert_command(doc: schema.CommandDoc, ctx: Context) -> None:
         or 0.0,
         reason=doc.reason or doc.message,
     )
-    ctx.out._add(ctx.out.commands, command, ctx.origin())
+    ctx.out.add(ctx.out.commands, command, ctx.origin())

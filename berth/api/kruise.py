@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import label_selector
+from berth.api.loaded import Context
 from berth.api.pod_spec import container_requests
-from berth.api.problems import Context
 from berth.api.templates import (
     add_workload,
     at_most_100_percent,

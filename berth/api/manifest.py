@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,80 +26,15 @@ from berth.api.apps import (
 from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
+from berth.api.loaded import Context, Manifests
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
-from berth.api.objects import (
-    BatchJob,
-    Command,
-    Namespace,
-    Node,
-    Pod,
-    PodGroup,
-    PriorityClass,
-    Queue,
-)
 from berth.api.pod_spec import convert_pod
-from berth.api.problems import Context, ManifestError, Origin, Problem, display
+from berth.api.problems import ManifestError, Problem, display
 from berth.api.queueing import convert_pod_group, convert_priority_class, convert_queue
 from berth.api.references import check_references
-from berth.api.workloads import Workload
 
 __all__ = ["ManifestError", "Manifests", "Problem", "load_file", "load_files", "parse_documents"]
-
-
-@dataclass
-class Manifests:
-    nodes: list[Node] = field(default_factory=list)
-    pods: list[Pod] = field(default_factory=list)
-    groups: list[PodGroup] = field(default_factory=list)
-    queues: list[Queue] = field(default_factory=list)
-    priority_classes: list[PriorityClass] = field(default_factory=list)
-    jobs: list[BatchJob] = field(default_factory=list)
-    commands: list[Command] = field(default_factory=list)
-    #: Deployments, StatefulSets, CloneSets, ...: every version, in file order (see
-    #: ``references``: a later version of an object is the same kind and name with a later
-    #: submit time).
-    workloads: list[Workload] = field(default_factory=list)
-    namespaces: list[Namespace] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
-    skipped: Counter[str] = field(default_factory=Counter)
-    # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
-    _origins: dict[int, Origin] = field(default_factory=dict, init=False, repr=False, compare=False)
-
-    @property
-    def errors(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "error"]
-
-    @property
-    def warnings(self) -> list[Problem]:
-        return [p for p in self.problems if p.severity == "warning"]
-
-    def extend(self, other: Manifests) -> None:
-        self.nodes.extend(other.nodes)
-        self.pods.extend(other.pods)
-        self.groups.extend(other.groups)
-        self.queues.extend(other.queues)
-        self.priority_classes.extend(other.priority_classes)
-        self.jobs.extend(other.jobs)
-        self.commands.extend(other.commands)
-        self.workloads.extend(other.workloads)
-        self.namespaces.extend(other.namespaces)
-        self.problems.extend(other.problems)
-        self.skipped.update(other.skipped)
-        self._origins.update(other._origins)
-
-    @property
-    def objects(self) -> bool:
-        """Whether anything was read, skipped kinds included."""
-        return bool(self._origins or self.skipped)
-
-    def _add(self, items: list[Any], obj: Any, origin: Origin) -> None:
-        items.append(obj)
-        self._origins[id(obj)] = origin
-
-    def _origin(self, obj: object) -> Origin:
-        return self._origins.get(id(obj), Origin("-"))
 
 
 # -- entry points ---------------------------------------------------------------------------------

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from berth.api import schema
+from berth.api.loaded import Context
 from berth.api.objects import Namespace
-from berth.api.problems import Context
 
 
 def convert_namespace(doc: schema.NamespaceDoc, ctx: Context) -> None:
     namespace = Namespace(doc.metadata.name, dict(doc.metadata.labels))
-    ctx.out._add(ctx.out.namespaces, namespace, ctx.origin())
+    ctx.out.add(ctx.out.namespaces, namespace, ctx.origin())

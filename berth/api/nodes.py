@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from berth.api import schema
 from berth.api.fields import canonical, positive_int_annotation
+from berth.api.loaded import Context
 from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
     HOSTNAME_LABEL,
@@ -17,7 +18,6 @@ from berth.api.objects import (
     Node,
     Taint,
 )
-from berth.api.problems import Context
 from berth.resources import PODS
 
 DEFAULT_NODE_PODS = 110
@@ -58,7 +58,7 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
         cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
     )
     positive_int_annotation(meta.annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
-    ctx.out._add(ctx.out.nodes, node, ctx.origin())
+    ctx.out.add(ctx.out.nodes, node, ctx.origin())
 
 
 def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
@@ -101,4 +101,4 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
             unschedulable=template.spec.unschedulable,
             cpu_topology=topology,
         )
-        ctx.out._add(ctx.out.nodes, node, origin)
+        ctx.out.add(ctx.out.nodes, node, origin)

@@ -336,6 +336,9 @@ class Pod:
     containers: tuple[tuple[str, str], ...] = ()
     owner: str = ""  # key of the object whose controller created the pod; empty for plain pods
     owner_kind: str = ""  # that object's kind in the store ("" for a Volcano Job's pods)
+    #: The selector of the ReplicaSet or StatefulSet (apps/v1) that made the pod: the peers
+    #: kube-scheduler's default topology spreading counts for it.
+    owner_selector: LabelSelector | None = None
     uid: str = ""  # set by the controller that creates the pod; a replacement gets a new one
     # runtime
     phase: PodPhase = PodPhase.PENDING

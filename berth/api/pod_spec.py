@@ -18,6 +18,7 @@ from berth.api.fields import (
     preemptable,
     requirements,
 )
+from berth.api.loaded import Context, Manifests
 from berth.api.objects import (
     DEFAULT_SCHEDULER,
     DURATION_ANNOTATION,
@@ -41,7 +42,6 @@ from berth.api.objects import (
     valid_label_key,
     valid_requirement,
 )
-from berth.api.problems import Context
 from berth.api.qos import check_qos_label
 from berth.api.usage import (
     USAGE_CURVE_ANNOTATION,
@@ -364,8 +364,6 @@ class ArgumentProblem(ValueError):
 
 
 def _argument_context(where: str) -> Context:
-    from berth.api.manifest import Manifests
-
     return Context(Manifests(), where, "", "-", "")
 
 
@@ -435,7 +433,7 @@ def _group_name(annotations: Mapping[str, str], ctx: Context) -> str:
 
 def convert_pod(doc: schema.PodDoc, ctx: Context) -> None:
     pod = build_pod(doc.metadata.name, doc.metadata.namespace, doc.metadata, doc.spec, ctx)
-    ctx.out._add(ctx.out.pods, pod, ctx.origin(explicit_priority=doc.spec.priority is not None))
+    ctx.out.add(ctx.out.pods, pod, ctx.origin(explicit_priority=doc.spec.priority is not None))
 
 
 def build_pod(

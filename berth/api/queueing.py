@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
+from berth.api.loaded import Context
 from berth.api.objects import (
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
@@ -12,7 +13,6 @@ from berth.api.objects import (
     PriorityClass,
     Queue,
 )
-from berth.api.problems import Context
 from berth.resources import format_amount
 
 #: Priority classes every Kubernetes cluster has without anyone defining them.
@@ -40,7 +40,7 @@ def convert_pod_group(doc: schema.PodGroupDoc, ctx: Context) -> None:
         preemptable=preemptable(meta, ctx),
         min_task_member=dict(spec.min_task_member),
     )
-    ctx.out._add(ctx.out.groups, group, ctx.origin())
+    ctx.out.add(ctx.out.groups, group, ctx.origin())
 
 
 def convert_queue(doc: schema.QueueDoc, ctx: Context) -> None:
@@ -67,7 +67,7 @@ def convert_queue(doc: schema.QueueDoc, ctx: Context) -> None:
         priority=spec.priority,
         annotations=dict(doc.metadata.annotations),
     )
-    ctx.out._add(ctx.out.queues, queue, ctx.origin())
+    ctx.out.add(ctx.out.queues, queue, ctx.origin())
 
 
 def _check_hierarchy(annotations: dict[str, str], ctx: Context) -> None:
@@ -118,4 +118,4 @@ def convert_priority_class(doc: schema.PriorityClassDoc, ctx: Context) -> None:
         global_default=doc.global_default,
         preemption_policy=doc.preemption_policy,
     )
-    ctx.out._add(ctx.out.priority_classes, pc, ctx.origin())
+    ctx.out.add(ctx.out.priority_classes, pc, ctx.origin())

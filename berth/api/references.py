@@ -4,9 +4,10 @@ targets, and priorities resolved from PriorityClasses."""
 from __future__ import annotations
 
 from collections import Counter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from berth.api import schema
+from berth.api.loaded import Manifests
 from berth.api.objects import (
     DEFAULT_QUEUE,
     SUBMIT_TIME_ANNOTATION,
@@ -20,9 +21,6 @@ from berth.api.problems import Problem, display
 from berth.api.queueing import BUILTIN_PRIORITY_CLASSES
 from berth.api.versions import check_versions
 from berth.api.workloads import UPSTREAM
-
-if TYPE_CHECKING:
-    from berth.api.manifest import Manifests
 
 #: The parent Volcano gives a queue that names none; berth's top level unless defined.
 ROOT_QUEUE = "root"
@@ -77,7 +75,7 @@ def _report(
     """A problem with ``obj``, filed under ``owner`` (the Job of a task template) if given."""
     named = owner if owner is not None else obj
     name = display(getattr(named, "namespace", None), named.name)
-    m.problems.append(Problem(m._origin(obj).file, kind, name, path, message, severity))
+    m.problems.append(Problem(m.origin(obj).file, kind, name, path, message, severity))
 
 
 def _check_command_targets(m: Manifests) -> None:
@@ -119,7 +117,7 @@ def _check_duplicates(m: Manifests) -> None:
         first_file: dict[str, str] = {}
         for obj in objects:
             key = obj.key if isinstance(obj, Pod | PodGroup | BatchJob | Command) else obj.name
-            file = m._origin(obj).file
+            file = m.origin(obj).file
             if key not in first_file:
                 first_file[key] = file
                 continue
@@ -186,7 +184,7 @@ def _resolve_priorities(m: Manifests) -> None:
         if w.template is not None
     ]
     for obj, kind, path, owner in entries:
-        explicit = m._origin(obj).explicit_priority
+        explicit = m.origin(obj).explicit_priority
         inherited = getattr(owner, "priority_class_name", "")
         if not obj.priority_class_name and not explicit and inherited in values:
             # Volcano gives a template without a class the Job's own, before the cluster's

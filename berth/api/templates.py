@@ -10,9 +10,9 @@ from typing import Any
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, float_annotation, label_selector
+from berth.api.loaded import Context
 from berth.api.objects import SUBMIT_TIME_ANNOTATION, LabelSelector
 from berth.api.pod_spec import build_pod
-from berth.api.problems import Context
 from berth.api.workloads import IntOrPercent, PodTemplate, Workload
 
 #: Kubernetes' alphabet for generated names and hashes (no vowels, no look-alike digits).
@@ -50,7 +50,7 @@ def pod_template(
     """The template of a workload named ``owner``; problems are filed under
     ``spec.template``."""
     pod = build_pod(owner, namespace, template.metadata, template.spec, ctx.within("spec.template"))
-    ctx.out._origins[id(pod)] = ctx.origin(template.spec.priority is not None)
+    ctx.out.set_origin(pod, ctx.origin(template.spec.priority is not None))
     raw = template.raw
     return PodTemplate(pod, short_hash(raw), short_hash(layout_of(raw.get("spec"))))
 
@@ -91,4 +91,4 @@ def add_workload(kind: str, doc: schema.Model, spec: object, ctx: Context) -> No
         annotations=dict(meta.annotations),
         submit_time=submit_time(meta, ctx),
     )
-    ctx.out._add(ctx.out.workloads, workload, ctx.origin())
+    ctx.out.add(ctx.out.workloads, workload, ctx.origin())

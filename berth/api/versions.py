@@ -10,9 +10,10 @@ validation compares them.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from berth.api import schema
+from berth.api.loaded import Manifests
 from berth.api.problems import Problem, display
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,
@@ -25,9 +26,6 @@ from berth.api.workloads import (
     UPSTREAM,
     Workload,
 )
-
-if TYPE_CHECKING:
-    from berth.api.manifest import Manifests
 
 #: Per kind: (field path, how to read it) for the fields a later version must keep.
 _IMMUTABLE: dict[str, tuple[tuple[str, Callable[[Any], Any]], ...]] = {
@@ -63,8 +61,8 @@ def check_versions(m: Manifests) -> None:
             if earlier is None:
                 first_at[obj.submit_time] = obj
                 continue
-            file = m._origin(earlier).file
-            where = "earlier in this file" if file == m._origin(obj).file else f"in {file}"
+            file = m.origin(earlier).file
+            where = "earlier in this file" if file == m.origin(obj).file else f"in {file}"
             message = (
                 f"duplicate {UPSTREAM[obj.kind][1]} {schema.show(obj.key)} with the same submit "
                 f"time (also defined {where}; a later version needs a later "
@@ -94,4 +92,4 @@ def _check_change(m: Manifests, previous: Workload, later: Workload) -> None:
 def _report(m: Manifests, obj: Workload, path: str, message: str) -> None:
     kind = UPSTREAM[obj.kind][1]
     name = display(obj.namespace, obj.name)
-    m.problems.append(Problem(m._origin(obj).file, kind, name, path, message, "error"))
+    m.problems.append(Problem(m.origin(obj).file, kind, name, path, message, "error"))

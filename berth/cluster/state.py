@@ -178,27 +178,60 @@ class ClusterState:
         self.rows[node.name] = row
         self.nodes.append(node)
         self.pods_on.append({})
-        labels = dict(node.labels)
-        labels.setdefault(HOSTNAME_LABEL, node.name)
-        self.labels.set_labels(row, labels)
-        for name, amount in node.allocatable.items():
-            self.allocatable[row, self.axis.index(name)] = amount
-        self.free[row] = self.allocatable[row] - self.requested[row]
+        self._describe(row, node)
         self.gpus.add_node(row, node, node.allocatable.get(GPU, 0))
-        self.schedulable[row] = not node.unschedulable
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
-        for taint in node.taints:
-            mask = self.taints.get(taint)
-            if mask is None:
-                mask = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
-            mask[row] = True
         self.structure_epoch += 1
         return row
 
     def add_nodes(self, nodes: Iterable[Node]) -> None:
         for node in nodes:
             self.add_node(node)
+
+    def update_node(self, node: Node) -> None:
+        """Take a node's new labels, taints, allocatable and cordon (as the API reports a node
+        update); its pods stay. Its GPU devices change only with its GPU count, and only while
+        no pod holds any of them: a ValueError says so otherwise."""
+        row = self.rows[node.name]
+        gpus = node.allocatable.get(GPU, 0)
+        old_gpus = self.nodes[row].allocatable.get(GPU, 0)
+        if (
+            gpus != old_gpus
+            and self.gpu_column < self.width
+            and self.requested[row, self.gpu_column]
+        ):
+            raise ValueError(
+                f"node {node.name}: GPUs changed from {old_gpus / 1000:g} to {gpus / 1000:g} "
+                "while pods hold its devices"
+            )
+        for name in node.allocatable:
+            self._ensure_column(self.axis.index(name))
+        self.nodes[row] = node
+        self._describe(row, node)
+        if gpus != old_gpus:
+            self.gpus.add_node(row, node, gpus)
+        self._log.append(row)
+        self.structure_epoch += 1
+
+    def _describe(self, row: int, node: Node) -> None:
+        """Write what ``node`` says of itself into ``row``: labels, allocatable (and so free),
+        cordon and taints; the row's pods are left as they are."""
+        labels = dict(node.labels)
+        labels.setdefault(HOSTNAME_LABEL, node.name)
+        self.labels.set_labels(row, labels)
+        self.allocatable[row] = 0
+        for name, amount in node.allocatable.items():
+            self.allocatable[row, self.axis.index(name)] = amount
+        self.free[row] = self.allocatable[row] - self.requested[row]
+        self.schedulable[row] = not node.unschedulable
+        for mask in self.taints.values():
+            mask[row] = False
+        for taint in node.taints:
+            mask = self.taints.get(taint)
+            if mask is None:
+                mask = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
+            mask[row] = True
 
     def set_schedulable(self, name: str, schedulable: bool) -> None:
         self.schedulable[self.rows[name]] = schedulable

@@ -27,6 +27,8 @@ from berth.api.objects import (
 from berth.api.templates import SAFE_ALPHABET
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,
+    REPLICA_SET,
+    STATEFUL_SET,
     UPSTREAM,
     PodTemplate,
     Workload,
@@ -35,6 +37,10 @@ from berth.controllers import rollout
 from berth.controllers.pod_order import is_ready
 from berth.controllers.runtime import Runtime
 from berth.store import AlreadyExists, NotFound, ObjectStore, WatchEvent
+
+#: Kinds whose pods kube-scheduler spreads by default, counting the pods their selector selects
+#: (it knows Services, ReplicationControllers, ReplicaSets and StatefulSets, not CRDs).
+SPREAD_BY_DEFAULT = (REPLICA_SET, STATEFUL_SET)
 
 #: Pods that have not ended (Kubernetes' active pods).
 ACTIVE = (PodPhase.PENDING, PodPhase.BOUND, PodPhase.RUNNING)
@@ -204,6 +210,7 @@ class WorkloadController:
             submit_time=self.runtime.now(),
             owner=obj.key,
             owner_kind=self.kind,
+            owner_selector=obj.spec.selector if self.kind in SPREAD_BY_DEFAULT else None,
             uid="",
             **fields,
         )

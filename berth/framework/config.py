@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from berth.api.documents import DocumentError, load_one_yaml
+from berth.framework.plugin import Plugin, PluginArgumentError
+from berth.framework.registry import ACTIONS, PLUGINS, plugin_class
 from berth.framework.search import SearchConfig
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -51,7 +51,6 @@ DEFAULT_CONFIG: dict[str, Any] = {
     ],
 }
 
-KNOWN_ACTIONS = ("enqueue", "allocate", "preempt", "reclaim", "backfill")
 #: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
 LATER_ACTIONS = ("shuffle", "gangpreempt", "gangreclaim")
 #: Volcano's former reservation actions: in berth the reservation plugin does their work.
@@ -158,37 +157,6 @@ class SchedulerConfig:
     action_arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
-def load_config(path: str | Path | None) -> SchedulerConfig:
-    if path is None:
-        return parse_config(DEFAULT_CONFIG, "<default>")
-    path = Path(path)
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except UnicodeDecodeError:
-        raise ConfigError(f"{path}: is not a UTF-8 text file (expected YAML)") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
-    try:
-        raw = load_one_yaml(text)
-    except DocumentError as exc:
-        raise ConfigError(f"{path}: {exc}") from exc
-    # A Volcano ConfigMap keeps the configuration as a string under data.
-    if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
-        data = raw.get("data") or {}
-        inner = next(iter(data.values()), None) if data else None
-        if not isinstance(inner, str):
-            raise ConfigError(f"{path}: ConfigMap: data: expected one scheduler configuration")
-        try:
-            raw = load_one_yaml(inner)
-        except DocumentError as exc:
-            raise ConfigError(f"{path}: ConfigMap: data: {exc}") from exc
-    from berth.framework import kube_config
-
-    if kube_config.is_kube_scheduler_configuration(raw):
-        return kube_config.parse_kube_config(raw, str(path))
-    return parse_config(raw, str(path))
-
-
 def parse_config(raw: Any, source: str) -> SchedulerConfig:
     if raw is None:
         raw = {}
@@ -227,6 +195,7 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
         if key not in known:
             warnings.append(f"{source}: {key}: unknown field, ignored")
     action_arguments = _parse_configurations(raw.get("configurations"), source, warnings)
+    _check_arguments(tiers, warnings)
     return SchedulerConfig(
         actions,
         tiers,
@@ -238,6 +207,35 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
         dict(simulation),
         action_arguments,
     )
+
+
+def instantiate(spec: PluginSpec) -> Plugin:
+    """The plugin ``spec`` names, built with its arguments; an argument error names where the
+    plugin was configured."""
+    where = f"{spec.origin}: " if spec.origin else ""
+    try:
+        return plugin_class(spec.name)(spec.arguments)
+    except (TypeError, ValueError) as exc:
+        detail = str(exc) if isinstance(exc, PluginArgumentError) else f"plugin {spec.name}: {exc}"
+        raise PluginArgumentError(where + detail) from exc
+
+
+def _check_arguments(tiers: list[list[PluginSpec]], warnings: list[str]) -> None:
+    """Build each configured plugin once, so a bad argument is refused when the file is read
+    and one the plugin never reads (misspelt, or meant for another plugin) is warned about."""
+    for tier in tiers:
+        for spec in tier:
+            try:
+                plugin = instantiate(spec)
+            except PluginArgumentError as exc:
+                raise ConfigError(str(exc)) from exc
+            read = sorted(plugin.arguments.read - {"weight"})
+            expected = f"it reads weight{''.join(', ' + key for key in read)}"
+            for key in plugin.arguments.unread():
+                warnings.append(
+                    f"{spec.origin}: plugin {spec.name}: argument {key}: unknown to this plugin, "
+                    f"ignored ({expected})"
+                )
 
 
 def _parse_configurations(raw: Any, source: str, warnings: list[str]) -> dict[str, dict[str, Any]]:
@@ -293,7 +291,7 @@ def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
         raise ConfigError(f'{source}: actions: expected a list or "enqueue, allocate, ..."')
     actions = []
     for name in names:
-        if name in KNOWN_ACTIONS:
+        if name in ACTIONS:
             actions.append(name)
         elif name in LATER_ACTIONS:
             warnings.append(f"{source}: actions: {name} is not available in berth yet; skipped")
@@ -303,8 +301,7 @@ def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
             )
         else:
             raise ConfigError(
-                f"{source}: actions: unknown action {name!r} "
-                f"(expected one of {', '.join(KNOWN_ACTIONS)})"
+                f"{source}: actions: unknown action {name!r} (expected one of {', '.join(ACTIONS)})"
             )
     return actions
 
@@ -312,8 +309,6 @@ def _parse_actions(raw: Any, source: str, warnings: list[str]) -> list[str]:
 def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list[PluginSpec]:
     if not isinstance(tier, dict) or not isinstance(tier.get("plugins"), list):
         raise ConfigError(f"{source}: {where}: expected {{plugins: [...]}}")
-    from berth.plugins import REGISTRY
-
     specs: list[PluginSpec] = []
     for j, item in enumerate(tier["plugins"]):
         at = f"{where}.plugins[{j}]"
@@ -331,22 +326,27 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
                 arguments = {**arguments, flag: item[flag]}
         if name == "overcommit":
             arguments = _overcommit_arguments(arguments, f"{source}: {at}", warnings)
-        if name == "capacity" and arguments.get("ancestorReclaimLevel"):
+        if name == "capacity" and "ancestorReclaimLevel" in arguments:
+            arguments = {k: v for k, v in arguments.items() if k != "ancestorReclaimLevel"}
             warnings.append(
                 f"{source}: {at}.arguments.ancestorReclaimLevel: not available in berth; "
                 "victims are judged by their own queue only"
             )
-        if name in REGISTRY:
-            specs.append(PluginSpec(name, dict(arguments), disabled))
+        if name in PLUGINS:
+            specs.append(PluginSpec(name, dict(arguments), disabled, f"{source}: {at}"))
         elif name == "predicates":
             specs.extend(
-                PluginSpec(f, {"weight": 0}, disabled | {"score"}) for f in _PREDICATE_FILTERS
+                PluginSpec(f, {"weight": 0}, disabled | {"score"}, f"{source}: {at}")
+                for f in _PREDICATE_FILTERS
             )
         elif name == "nodeorder":
             for key, (plugin, weight) in _NODEORDER.items():
                 specs.append(
                     PluginSpec(
-                        plugin, {"weight": arguments.get(key, weight)}, disabled | {"filter"}
+                        plugin,
+                        {"weight": arguments.get(key, weight)},
+                        disabled | {"filter"},
+                        f"{source}: {at}",
                     )
                 )
         elif name == "binpack":
@@ -355,6 +355,7 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
                     "most-allocated",
                     _binpack_arguments(arguments, source, at, warnings),
                     disabled | {"filter"},
+                    f"{source}: {at}",
                 )
             )
         else:

@@ -1,7 +1,7 @@
-"""Telling scheduler configuration files from manifests, so that ``berth validate`` checks
-each file for what it is: a KubeSchedulerConfiguration, a Volcano scheduler configuration (or
-the ConfigMap holding one) or a berth configuration is checked as a configuration, anything
-else as manifests."""
+"""Scheduler configuration files: reading one whatever its format, and telling them from
+manifests, so that ``berth validate`` checks each file for what it is: a
+KubeSchedulerConfiguration, a Volcano scheduler configuration (or the ConfigMap holding one) or
+a berth configuration is checked as a configuration, anything else as manifests."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from pathlib import Path
 
 import yaml
 
-from berth.framework.config import SchedulerConfig
+from berth.api.documents import DocumentError, load_one_yaml
+from berth.framework.config import DEFAULT_CONFIG, ConfigError, SchedulerConfig, parse_config
+from berth.framework.kube_config import is_kube_scheduler_configuration, parse_kube_config
 
 #: Keys only a berth or Volcano scheduler configuration has at its top level.
 _CONFIG_KEYS = {"actions", "tiers"}
@@ -38,3 +40,34 @@ def describe(config: SchedulerConfig) -> str:
     if config.scheduler_names:
         text += f"; schedulerName {config.scheduler_names[0]}"
     return text
+
+
+def load_config(path: str | Path | None) -> SchedulerConfig:
+    """The configuration in ``path`` (berth's or Volcano's, bare or in a ConfigMap, or a
+    KubeSchedulerConfiguration), or berth's default without one."""
+    if path is None:
+        return parse_config(DEFAULT_CONFIG, "<default>")
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except UnicodeDecodeError:
+        raise ConfigError(f"{path}: is not a UTF-8 text file (expected YAML)") from None
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read ({exc.strerror})") from exc
+    try:
+        raw = load_one_yaml(text)
+    except DocumentError as exc:
+        raise ConfigError(f"{path}: {exc}") from exc
+    # A Volcano ConfigMap keeps the configuration as a string under data.
+    if isinstance(raw, dict) and raw.get("kind") == "ConfigMap":
+        data = raw.get("data") or {}
+        inner = next(iter(data.values()), None) if data else None
+        if not isinstance(inner, str):
+            raise ConfigError(f"{path}: ConfigMap: data: expected one scheduler configuration")
+        try:
+            raw = load_one_yaml(inner)
+        except DocumentError as exc:
+            raise ConfigError(f"{path}: ConfigMap: data: {exc}") from exc
+    if is_kube_scheduler_configuration(raw):
+        return parse_kube_config(raw, str(path))
+    return parse_config(raw, str(path))

@@ -6,8 +6,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from berth.framework.config import PluginSpec, SchedulerConfig
-from berth.framework.plugin import Plugin, PluginArgumentError, overrides
+from berth.framework.config import PluginSpec, SchedulerConfig, instantiate
+from berth.framework.plugin import Plugin, overrides
+from berth.framework.registry import plugin_class
 
 if TYPE_CHECKING:
     from berth.api.objects import Pod
@@ -23,8 +24,6 @@ _FILTER_ORDER = {NODE_NAME: 0, NODE_AFFINITY: 0, "taint-toleration": 1, RESOURCE
 
 class Framework:
     def __init__(self, config: SchedulerConfig) -> None:
-        from berth.plugins import REGISTRY
-
         self.plugins: list[Plugin] = []
         self.filters: list[Plugin] = []
         self.scorers: list[Plugin] = []
@@ -50,7 +49,7 @@ class Framework:
         for index, tier in enumerate(config.tiers):
             self.job_enqueueables.append([])
             for spec in tier:
-                plugin = self._instantiate(REGISTRY[spec.name], spec)
+                plugin = instantiate(spec)
                 plugin.tier = index
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
@@ -59,10 +58,10 @@ class Framework:
         if RESOURCE_FIT not in configured:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
-            self.filters.append(REGISTRY[RESOURCE_FIT]({}))
+            self.filters.append(plugin_class(RESOURCE_FIT)({}))
         if NODE_AFFINITY not in configured and NODE_NAME not in configured:
             # A pod that names its node goes there, whatever the configuration.
-            self.filters.append(REGISTRY[NODE_NAME]({}))
+            self.filters.append(plugin_class(NODE_NAME)({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
@@ -80,17 +79,6 @@ class Framework:
         """Tell every plugin the workload expected (see ``Plugin.on_workload``)."""
         for plugin in self.plugins:
             plugin.on_workload(pods)
-
-    @staticmethod
-    def _instantiate(cls: type[Plugin], spec: PluginSpec) -> Plugin:
-        where = f"{spec.origin}: " if spec.origin else ""
-        try:
-            return cls(spec.arguments)
-        except (TypeError, ValueError) as exc:
-            detail = (
-                str(exc) if isinstance(exc, PluginArgumentError) else f"plugin {spec.name}: {exc}"
-            )
-            raise PluginArgumentError(where + detail) from exc
 
     def _register(self, plugin: Plugin, spec: PluginSpec) -> None:
         off = spec.disabled

@@ -47,6 +47,31 @@ class PluginArgumentError(ValueError):
     """A plugin argument with the wrong type or value."""
 
 
+class Arguments(dict[str, Any]):
+    """A plugin's arguments, remembering which ones the plugin asked for: plugins read all of
+    theirs when built, so any left unread is misspelt or unknown to the plugin."""
+
+    def __init__(self, arguments: dict[str, Any]) -> None:
+        super().__init__(arguments)
+        self.read: set[str] = set()
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.read.add(key)
+        return super().get(key, default)
+
+    def __getitem__(self, key: str) -> Any:
+        self.read.add(key)
+        return super().__getitem__(key)
+
+    def __contains__(self, key: object) -> bool:
+        if isinstance(key, str):
+            self.read.add(key)
+        return super().__contains__(key)
+
+    def unread(self) -> list[str]:
+        return [key for key in self if key not in self.read]
+
+
 class Plugin:
     #: The name used in configuration files.
     name: ClassVar[str] = ""
@@ -64,9 +89,13 @@ class Plugin:
     #: along a queue tree compare ancestors' shares); allocate then re-ranks every queue
     #: after each turn instead of only the queue it served. A plugin may set it per session.
     queue_order_shared: bool = False
+    #: Whether the plugin's node answers depend on what owns the pod (its ReplicaSet's or
+    #: Job's peers, as default spreading counts them): pods of different owners then never
+    #: share an equivalence class.
+    classes_by_owner: bool = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
-        self.arguments = dict(arguments or {})
+        self.arguments = Arguments(arguments or {})
         self.weight = self.float_arg("weight", self.default_weight)
         #: Index of the configuration tier the plugin is in (set by the framework): votes on
         #: victims and starvation are taken tier by tier, as Volcano takes them.

@@ -13,19 +13,20 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from berth.api.objects import GPU_MEMORY_ANNOTATION, Pod
+from berth.api.objects import GPU_MEMORY_ANNOTATION, JOB_NAME_LABEL, Pod
 from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
     from berth.framework.plugin import Plugin
 
 
-def class_key(pod: Pod, labels_matter: bool) -> tuple:
+def class_key(pod: Pod, labels_matter: bool, owners_matter: bool = False) -> tuple:
     """What decides where a pod may go and how nodes rank for it.
 
     Labels and namespace only matter when some selector could count the pod itself (its own
-    affinity/spread terms) or when bound pods carry affinity terms; leaving them out otherwise
-    keeps classes large.
+    affinity/spread terms) or when bound pods carry affinity terms; what owns the pod only when
+    a plugin counts its owner's pods (default spreading). Leaving them out otherwise keeps
+    classes large.
     """
     spec = (
         tuple(sorted(pod.requests.items())),
@@ -39,6 +40,8 @@ def class_key(pod: Pod, labels_matter: bool) -> tuple:
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
         pod.reclaimed,  # a pod on batch resources is estimated by them (load-aware)
     )
+    if owners_matter:
+        spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))
     if labels_matter or pod.affinity.has_pod_terms or pod.spread:
         return spec + (pod.namespace, tuple(sorted(pod.labels.items())))
     return spec

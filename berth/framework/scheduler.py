@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.actions import ACTIONS
 from berth.api.objects import (
     DEFAULT_QUEUE,
     QUEUE_NAME_ANNOTATION,
@@ -25,6 +24,7 @@ from berth.framework.framework import Framework
 from berth.framework.plugin import Reason
 from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
+from berth.framework.registry import action_builder
 from berth.framework.search import NodeSearch
 from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
 
@@ -41,7 +41,7 @@ class Scheduler:
             self.state, self.framework.filters, self.framework.scorers, config.search, seed
         )
         self.actions = [
-            ACTIONS[name](config.action_arguments.get(name, {})) for name in config.actions
+            action_builder(name)(config.action_arguments.get(name, {})) for name in config.actions
         ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
         self.jobs: dict[str, JobInfo] = {}
@@ -82,6 +82,11 @@ class Scheduler:
     def add_namespace(self, namespace: Namespace) -> None:
         """A namespace's labels, for affinity terms that select namespaces by label."""
         self.state.set_namespace(namespace)
+
+    def update_node(self, node: Node) -> None:
+        """A node's labels, taints, capacity or cordon changed (see ClusterState.update_node)."""
+        self.state.update_node(node)
+        self.admission_epoch += 1
 
     def set_schedulable(self, node: str, schedulable: bool) -> None:
         """Cordon or uncordon a node (a failure, a recovery)."""

@@ -7,3 +7,6 @@ changes to the Scheduler, runs sessions, and hands binds and evictions to the bi
 writes them through the ``pods/binding`` and ``policy/v1`` Eviction subresources. Only the
 leader of a ``coordination.k8s.io`` Lease schedules and writes.
 """
+
+import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
+import berth.plugins  # noqa: F401

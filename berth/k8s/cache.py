@@ -156,9 +156,16 @@ class KubeStore:
         self.notify(kind, WatchEvent.DELETED, obj)
         return obj
 
-    def write_status(self, kind: str, key: str, status: dict[str, Any]) -> None:
+    def write_status(
+        self,
+        kind: str,
+        key: str,
+        status: dict[str, Any],
+        unless: Callable[[dict[str, Any]], bool] | None = None,
+    ) -> None:
         """Replace the object's status with optimistic concurrency: PUT with the cached
-        resourceVersion, and on 409 Conflict read the latest and try again."""
+        resourceVersion, and on 409 Conflict read the latest and try again, unless the latest
+        satisfies ``unless`` (e.g. a pod bound meanwhile)."""
         raw = self._raw.get(kind, {}).get(key)
         if raw is None:
             return
@@ -167,6 +174,8 @@ class KubeStore:
         subresource = "status" if resource.status_subresource else ""
         path = resource.item(meta.get("namespace"), meta["name"], subresource)
         for _ in range(CONFLICT_RETRIES):
+            if unless is not None and unless(raw):
+                return
             body = {**raw, "status": {**(raw.get("status") or {}), **status}}
             try:
                 stored = self.client.request("PUT", path, body=body)

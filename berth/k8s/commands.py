@@ -9,7 +9,8 @@ import socket
 import sys
 from pathlib import Path
 
-from berth.framework.config import ConfigError, load_config
+from berth.framework.config import ConfigError
+from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 from berth.framework.plugin import PluginArgumentError
 

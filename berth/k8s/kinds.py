@@ -43,11 +43,12 @@ JOB = Resource("Job", "batch.volcano.sh", "v1alpha1", "jobs", True)
 COMMAND = Resource("Command", "bus.volcano.sh", "v1alpha1", "commands", True)
 PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityclasses", False)
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases", True)
+EVENT = Resource("Event", "", "v1", "events", True)
 
 #: What the serve loop watches, in the order an initial sync applies them: what pods refer to
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
-BY_KIND = {resource.kind: resource for resource in (*WATCHED, LEASE)}
+BY_KIND = {resource.kind: resource for resource in (*WATCHED, LEASE, EVENT)}
 
 
 def object_key(obj: dict) -> str:

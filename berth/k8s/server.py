@@ -31,6 +31,7 @@ from berth.k8s.binder import AnnotationHook, Binder, BindResult
 from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
+from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.convert import job_status
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import WATCHED
@@ -137,6 +138,8 @@ class Server:
         #: PodGroups and Jobs whose status may have changed since it was last written.
         self._check_groups: set[str] = set()
         self._check_jobs: set[str] = set()
+        #: Why each waiting pod waits, written on the pod as kube-scheduler does.
+        self.conditions = SchedulingConditions(self.store)
         #: perf_counter() of the last accepted bind (with books.first_pending_at: the
         #: benchmark's throughput window).
         self.last_bound_at: float | None = None
@@ -300,7 +303,11 @@ class Server:
             self.scheduler.add_node(node)
             self.books.node_added(node.name)
         else:
-            self.scheduler.set_schedulable(node.name, not node.unschedulable)
+            try:
+                self.scheduler.update_node(node)
+            except ValueError as exc:
+                # The rest of the update is not taken: the node keeps what berth knew of it.
+                log.warning("node update not taken", extra={"node": node.name, "why": str(exc)})
         self._dirty = True
 
     def _on_queue(self, event: WatchEvent, queue_: Queue) -> None:
@@ -320,6 +327,8 @@ class Server:
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         if pod.owner:
             self._check_jobs.add(pod.owner)
+        if pod.bound_node or event == WatchEvent.DELETED:
+            self.conditions.forget(pod)
         self.books.observe(event, pod)
 
     def _mark_dirty(self) -> None:
@@ -377,6 +386,7 @@ class Server:
         for name in self.scheduler.queues:
             self.metrics.pending.labels(name).set(waiting.get(name, 0))
         self.metrics.attempts.labels("unschedulable").inc(sum(waiting.values()))
+        self.conditions.report(self.scheduler)
         for group in self.scheduler.admitted:
             try:
                 self.store.update("PodGroup", group)  # its controller creates the pods now

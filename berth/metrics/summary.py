@@ -14,8 +14,8 @@ from typing import Any
 import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
-from berth.metrics.timeseries import TimeSeries
 from berth.resources import GPU
+from berth.sim.timeseries import TimeSeries
 
 Stats = dict[str, float | int | None]
 

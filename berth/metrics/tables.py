@@ -1,4 +1,5 @@
-"""Per-pod and per-job CSV tables, and the number formatting every berth CSV shares.
+"""Per-pod, per-job and time-series CSV tables, and the number formatting every berth CSV
+shares.
 
 Output files are compared byte for byte between runs, so numbers are never written with
 ``repr``: a float that is 0.1 in one run and 0.10000000000000002 in another must print the same.
@@ -7,11 +8,14 @@ Output files are compared byte for byte between runs, so numbers are never writt
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from os import PathLike
 
+import numpy as np
+
 from berth.api.objects import Pod, PodGroup
+from berth.sim.timeseries import TimeSeries, column_name
 
 POD_COLUMNS = (
     "namespace",
@@ -137,3 +141,43 @@ def write_jobs_csv(
             )
         )
     write_rows(path, JOB_COLUMNS, rows)
+
+
+def write_timeseries_csv(series: TimeSeries, path: str | PathLike[str]) -> None:
+    """Write ``time,pending,running``, ``alloc_/used_/capacity_/stranded_`` per resource,
+    ``gpu_fragmented`` (milli-GPU), and, when queues are known, ``share_<queue>`` (dominant
+    share) and ``fairness``."""
+    header = ["time", "pending", "running"]
+    for resource in series.resources:
+        name = column_name(resource)
+        header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}", f"stranded_{name}"]
+    header.append("gpu_fragmented")
+    times, pending, running = series.times, series.pending, series.running
+    fragmented = np.rint(series.gpu_fragmented).astype(np.int64)
+    allocated = np.rint(series.allocated).astype(np.int64)
+    capacity = np.rint(series.capacity).astype(np.int64)
+    stranded = np.rint(series.stranded).astype(np.int64)
+    used = series.used
+    queues = series.queues
+    if queues:
+        header += [f"share_{column_name(q)}" for q in queues] + ["fairness"]
+        shares = np.round(series.queue_shares(), 4)
+        fairness = np.round(series.fairness(), 4)
+
+    def rows() -> Iterator[list[str]]:
+        for i in range(len(series)):
+            row = [format_decimal(times[i]), str(pending[i]), str(running[i])]
+            for r in range(len(series.resources)):
+                row += [
+                    str(allocated[i, r]),
+                    format_decimal(used[i, r]),
+                    str(capacity[i, r]),
+                    str(stranded[i, r]),
+                ]
+            row.append(str(fragmented[i]))
+            if queues:
+                row += [format_decimal(v) for v in shares[i]]
+                row.append(format_decimal(fairness[i]))
+            yield row
+
+    write_rows(path, header, rows())

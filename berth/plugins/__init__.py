@@ -1,8 +1,9 @@
-"""Plugins, one per module, and the names configurations use for them."""
+"""Plugins, one per module, registered with the framework under the names configurations use
+for them."""
 
 from __future__ import annotations
 
-from berth.framework.plugin import Plugin
+from berth.framework.registry import register_plugins
 from berth.plugins.balanced_allocation import BalancedAllocation
 from berth.plugins.capacity import Capacity
 from berth.plugins.conformance import Conformance
@@ -30,34 +31,31 @@ from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
 from berth.plugins.topology_spread import TopologySpread
 
-REGISTRY: dict[str, type[Plugin]] = {
-    cls.name: cls
-    for cls in (
-        ResourceFit,
-        NodeAffinity,
-        NodeName,
-        TaintToleration,
-        PodAffinity,
-        TopologySpread,
-        LeastAllocated,
-        MostAllocated,
-        BalancedAllocation,
-        RequestedToCapacityRatio,
-        Priority,
-        Gang,
-        Drf,
-        Proportion,
-        Capacity,
-        Conformance,
-        Overcommit,
-        Sla,
-        Reservation,
-        GpuBestFit,
-        GpuPacking,
-        GpuClustering,
-        DotProd,
-        RandomPlacement,
-        Fgd,
-        LoadAware,
-    )
-}
+register_plugins(
+    ResourceFit,
+    NodeAffinity,
+    NodeName,
+    TaintToleration,
+    PodAffinity,
+    TopologySpread,
+    LeastAllocated,
+    MostAllocated,
+    BalancedAllocation,
+    RequestedToCapacityRatio,
+    Priority,
+    Gang,
+    Drf,
+    Proportion,
+    Capacity,
+    Conformance,
+    Overcommit,
+    Sla,
+    Reservation,
+    GpuBestFit,
+    GpuPacking,
+    GpuClustering,
+    DotProd,
+    RandomPlacement,
+    Fgd,
+    LoadAware,
+)

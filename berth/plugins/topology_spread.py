@@ -15,9 +15,10 @@ selector to pods sharing the pod's values for those keys.
 
 A pod with no constraints of its own gets the plugin's default constraints (``defaultingType``
 System: hostname maxSkew 3 and zone maxSkew 5, ScheduleAnyway; List: ``defaultConstraints``)
-when it belongs to a batch Job, counting the pods of the same Job: a Job's pods are what a
-Service or ReplicaSet selects in Kubernetes, and pods of no Job get none, as pods no workload
-selects get none from kube-scheduler.
+when a ReplicaSet or StatefulSet made it, counting the pods that workload's selector selects,
+as kube-scheduler does; and when it belongs to a Volcano Job, counting the pods of the same Job
+(berth's stand-in for the Service that would select them). Other pods get none, as pods no
+Service, ReplicaSet or StatefulSet selects get none from kube-scheduler.
 """
 
 from __future__ import annotations
@@ -107,6 +108,7 @@ class TopologySpread(Plugin):
             raise PluginArgumentError(f"plugin {self.name}: argument {exc}") from exc
         self.system_defaulted = defaulting == "System"
         self.defaults = SYSTEM_DEFAULTS if self.system_defaulted else listed
+        self.classes_by_owner = bool(self.defaults)
 
     def _constraints(self, pod: Pod) -> tuple[list[SpreadConstraint], bool]:
         """The pod's constraints with their selectors resolved, and whether they are the
@@ -117,10 +119,14 @@ class TopologySpread(Plugin):
                 for c in pod.spread
             ]
             return resolved, False
-        job = pod.labels.get(JOB_NAME_LABEL)
-        if not self.defaults or job is None:
+        if not self.defaults:
             return [], False
-        selector = LabelSelector((Requirement(JOB_NAME_LABEL, "In", (job,)),))
+        selector = pod.owner_selector
+        job = pod.labels.get(JOB_NAME_LABEL)
+        if selector is None and job is not None:
+            selector = LabelSelector((Requirement(JOB_NAME_LABEL, "In", (job,)),))
+        if selector is None:
+            return [], False
         return [replace(c, selector=selector) for c in self.defaults], self.system_defaulted
 
     def prepare(self, cls: PodClass, state: ClusterState) -> None:

@@ -13,8 +13,9 @@ from typing import Any
 import numpy as np
 from rich.table import Table
 
+from berth.durations import format_duration
 from berth.metrics.comparison import BETTER, WORSE, RunOutcome, by_config
-from berth.report.console import format_duration, format_percent
+from berth.report.console import format_percent
 from berth.report.figures import (
     HALF_WIDTH,
     LINESTYLES,

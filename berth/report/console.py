@@ -1,11 +1,12 @@
-"""The run summary for the terminal, and the human duration format the HTML report shares."""
+"""The run summary for the terminal, and the number formats the HTML report shares."""
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rich.table import Table
+
+from berth.durations import format_duration
 
 #: Percentile rows shown for each delay distribution, in order.
 DELAY_STATS = ("mean", "p50", "p95", "p99")
@@ -33,35 +34,6 @@ def rollouts_text(workloads: list[dict[str, Any]]) -> str:
     in_place = sum(r["pods_updated_in_place"] for r in rollouts)
     peak = max(r["peak_unavailable"] for r in rollouts)
     return f"{text} · {recreated} pods recreated · {in_place} in place · peak unavailable {peak}"
-
-
-def format_duration(seconds: float | None) -> str:
-    """Two units at most ("3h 20m"): a delay read at a glance, not a timestamp."""
-    if seconds is None or not math.isfinite(seconds):
-        return "—"
-    sign = "-" if seconds < 0 else ""
-    value = abs(seconds)
-    if value < 59.5:
-        return sign + _format_seconds(value)
-    secs = round(value)
-    if secs < 3600:
-        return sign + _two_units(secs, 60, "m", "s")
-    mins = round(value / 60)
-    if mins < 24 * 60:
-        return sign + _two_units(mins, 60, "h", "m")
-    return sign + _two_units(round(value / 3600), 24, "d", "h")
-
-
-def _format_seconds(value: float) -> str:
-    if value >= 10:
-        return f"{round(value)}s"
-    text = f"{value:.1f}".rstrip("0").rstrip(".")
-    return "<0.1s" if text == "0" and value > 0 else f"{text}s"
-
-
-def _two_units(amount: int, per: int, big: str, small: str) -> str:
-    whole, rest = divmod(amount, per)
-    return f"{whole}{big} {rest}{small}" if rest else f"{whole}{big}"
 
 
 def format_percent(fraction: float) -> str:

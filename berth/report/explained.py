@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from berth.report.console import format_duration
+from berth.durations import format_duration
 from berth.report.page import heading, table
 
 CHOSEN = "◀ chosen"

@@ -23,7 +23,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator, PercentFormatter
 
-from berth.report.console import format_duration
+from berth.durations import format_duration
 
 DPI = 100
 WIDTH = 9.0

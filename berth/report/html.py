@@ -10,15 +10,16 @@ from pathlib import Path
 from typing import Any
 
 from berth.api.objects import Pod, PodGroup
+from berth.durations import format_duration
 from berth.metrics.tables import JobOutcome
-from berth.metrics.timeseries import TimeSeries
-from berth.report.console import format_duration, format_percent, gpu_fragmentation_text
+from berth.report.console import format_percent, gpu_fragmentation_text
 from berth.report.explained import explained_section
 from berth.report.figures import Plot
 from berth.report.jobs import jobs_section, pending_section
 from berth.report.page import figures, heading, page, table
 from berth.report.plots import JCT_FILE, QUEUEING_FILE, write_plots
 from berth.report.workloads import workloads_section
+from berth.sim.timeseries import TimeSeries
 
 _COUNT_COLUMNS = (
     "submitted",

@@ -8,8 +8,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.durations import format_duration
 from berth.metrics.tables import JobOutcome
-from berth.report.console import format_duration
 from berth.report.page import heading, table
 
 #: Enough pending jobs to spot a pattern (one namespace, one job) without a megabyte page.

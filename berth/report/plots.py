@@ -14,7 +14,6 @@ from matplotlib.axes import Axes
 
 from berth.api.objects import GroupPhase, PodGroup
 from berth.metrics.summary import time_weighted_fractions
-from berth.metrics.timeseries import TimeSeries
 from berth.report.console import format_percent
 from berth.report.figures import (
     HALF_WIDTH,
@@ -30,6 +29,7 @@ from berth.report.figures import (
     time_unit,
 )
 from berth.resources import GPU, PODS
+from berth.sim.timeseries import TimeSeries
 
 UTILIZATION_FILE = "utilization.png"
 STRANDED_FILE = "stranded.png"

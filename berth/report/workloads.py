@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.report.console import format_duration
+from berth.durations import format_duration
 from berth.report.page import heading, table
 from berth.resources import CPU, MEMORY, format_amount
 

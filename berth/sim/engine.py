@@ -22,7 +22,6 @@ from berth.api.workloads import Workload
 from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
-from berth.metrics.timeseries import TimeSeries
 from berth.sim.agent import Clock, GroupStats, NodeAgent
 from berth.sim.colocation import Colocation
 from berth.sim.config import (
@@ -34,6 +33,7 @@ from berth.sim.config import (
 )
 from berth.sim.control import ControlPlane
 from berth.sim.events import PERIODIC, Ev, EventQueue
+from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
 
 __all__ = [

@@ -27,6 +27,7 @@ from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.framework import Framework
+from berth.framework.registry import PLUGINS
 from berth.framework.search import NodeSearch
 from berth.resources import GPU
 from berth.sim.cluster_input import load_cluster, trace_table
@@ -224,10 +225,9 @@ def load_fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]
 
 def spec_config(policy: str) -> SchedulerConfig:
     """A policy name, or the path of a scheduler configuration."""
-    from berth.framework.config import load_config
-    from berth.plugins import REGISTRY
+    from berth.framework.config_files import load_config
 
-    if policy in REGISTRY:
+    if policy in PLUGINS:
         return policy_config(policy)
     return load_config(policy)
 

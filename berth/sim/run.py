@@ -17,7 +17,8 @@ from berth.api.manifest import (
     parse_documents,
 )
 from berth.api.workloads import workload_pods
-from berth.framework.config import SchedulerConfig, load_config
+from berth.framework.config import SchedulerConfig
+from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.engine import SimConfig, SimResult, Simulation

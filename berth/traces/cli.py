@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from berth.report.console import format_duration
+from berth.durations import format_duration
 from berth.resources import CPU, GIB, GPU, MEMORY
 from berth.traces.arguments import (
     add_reading_arguments,

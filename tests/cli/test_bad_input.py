@@ -203,6 +203,20 @@ def test_validate_control_character_is_one_line(tmp_path, capsys):
     assert lines[0].startswith(f"{path}: invalid YAML at line 4"), lines[0]
 
 
+def test_a_whole_csv_given_as_manifests_is_quoted_by_its_start_only(tmp_path, capsys):
+    """YAML reads a CSV as one long string; the message quotes a line's start, not the file."""
+    path = tmp_path / "tasks.csv"
+    rows = "".join(f"{i},{i + 60},{i},{i},1,Terminated,50,0.01\n" for i in range(5000))
+    path.write_text("task_create_time,task_end_time,job_id,task_id,instances,status\n" + rows)
+    rc, out, err = run(capsys, "validate", str(path))
+    assert rc == 1
+    lines = (out + err).strip().splitlines()
+    assert lines == [
+        f"{path}: -/-: expected an object with apiVersion and kind "
+        '(got "task_create_time,task_end_time,job_id,task_id,instances,stat...")'
+    ]
+
+
 # -- simulate -------------------------------------------------------------------------------------
 
 

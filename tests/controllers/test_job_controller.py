@@ -13,7 +13,8 @@ import pytest
 
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
-from berth.framework.config import load_config, parse_config
+from berth.framework.config import parse_config
+from berth.framework.config_files import load_config
 from berth.outputs import job_outcomes
 from berth.sim.engine import SimConfig, SimConfigError, SimResult, Simulation
 

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from berth.framework.config import ConfigError, load_config
+from berth.framework.config import ConfigError
+from berth.framework.config_files import load_config
 
 CASES = {
     "not UTF-8": (b"actions: \xff\xfe enqueue\n", "is not a UTF-8 text file (expected YAML)"),

@@ -9,7 +9,8 @@ from typing import Any
 import pytest
 import yaml
 
-from berth.framework.config import ConfigError, load_config
+from berth.framework.config import ConfigError
+from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 from berth.framework.kube_config import KUBE_API, KUBE_KIND, parse_kube_config
 from berth.framework.plugin import PluginArgumentError

@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from berth.api.objects import Affinity, NodeSelectorTerm, PreferredNodeTerm, SpreadConstraint, Taint
-from berth.framework.config import load_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.framework.search import NodeSearch, SearchConfig, sample_target
 from tests.builders import (

@@ -14,7 +14,8 @@ from typing import Any
 import yaml
 from kubernetes import client as k8s_client
 
-from berth.framework.config import SchedulerConfig, load_config, parse_config
+from berth.framework.config import SchedulerConfig, parse_config
+from berth.framework.config_files import load_config
 from berth.k8s.client import KubeClient
 from berth.k8s.kinds import BY_KIND
 from berth.k8s.server import ServeOptions, Server

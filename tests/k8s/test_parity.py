@@ -12,8 +12,9 @@ import pytest
 import yaml
 
 from berth.api.objects import PodPhase
-from berth.framework.config import DEFAULT_CONFIG, load_config
-from berth.plugins import REGISTRY
+from berth.framework.config import DEFAULT_CONFIG
+from berth.framework.config_files import load_config
+from berth.framework.registry import PLUGINS
 from berth.sim.inputs import InputSpec
 from berth.sim.run import load_inputs, simulate
 from tests.k8s.harness import Cluster, fast_options, serving, settle
@@ -33,7 +34,7 @@ def _configuration(plugin: str | None) -> dict[str, Any]:
     return {"actions": "enqueue, allocate, preempt, reclaim, backfill", "tiers": tiers}
 
 
-CONFIGURATIONS = [None, *sorted(REGISTRY)]
+CONFIGURATIONS = [None, *sorted(PLUGINS)]
 
 
 def simulated(config_file: Path) -> tuple[dict[str, str], set[str]]:

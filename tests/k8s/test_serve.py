@@ -82,6 +82,62 @@ def test_a_cordoned_node_takes_no_pods(cluster: Cluster):
     assert set(cluster.bindings().values()) == {"n2"}
 
 
+def test_node_label_and_taint_updates_are_taken(cluster: Cluster):
+    """A pod that selects a label no node has waits; labelling a node lets it in, and a
+    NoSchedule taint added later keeps the next one out."""
+    cluster.add(node_doc("n1"), node_doc("n2"))
+    selecting = pod_doc("gpu-job")
+    selecting["spec"]["nodeSelector"] = {"pool": "gpu"}
+    with serving(cluster) as server:
+        settle(server)
+        cluster.add(selecting)
+        settle(server)
+        assert "default/gpu-job" not in cluster.bindings()
+        cluster.patch("Node", "", "n2", {"metadata": {"labels": {"pool": "gpu"}}})
+        settle(server)
+        assert cluster.bindings()["default/gpu-job"] == "n2"
+        taint = {"key": "dedicated", "value": "x", "effect": "NoSchedule"}
+        cluster.patch("Node", "", "n2", {"spec": {"taints": [taint]}})
+        settle(server)
+        second = pod_doc("gpu-job-2")
+        second["spec"]["nodeSelector"] = {"pool": "gpu"}
+        cluster.add(second)
+        settle(server)
+    assert "default/gpu-job-2" not in cluster.bindings()
+
+
+def test_a_waiting_pod_says_why_in_its_pod_scheduled_condition(cluster: Cluster):
+    """As kube-scheduler does, so `kubectl describe pod` shows it; written once per reason,
+    not once per cycle."""
+    cluster.add(node_doc("n1", cpu="4"), pod_doc("big", cpu="8"))
+    with serving(cluster) as server:
+        settle(server)
+        cluster.add(pod_doc("small", cpu="1"))  # another cycle, the same reason for "big"
+        settle(server)
+    (big,) = [p for p in cluster.objects("Pod") if p["metadata"]["name"] == "big"]
+    (condition,) = big["status"]["conditions"]
+    assert {k: condition[k] for k in ("type", "status", "reason", "message")} == {
+        "type": "PodScheduled",
+        "status": "False",
+        "reason": "Unschedulable",
+        "message": "0/1 nodes available: 1 insufficient cpu",
+    }
+    writes = [
+        entry
+        for entry in cluster.api.log
+        if entry == ("PUT", "/api/v1/namespaces/default/pods/big/status")
+    ]
+    assert len(writes) == 1
+    assert cluster.bindings() == {"default/small": "n1"}
+    (event,) = cluster.objects("Event")
+    assert event["involvedObject"]["name"] == "big"
+    assert (event["type"], event["reason"], event["message"]) == (
+        "Warning",
+        "FailedScheduling",
+        "0/1 nodes available: 1 insufficient cpu",
+    )
+
+
 def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
     bad_quantity = pod_doc("bad", cpu="lots")
     unknown_field = {

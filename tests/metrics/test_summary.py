@@ -14,9 +14,9 @@ from berth.api.manifest import Manifests
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase, Queue
 from berth.framework.config import SchedulerConfig
 from berth.metrics.summary import percentiles, summarize, time_weighted_fractions, write_summary
-from berth.metrics.timeseries import TimeSeries
 from berth.outputs import write_outputs
 from berth.sim.engine import NodeFailure, SimConfig, Simulation
+from berth.sim.timeseries import TimeSeries
 from tests.builders import GANG, config, node, pod, queued
 
 

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from berth.metrics.timeseries import TimeSeries, column_name
+from berth.metrics.tables import write_timeseries_csv
+from berth.sim.timeseries import TimeSeries, column_name
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "pods"]
 
@@ -114,7 +115,7 @@ def test_write_csv_exact(tmp_path: Path) -> None:
     )
     series.sample(120.1234, 0, 4, _vec(3000.4, 2000), _vec(-0.0001, 2000), _vec(8000, 2000))
     path = tmp_path / "timeseries.csv"
-    series.write_csv(path)
+    write_timeseries_csv(series, path)
     assert path.read_text() == (
         "time,pending,running,alloc_cpu,used_cpu,capacity_cpu,stranded_cpu,"
         "alloc_gpu,used_gpu,capacity_gpu,stranded_gpu,gpu_fragmented\n"
@@ -135,8 +136,8 @@ def test_write_csv_is_byte_identical_for_identical_input(tmp_path: Path) -> None
         return series
 
     first, second = tmp_path / "a.csv", tmp_path / "b.csv"
-    build().write_csv(first)
-    build().write_csv(second)
+    write_timeseries_csv(build(), first)
+    write_timeseries_csv(build(), second)
     assert first.read_bytes() == second.read_bytes()
 
 
@@ -173,7 +174,7 @@ def test_queue_columns_in_csv(tmp_path: Path) -> None:
         0, 0, 0, _vec(8000), _vec(0), _vec(8000), queue_allocated={"a": _vec(6000), "b": _vec(2000)}
     )
     path = tmp_path / "t.csv"
-    series.write_csv(path)
+    write_timeseries_csv(series, path)
     header, row = path.read_text().splitlines()
     assert header.endswith(",share_a,share_b,fairness")
     assert row.endswith(",0.75,0.25,0.8")

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from berth.api.objects import Pod, PodGroup
-from berth.framework.config import load_config, parse_config
-from berth.framework.plugin import PluginArgumentError
+from berth.framework.config import ConfigError, parse_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.plugins.reservation import Reservation, earliest_fit
 from tests.builders import best_effort, config, node, pod, run, scheduler
@@ -267,9 +267,9 @@ ARGUMENT_ERRORS = {
 
 @pytest.mark.parametrize("value,message", ARGUMENT_ERRORS.values(), ids=ARGUMENT_ERRORS.keys())
 def test_bad_wait_time(value, message):
-    with pytest.raises(PluginArgumentError) as err:
-        Scheduler(reserving(value))
-    assert str(err.value) == message
+    with pytest.raises(ConfigError) as err:
+        reserving(value)
+    assert str(err.value) == f"test: tiers[0].plugins[{len(BASE)}]: {message}"
 
 
 def test_wait_time_defaults_to_half_an_hour():

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.api.objects import HOSTNAME_LABEL, Affinity, Node, Pod, PodAffinityTerm, PodGroup
-from berth.framework.config import ConfigError, load_config, parse_config
+from berth.framework.config import ConfigError, parse_config
+from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 
 from .generators import (

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from berth.api.manifest import Manifests
 from berth.api.objects import Node, Pod, PodPhase
-from berth.framework.config import load_config, parse_config
+from berth.framework.config import parse_config
+from berth.framework.config_files import load_config
 from berth.sim.engine import SimConfig, Simulation
 
 from .generators import (

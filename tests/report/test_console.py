@@ -9,9 +9,10 @@ import pytest
 from rich.console import Console
 
 from berth.api.objects import GroupPhase, PodGroup
+from berth.durations import format_duration
 from berth.metrics.summary import summarize
-from berth.metrics.timeseries import TimeSeries
-from berth.report.console import format_duration, rollouts_text, summary_table
+from berth.report.console import rollouts_text, summary_table
+from berth.sim.timeseries import TimeSeries
 
 
 @pytest.mark.parametrize(

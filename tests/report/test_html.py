@@ -12,11 +12,11 @@ import pytest
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.summary import summarize
 from berth.metrics.tables import JobOutcome
-from berth.metrics.timeseries import TimeSeries
 from berth.report.figures import MAX_POINTS, binned, time_unit
 from berth.report.html import write_report
 from berth.report.jobs import ALL_JOBS_ROWS, NOTABLE_ROWS, PENDING_ROWS
 from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE
+from berth.sim.timeseries import TimeSeries
 
 RESOURCES = ["cpu", "memory", "nvidia.com/gpu", "pods"]
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -16,7 +16,7 @@ import pytest
 
 from berth.api.manifest import load_files
 from berth.cli import main
-from berth.framework.config import load_config
+from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -9,7 +9,8 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import PodPhase
 from berth.api.workloads import CLONE_SET, DEPLOYMENT
 from berth.controllers.workload import set_replicas
-from berth.framework.config import load_config, parse_config
+from berth.framework.config import parse_config
+from berth.framework.config_files import load_config
 from berth.sim.engine import SimConfig, SimResult, Simulation
 from tests.controllers.workload_docs import (
     KRUISE,

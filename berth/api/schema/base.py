@@ -57,15 +57,26 @@ class Issue(NamedTuple):
     message: str
 
 
+#: How much of an offending value a message quotes: one line, this many characters at most.
+SHOWN_CHARACTERS = 60
+
+
 def show(value: object) -> str:
-    """A value as it would read in the manifest, for quoting it back in a message."""
+    """A value as it would read in the manifest, for quoting it back in a message: one line of
+    it at most, shortened (a whole file read as one string must not fill the terminal)."""
     if isinstance(value, dict):
         return "a mapping"
     if isinstance(value, list | tuple):
         return "a list"
-    if isinstance(value, str | int | float | bool) or value is None:
+    if isinstance(value, int | float | bool) or value is None:
         return json.dumps(value)
-    return json.dumps(str(value))
+    text = str(value)
+    first = text.split("\n", 1)[0]
+    if len(first) > SHOWN_CHARACTERS:
+        first = first[:SHOWN_CHARACTERS]
+    if first != text:
+        return json.dumps(first + "...")
+    return json.dumps(text)
 
 
 def fail(message: str) -> PydanticCustomError:

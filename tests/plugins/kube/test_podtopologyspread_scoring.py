@@ -5,16 +5,19 @@ profile; the scores agree exactly.
 ``candidates`` are the nodes that passed filtering (the others are in the cluster but not
 scored). berth names every node by kubernetes.io/hostname, so the row where a candidate lacks
 the topology key uses a key of its own ("node"); for a key with one node per value the
-arithmetic is the same. System default constraints select a Job's pods in berth, where
-kube-scheduler selects a Service's. Not ported: terminating pods (berth has none) and
+arithmetic is the same. System default constraints count the pods the owning ReplicaSet or
+StatefulSet selects, as kube-scheduler's; berth has no Services and counts a Volcano Job's
+pods where kube-scheduler would count a Service's. Not ported: terminating pods (berth has none) and
 minDomains with ScheduleAnyway (berth refuses such a pod, as the API server does).
 """
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
-from berth.api.objects import JOB_NAME_LABEL
+from berth.api.objects import JOB_NAME_LABEL, LabelSelector, Requirement
 from tests.plugins.kube.harness import NODE_AFF, NODE_SEL, cluster, node, pod, scores
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
@@ -343,3 +346,40 @@ def test_score(labels, constraints, fields, nodes, candidates, existing, taints,
 def test_no_soft_constraints_no_score():
     s = cluster([node("node-a"), node("node-b")])
     assert scores(s, "topology-spread", pod("p", labels=FOO_POD)) == {"node-a": 0.0, "node-b": 0.0}
+
+
+def test_system_defaults_count_the_pods_the_owning_replica_set_selects():
+    """Upstream's system-defaults row as kube-scheduler finds it: the incoming pod's ReplicaSet
+    selects ``foo`` pods, so those are the peers spread across hostnames; a pod nothing owns
+    gets no default constraint."""
+    config = [{"name": "PodTopologySpread", "args": {"defaultingType": "System"}}]
+    s = cluster(
+        [node(n, labels_) for n, labels_ in ABCD.items()],
+        [(pod(f"e{i}", ns, {"foo": ""}), w) for i, (_, w, ns) in enumerate(SPREAD_4321)],
+        plugin_config=config,
+    )
+    owned = replace(
+        pod("p", labels=FOO_POD), owner_selector=LabelSelector((Requirement("foo", "Exists"),))
+    )
+    assert scores(s, "topology-spread", owned) == {
+        "node-a": 44.0,
+        "node-b": 66.0,
+        "node-c": 77.0,
+        "node-d": 100.0,
+    }
+    assert set(scores(s, "topology-spread", pod("q", labels=FOO_POD)).values()) == {0.0}
+
+
+def test_pods_of_different_owners_never_share_the_default_spread_counts():
+    """Two Jobs' pods alike in every other way: each is spread against its own Job's pods (a
+    shared equivalence class would count the first one's peers for both)."""
+    config = [{"name": "PodTopologySpread", "args": {"defaultingType": "System"}}]
+    s = cluster(
+        [node(n, labels_) for n, labels_ in ABCD.items()],
+        [(pod(f"e{i}", ns, dict(JOB)), w) for i, (_, w, ns) in enumerate(SPREAD_4321)],
+        plugin_config=config,
+    )
+    web = scores(s, "topology-spread", pod("p", labels=dict(JOB)))
+    other = scores(s, "topology-spread", pod("q", labels={JOB_NAME_LABEL: "other"}))
+    assert web == {"node-a": 44.0, "node-b": 66.0, "node-c": 77.0, "node-d": 100.0}
+    assert len(set(other.values())) == 1

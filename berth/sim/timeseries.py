@@ -1,4 +1,5 @@
-"""Cluster state sampled at fixed simulated intervals.
+"""Cluster state sampled at fixed simulated intervals, as the simulator runs
+(``berth.metrics`` summarises it and writes it out).
 
 A 60-day trace sampled every minute is ~86k samples; keeping them as numpy rows grown by doubling
 costs a few MB where a list of dicts would cost hundreds, and the summary and the plots need
@@ -7,12 +8,8 @@ column arrays anyway.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from os import PathLike
-
 import numpy as np
 
-from berth.metrics.tables import format_decimal, write_rows
 from berth.resources import GPU, PODS
 
 _INITIAL_CAPACITY = 256
@@ -220,42 +217,3 @@ class TimeSeries:
         with np.errstate(divide="ignore", invalid="ignore"):
             index = np.where(n >= 2, total * total / (n * squares), 1.0)
         return np.nan_to_num(index, nan=1.0)
-
-    def write_csv(self, path: str | PathLike[str]) -> None:
-        """Write ``time,pending,running``, ``alloc_/used_/capacity_/stranded_`` per resource,
-        ``gpu_fragmented`` (milli-GPU), and, when queues are known, ``share_<queue>`` (dominant
-        share) and ``fairness``."""
-        header = ["time", "pending", "running"]
-        for resource in self.resources:
-            name = column_name(resource)
-            header += [f"alloc_{name}", f"used_{name}", f"capacity_{name}", f"stranded_{name}"]
-        header.append("gpu_fragmented")
-        size = self._size
-        fragmented = np.rint(self._gpu_fragmented[:size]).astype(np.int64)
-        allocated = np.rint(self._allocated[:size]).astype(np.int64)
-        capacity = np.rint(self._capacity[:size]).astype(np.int64)
-        stranded = np.rint(self._stranded[:size]).astype(np.int64)
-        used = self._used[:size]
-        queues = self.queues
-        if queues:
-            header += [f"share_{column_name(q)}" for q in queues] + ["fairness"]
-            shares = np.round(self.queue_shares(), 4)
-            fairness = np.round(self.fairness(), 4)
-
-        def rows() -> Iterator[list[str]]:
-            for i in range(size):
-                row = [format_decimal(self._times[i]), str(self._pending[i]), str(self._running[i])]
-                for r in range(len(self.resources)):
-                    row += [
-                        str(allocated[i, r]),
-                        format_decimal(used[i, r]),
-                        str(capacity[i, r]),
-                        str(stranded[i, r]),
-                    ]
-                row.append(str(fragmented[i]))
-                if queues:
-                    row += [format_decimal(v) for v in shares[i]]
-                    row.append(format_decimal(fairness[i]))
-                yield row
-
-        write_rows(path, header, rows())
