@@ -38,6 +38,7 @@ def class_key(pod: Pod, labels_matter: bool, owners_matter: bool = False) -> tup
         pod.node_name,
         pod.best_effort,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
+        pod.reclaimed,  # a pod on batch resources is estimated by them (load-aware)
     )
     if owners_matter:
         spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))
