@@ -24,6 +24,7 @@ from berth.api.objects import (
 )
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.labels import LabelIndex
+from berth.cluster.profiles import OwnerProfiles
 from berth.cluster.usage import PodUsage
 from berth.resources import GPU, PODS, ResourceAxis
 
@@ -162,6 +163,8 @@ class ClusterState:
         self._log_base = 0
         #: Bound pods' usage over time, kept only when usage is reported (colocation).
         self.pod_usage: PodUsage | None = None
+        #: What departed pods used, per owner (gpu-load-aware estimates by it).
+        self.profiles = OwnerProfiles()
 
     # ------------------------------------------------------------------ nodes
 

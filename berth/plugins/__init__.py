@@ -13,6 +13,7 @@ from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
+from berth.plugins.gpu_load_aware import GpuLoadAware
 from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.load_aware import LoadAware
@@ -58,4 +59,5 @@ register_plugins(
     RandomPlacement,
     Fgd,
     LoadAware,
+    GpuLoadAware,
 )
