@@ -62,8 +62,8 @@ def qos_of(labels: dict[str, str], requests: dict[str, int]) -> QoS:
     """The pod's QoS class: its label, else what Koordinator derives from the Kubernetes QoS
     class (a pod asking no cpu and no memory is BestEffort, hence BE; any other LS)."""
     value = labels.get(QOS_LABEL)
-    if value in QoS.__members__:
-        return QoS(value)
+    if value is not None and value in QoS.__members__:
+        return QoS.__members__[value]
     if not requests.get(CPU) and not requests.get(MEMORY):
         return QoS.BE
     return QoS.LS
@@ -73,7 +73,7 @@ def band_of(labels: dict[str, str], priority: int, qos: QoS) -> PriorityBand:
     """The pod's priority band: its label, else its priority's band, else its QoS class's
     default (BE: koord-batch, every other class: koord-prod)."""
     value = labels.get(PRIORITY_CLASS_LABEL)
-    if value in PriorityBand._value2member_map_:
+    if value is not None and value in PriorityBand._value2member_map_:
         return PriorityBand(value)
     band = band_of_priority(priority)
     if band is not None:

@@ -3,8 +3,8 @@
 ``ClusterState.usage`` adds a pod's request × its utilization when it is bound; with
 colocation on, the pods' usage changes over time (``berth.api.usage``) and each report
 recomputes the cpu and memory columns from this table. A pod is a slot: its node row, its cpu
-and memory request (batch-cpu and batch-memory for pods on reclaimed resources), whether it
-runs on reclaimed resources, whether it is LSE, and which usage profile it follows. Distinct
+and memory request (batch-cpu and batch-memory for pods on reclaimed resources that ask for
+them), whether it runs on reclaimed resources, whether it is LSE, and which usage profile it follows. Distinct
 profiles are few (a workload's replicas share one), so a report evaluates each profile once
 and the rest is numpy over slots.
 """
@@ -98,7 +98,9 @@ class PodUsage:
         self.slots[pod.key] = slot
         self.row[slot] = row
         low = pod.reclaimed
-        cpu, memory = (BATCH_CPU, BATCH_MEMORY) if low else (CPU, MEMORY)
+        # A pod in a batch band that asks plain cpu/memory still uses them.
+        on_batch = low and (BATCH_CPU in pod.requests or BATCH_MEMORY in pod.requests)
+        cpu, memory = (BATCH_CPU, BATCH_MEMORY) if on_batch else (CPU, MEMORY)
         self.request[slot] = (_amount(self.axis, vector, cpu), _amount(self.axis, vector, memory))
         self.low[slot] = low
         self.lse[slot] = pod.qos == QoS.LSE

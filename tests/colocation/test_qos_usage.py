@@ -3,6 +3,7 @@ give them, and what is wrong with bad ones."""
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from berth.api.qos import (
@@ -15,6 +16,8 @@ from berth.api.qos import (
     qos_of,
 )
 from berth.api.usage import UsageCurveError, UsageProfile, parse_usage_curve
+from berth.cluster.usage import PodUsage
+from berth.resources import MIB, ResourceAxis
 from tests.builders import pod
 
 
@@ -95,3 +98,23 @@ def test_bad_usage_curves(text, period, message) -> None:
     with pytest.raises(UsageCurveError) as error:
         parse_usage_curve(text, period)
     assert str(error.value) == message
+
+
+def test_a_batch_band_pod_asking_plain_cpu_is_counted_at_what_it_uses() -> None:
+    # priority 5000 is koord-batch (on reclaimed resources), but the pod asks cpu and memory,
+    # not batch-cpu/batch-memory: its usage is of those, not zero.
+    axis = ResourceAxis()
+    usage = PodUsage(axis)
+    plain = pod("plain", cpu=2000, mem=1024, priority=5000, utilization=0.5)
+    assert plain.reclaimed
+    usage.add(plain, 0, _vector(axis, plain))
+    sums = usage.report(0.0, 1)
+    assert sums.low_demand.tolist() == [[1000.0, 512.0 * MIB]]
+    assert sums.low_request.tolist() == [[2000.0, 1024.0 * MIB]]
+
+
+def _vector(axis, p):
+    vector = np.zeros(len(axis.names), dtype=np.int64)
+    for name, amount in p.requests.items():
+        vector[axis.index(name)] = amount
+    return vector
