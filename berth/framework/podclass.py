@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.api.objects import GPU_MEMORY_ANNOTATION, JOB_NAME_LABEL, Pod
+from berth.api.qos import PRIORITY_CLASS_LABEL, QOS_LABEL, band_of_priority
 from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
@@ -39,9 +40,11 @@ def class_key(
         pod.tolerations,
         pod.spread,
         pod.node_name,
-        pod.best_effort,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
-        pod.reclaimed,  # a pod on batch resources is estimated by them (load-aware)
+        # what decides whether it runs on batch resources (load-aware estimates by them)
+        band_of_priority(pod.priority),
+        pod.labels.get(QOS_LABEL),
+        pod.labels.get(PRIORITY_CLASS_LABEL),
     )
     if owners_matter:
         spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))
