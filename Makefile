@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench experiment-itp experiment-openb clean
+.PHONY: demo test lint bench experiment-itp experiment-openb experiment-colocation clean
 
 $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -29,6 +29,10 @@ experiment-itp: $(BIN)/berth
 # docs/experiments/openb-fragmentation.md: fill until full, every policy, ten seeds, every pod list
 experiment-openb: $(BIN)/berth
 	$(BIN)/python docs/experiments/openb-fragmentation/run.py
+
+# docs/experiments/colocation.md: online services and Alibaba 2017 batch, three ways (about 2 min)
+experiment-colocation: $(BIN)/berth
+	$(BIN)/python docs/experiments/colocation/run.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info
