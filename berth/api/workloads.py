@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.load_curves import LoadScaling
 from berth.api.objects import LabelSelector, Pod
 
 # Kinds in the object store. Two upstream kinds share a name with another one (batch/v1 Job with
@@ -75,6 +76,8 @@ class DeploymentSpec:
     min_ready_seconds: float = 0.0
     paused: bool = False
     revision_history_limit: int = 10
+    #: The load curve its replicas follow (``berth.io/load-curve``): an inference service.
+    load: LoadScaling | None = None
 
 
 @dataclass(slots=True, frozen=True)

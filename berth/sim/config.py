@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from berth.api.objects import Pod
+from berth.api.objects import Node, Pod
 
 
 class SimConfigError(ValueError):
@@ -29,7 +29,64 @@ def _seconds(value: Any, where: str, source: str) -> float:
     return float(value)
 
 
-_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures")
+_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures", "loaning")
+
+
+@dataclass(slots=True, frozen=True)
+class LoaningConfig:
+    """Capacity loaning between an inference pool and training (``berth.sim.loaning``)."""
+
+    pool_label: str = "berth.io/pool"  # the label (and taint key) that names a node's pool
+    inference_pool: str = "inference"  # its value on inference nodes
+    lent_pool: str = "lent"  # its value on an inference node while lent to training
+    idle_before_lend: float = 600.0  # seconds without inference pods before a node is lent
+    check_interval: float = 30.0  # seconds between idle checks
+    #: Seconds an inference pod may wait for a server taken back from training: stated, then
+    #: measured (summary.json's loaning.inference_wait).
+    wait_bound: float = 60.0
+
+
+_LOANING_KEYS = {
+    "poolLabel": "pool_label",
+    "inferencePool": "inference_pool",
+    "lentPool": "lent_pool",
+    "idleBeforeLend": "idle_before_lend",
+    "checkInterval": "check_interval",
+    "waitBound": "wait_bound",
+}
+
+
+def _loaning(raw: Any, source: str) -> LoaningConfig | None:
+    if raw is None:
+        return None
+    if not isinstance(raw, dict):
+        raise SimConfigError(f"{source}: simulation.loaning: expected a mapping")
+    unknown = sorted(set(raw) - set(_LOANING_KEYS))
+    if unknown:
+        raise SimConfigError(
+            f"{source}: simulation.loaning.{unknown[0]}: unknown field "
+            f"(expected {', '.join(_LOANING_KEYS)})"
+        )
+    values: dict[str, Any] = {}
+    for key, attr in _LOANING_KEYS.items():
+        if key not in raw:
+            continue
+        where = f"simulation.loaning.{key}"
+        if attr.endswith("pool") or attr == "pool_label":
+            if not isinstance(raw[key], str) or not raw[key]:
+                raise SimConfigError(f"{source}: {where}: expected a non-empty string")
+            values[attr] = raw[key]
+        else:
+            values[attr] = _seconds(raw[key], where, source)
+    config = LoaningConfig(**values)
+    if config.check_interval <= 0:
+        raise SimConfigError(f"{source}: simulation.loaning.checkInterval: expected seconds > 0")
+    if config.lent_pool == config.inference_pool:
+        raise SimConfigError(
+            f"{source}: simulation.loaning.lentPool: must differ from inferencePool "
+            f"({config.inference_pool!r})"
+        )
+    return config
 
 
 @dataclass(slots=True)
@@ -42,6 +99,7 @@ class SimConfig:
     #: about MAX_SAMPLES samples rather than one a minute for months.
     sample_interval: float | None = None
     node_failures: tuple[NodeFailure, ...] = ()
+    loaning: LoaningConfig | None = None  # None: no capacity loaning
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
@@ -62,12 +120,32 @@ class SimConfig:
         if config.sample_interval is not None and config.sample_interval <= 0:
             raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
         config.node_failures = _node_failures(raw.get("nodeFailures", []), source)
+        config.loaning = _loaning(raw.get("loaning"), source)
         return config
 
     @property
     def restart(self) -> float:
         """Seconds an in-place restart takes."""
         return self.start_latency if self.restart_latency is None else self.restart_latency
+
+    def check_loaning(self, nodes: list[Node], period: float) -> None:
+        """Loaning needs inference nodes, and a wait bound the scheduler can keep: a pod
+        waits up to one period for the session that finds no room, then one more for the
+        session after the reclaim."""
+        loaning = self.loaning
+        if loaning is None:
+            return
+        where = f"{self.source}: simulation.loaning"
+        if not any(n.labels.get(loaning.pool_label) == loaning.inference_pool for n in nodes):
+            raise SimConfigError(
+                f"{where}: no node labelled {loaning.pool_label}={loaning.inference_pool} "
+                "(expected the inference pool's nodes to carry it)"
+            )
+        if loaning.wait_bound < 2 * period:
+            raise SimConfigError(
+                f"{where}.waitBound: {loaning.wait_bound:g}s cannot be kept with a scheduling "
+                f"period of {period:g}s (expected at least two periods, {2 * period:g}s)"
+            )
 
     def check_nodes(self, names: set[str]) -> None:
         for index, failure in enumerate(self.node_failures):

@@ -23,6 +23,7 @@ from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, GroupStats, NodeAgent
+from berth.sim.autoscale import LoadScaler
 from berth.sim.config import (
     NodeFailure,
     SimConfig,
@@ -31,7 +32,8 @@ from berth.sim.config import (
     sample_interval,
 )
 from berth.sim.control import ControlPlane
-from berth.sim.events import Ev, EventQueue
+from berth.sim.events import BACKGROUND, Ev, EventQueue
+from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
 
@@ -61,6 +63,8 @@ class SimResult:
     jobs: list[BatchJob] = field(default_factory=list)  # batch Jobs, with their final status
     #: Workload objects as they ended: spec of their last version, status with rollouts.
     workloads: list[Workload] = field(default_factory=list)
+    #: Capacity loaning's record (``Loaning.record``), when the run had it.
+    loaning: LoaningRecord | None = None
 
 
 class Simulation:
@@ -85,6 +89,7 @@ class Simulation:
         if explain:
             self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
+        self.sim.check_loaning(manifests.nodes, config.period)
         for namespace in manifests.namespaces:
             self.scheduler.add_namespace(namespace)
         for node in manifests.nodes:
@@ -113,6 +118,19 @@ class Simulation:
         self.store.watch("Pod", self._on_store_pod)
         self.store.watch("PodGroup", self._on_store_group)
         self._unschedulable = {node.name: node.unschedulable for node in manifests.nodes}
+        if any(getattr(w.spec, "load", None) is not None for w in manifests.workloads):
+            LoadScaler(self.store, self.queue, self.clock)
+        self.loaning: Loaning | None = None
+        if self.sim.loaning is not None:
+            self.loaning = Loaning(
+                self.sim.loaning,
+                self.scheduler,
+                self.agent,
+                self.queue,
+                self.clock,
+                self._resubmit,
+                self._request_session,
+            )
         if manifests.workloads:
             self.control.workloads_expected = True
             self.control.add_nodes(manifests.nodes)
@@ -172,6 +190,7 @@ class Simulation:
             Ev.WORKLOAD: self.control.apply,
             Ev.COMMAND: lambda command: self.store.create("Command", command),
             Ev.TIMER: lambda callback: callback(),
+            Ev.TICK: lambda callback: callback(),
             Ev.RECONCILE: lambda callback: callback(),
             Ev.NODE_DOWN: self._on_node_down,
             Ev.NODE_UP: self._on_node_up,
@@ -191,11 +210,12 @@ class Simulation:
             at, kind, _, payload = heap[0]
             if until is not None and at > until:
                 break
-            if kind == Ev.SAMPLE and not queue.live and until is None:
-                break  # nothing left but samples: the run ended with its last event
+            background = kind in BACKGROUND
+            if background and not queue.live and until is None:
+                break  # nothing left but background events: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
-            if kind != Ev.SAMPLE:
+            if not background:
                 queue.live -= 1
                 last_event = at
             self.events += 1
@@ -231,6 +251,7 @@ class Simulation:
             reasons=reasons,
             jobs=jobs,
             workloads=list(self.control.workloads),
+            loaning=None if self.loaning is None else self.loaning.record(pods),
         )
 
     # ------------------------------------------------------------------ handlers
@@ -248,9 +269,16 @@ class Simulation:
     def _on_submit(self, pod: Pod) -> None:
         if not self.scheduler.handles(pod):
             return
+        if self.loaning is not None:
+            self.loaning.admit(pod)
         job = self.scheduler.submit(pod)
         self.agent.submitted(job.group)
         self._request_session()
+
+    def _resubmit(self, pod: Pod) -> None:
+        """A replacement pod made by the simulation itself (a job restarted by a reclaim)."""
+        self.pods.append(pod)
+        self._on_submit(pod)
 
     def _on_session(self, _: Any) -> None:
         if self._session_due is None or self.clock.now < self._session_due:
@@ -268,6 +296,8 @@ class Simulation:
             agent.bound(bind.pod)
         for group in self.scheduler.admitted:
             self.store.update("PodGroup", group)  # its controller creates the pods now
+        if self.loaning is not None:
+            self.loaning.after_session()
 
     def _notify(self, pod: Pod) -> None:
         """Tell the store about a change of a pod a controller owns."""
@@ -322,4 +352,5 @@ class Simulation:
             queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
             gpu_fragmented=self.fragmentation.total(state),
+            extras=None if self.loaning is None else self.loaning.sample(),
         )

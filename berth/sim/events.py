@@ -25,16 +25,21 @@ class Ev(IntEnum):
     SUBMIT = 7
     COMMAND = 8
     TIMER = 9
-    START = 10
-    RESTARTED = 11
-    RECONCILE = 12
-    SESSION = 13
-    SAMPLE = 14
+    TICK = 10  # a periodic callback that never keeps a run alive (see BACKGROUND)
+    START = 11
+    RESTARTED = 12
+    RECONCILE = 13
+    SESSION = 14
+    SAMPLE = 15
+
+
+#: Kinds that do not count as work left: a run whose heap holds only these has ended.
+BACKGROUND = frozenset((Ev.TICK, Ev.SAMPLE))
 
 
 class EventQueue:
-    """The heap, and how many events in it are not samples (a run ends when only samples
-    are left)."""
+    """The heap, and how many events in it are not background (a run ends when only
+    background events are left)."""
 
     __slots__ = ("heap", "live", "_seq")
 
@@ -46,5 +51,5 @@ class EventQueue:
     def push(self, at: float, kind: Ev, payload: Any = None) -> None:
         heapq.heappush(self.heap, (at, int(kind), self._seq, payload))
         self._seq += 1
-        if kind != Ev.SAMPLE:
+        if kind not in BACKGROUND:
             self.live += 1
