@@ -137,6 +137,8 @@ class NodeAgent:
         if group.start_time is None and stats.started >= max(group.min_member, 1):
             group.start_time = now
             group.phase = GroupPhase.RUNNING
+        elif group.phase == GroupPhase.INQUEUE and stats.running >= max(group.min_member, 1):
+            group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
             self.queue.push(now + pod.duration, Ev.FINISH, pod)
         if self._will_fail(pod):

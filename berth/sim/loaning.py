@@ -25,7 +25,15 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from berth.api.objects import DELETION_COST_ANNOTATION, Node, Pod, PodPhase, Taint, Toleration
+from berth.api.objects import (
+    DELETION_COST_ANNOTATION,
+    GroupPhase,
+    Node,
+    Pod,
+    PodPhase,
+    Taint,
+    Toleration,
+)
 from berth.framework.scheduler import Scheduler
 from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent
@@ -36,6 +44,8 @@ from berth.sim.events import Ev, EventQueue
 FreeToRemove = Callable[[Pod], bool]
 
 ACTIVE = (PodPhase.BOUND, PodPhase.RUNNING)
+#: How the reason of a pod evicted by a reclaim begins (``berth.metrics.summary`` counts them).
+LENT_NODE_TAKEN_BACK = "lent node "
 
 
 def rigid(pod: Pod) -> bool:
@@ -212,7 +222,7 @@ class Loaning:
             if np.all(covered >= need):
                 break
             covered = covered + state.allocatable[state.rows[name], : len(need)]
-            self._reclaim(name, costs[name], on_node[name])
+            self._reclaim(name, costs[name])
         self.request_session()
 
     def _job_pods(self, on_node: dict[str, list[Pod]]) -> dict[str, list[Pod]]:
@@ -221,9 +231,11 @@ class Loaning:
         keys = {_job_key(p) for pods in on_node.values() for p in pods}
         return {key: list(jobs[key].bound.values()) if key in jobs else [] for key in keys}
 
-    def _reclaim(self, name: str, cost: float, pods: list[Pod]) -> None:
+    def _reclaim(self, name: str, cost: float) -> None:
         state = self.scheduler.state
-        reason = f"node {name} taken back for inference (capacity loaning)"
+        # Read now: an earlier reclaim of this pass may have restarted a gang that spanned both.
+        pods = list(state.pods_on[state.rows[name]].values())
+        reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
         victims = self._with_gangs(pods)
         jobs = sorted({_job_key(p) for p in victims})
         self._evict(victims, reason)
@@ -258,6 +270,10 @@ class Loaning:
         for pod in victims:
             if not pod.owner:
                 self.submit(self._replacement(pod))
+        for key in {_job_key(p) for p in victims if not p.owner}:
+            job = self.scheduler.jobs.get(key)
+            if job is not None and not job.group.implicit:
+                job.group.phase = GroupPhase.INQUEUE  # admitted still, waiting for room again
         self.agent.evicted(victims)
 
     def _replacement(self, pod: Pod) -> Pod:
