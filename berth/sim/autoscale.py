@@ -14,9 +14,9 @@ only ends at ``--until``, or with the other work it had).
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import replace
 
 from berth.api.workloads import DEPLOYMENT, Workload
+from berth.controllers.workload import set_replicas
 from berth.sim.agent import Clock
 from berth.sim.events import Ev, EventQueue
 from berth.store import MemoryStore, WatchEvent
@@ -54,6 +54,5 @@ class LoadScaler:
         current = deployment.spec.replicas
         desired = wanted if wanted >= current else min(current, max(r for _, r in history))
         if desired != current:
-            deployment.spec = replace(deployment.spec, replicas=desired)
-            self.store.update(DEPLOYMENT, deployment)
+            set_replicas(self.store, DEPLOYMENT, key, desired)
         self.queue.push(now + scaling.interval, Ev.TICK, lambda: self._tick(key))
