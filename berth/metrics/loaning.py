@@ -47,11 +47,13 @@ def summarize_loaning(record: LoaningRecord, series: TimeSeries, end_time: float
                 "cost": event.cost,
                 "gpus": event.gpus,
                 "pods_preempted": event.pods_preempted,
+                "gpu_hours_lost": event.gpu_hours_lost,
                 "jobs": list(event.jobs),
             }
             for event in record.reclaims
         ],
         "pods_preempted": sum(event.pods_preempted for event in record.reclaims),
+        "gpu_hours_lost": sum(event.gpu_hours_lost for event in record.reclaims),
         "jobs_preempted": len(jobs),
         "wait_bound": bound,
         "inference_wait": percentiles(waits),

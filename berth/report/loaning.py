@@ -68,7 +68,7 @@ def loaning_section(summary: dict[str, Any], plot: Plot | None) -> str:
         f"{loaning['reclaims']} reclaims; GPUs lent: mean {loaning['lent_gpus']['mean'] or 0:g}, "
         f"max {loaning['lent_gpus']['max']:g}.",
         f"Reclaims preempted {loaning['pods_preempted']} pods of {loaning['jobs_preempted']} jobs "
-        "(restarted from the start).",
+        f"(restarted from the start: {loaning['gpu_hours_lost']:g} GPU-hours of work lost).",
         f"Inference pods waited p99 {format_duration(wait['p99'])}, max "
         f"{format_duration(wait['max'])} over {wait['count']} pods; bound "
         f"{format_duration(bound)}, exceeded by {loaning['inference_wait_over_bound']}; "

@@ -84,6 +84,8 @@ class ReclaimEvent:
     cost: float
     gpus: float  # GPUs the node returned to inference
     pods_preempted: int  # training pods evicted (the node's, and their gangs' elsewhere)
+    #: GPU-hours the preempted pods had run, lost since they restart from the start.
+    gpu_hours_lost: float = 0.0
     jobs: list[str] = field(default_factory=list)  # jobs restarted
 
 
@@ -238,14 +240,18 @@ class Loaning:
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
         victims = self._with_gangs(pods)
         jobs = sorted({_job_key(p) for p in victims})
+        now = self.clock.now
+        lost = sum(
+            (now - p.start_time) * p.requests.get(GPU, 0) / 1000 / 3600
+            for p in victims
+            if p.start_time is not None
+        )
         self._evict(victims, reason)
         self.lent.discard(name)
         self._idle_since[name] = None
         self._set_pool(name, self.config.inference_pool)
         gpus = state.allocatable[state.rows[name], state.gpu_column] / 1000
-        self.reclaims.append(
-            ReclaimEvent(self.clock.now, name, cost, float(gpus), len(victims), jobs)
-        )
+        self.reclaims.append(ReclaimEvent(now, name, cost, float(gpus), len(victims), lost, jobs))
 
     def _with_gangs(self, pods: list[Pod]) -> list[Pod]:
         """The node's pods, and the other bound pods of each plain (controller-less) job that

@@ -181,6 +181,10 @@ def test_reclaimed_training_pods_restart_and_every_pod_is_counted() -> None:
     # The gang as a whole: its worker on train-0 cannot run short of its peer.
     assert event.jobs == ["default/gang"] and event.pods_preempted == 2
     assert event.cost == pytest.approx(0.5)  # half the gang's GPUs were on that node
+    # The web pods ended at 151, so inf-0 was lent at 260 (idle from the 160 check) and the
+    # gang started at 261: 239 s on 8 GPUs each, lost, as both workers start over.
+    assert all(p.start_time == 261.0 for p in workers)
+    assert event.gpu_hours_lost == pytest.approx(2 * 8 * 239 / 3600)
     evicted = sorted((p for p in result.pods if p.phase == PodPhase.EVICTED), key=lambda p: p.name)
     assert [p.name for p in evicted] == ["gang-0", "gang-1"]
     assert all(p.end_time == 500.0 for p in evicted)
