@@ -95,8 +95,15 @@ class LoadScaling:
 
     def recommended(self, at: float) -> int:
         """Replicas the load at ``at`` needs, within min..max."""
-        load = self.curve.rate(at) * self.scale
-        wanted = max(math.ceil(load / self.requests_per_replica - 1e-9), self.min_replicas)
+        return self._replicas(self.curve.rate(at))
+
+    def peak(self) -> int:
+        """Replicas at the curve's highest rate (linear between points: the peak is one)."""
+        return self._replicas(max(self.curve.rates))
+
+    def _replicas(self, rate: float) -> int:
+        wanted = math.ceil(rate * self.scale / self.requests_per_replica - 1e-9)
+        wanted = max(wanted, self.min_replicas)
         return wanted if self.max_replicas is None else min(wanted, self.max_replicas)
 
 

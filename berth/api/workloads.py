@@ -244,8 +244,8 @@ class Workload:
 
 def workload_pods(workloads: list[Workload], nodes: int) -> int:
     """How many pods the workload objects ask for at once, at their largest version: replicas,
-    completions (parallelism for a work queue), a pod per node for a BroadcastJob; what a run
-    must at least create for them."""
+    completions (parallelism for a work queue), a pod per node for a BroadcastJob, the peak of
+    a load curve; what a run must at least create for them."""
     largest: dict[tuple[str, str], int] = {}
     for workload in workloads:
         spec = workload.spec
@@ -253,6 +253,8 @@ def workload_pods(workloads: list[Workload], nodes: int) -> int:
             count = spec.parallelism if spec.completions is None else spec.completions
         elif isinstance(spec, BroadcastJobSpec):
             count = nodes
+        elif isinstance(spec, DeploymentSpec) and spec.load is not None:
+            count = max(spec.replicas, spec.load.peak())
         else:
             count = getattr(spec, "replicas", 0)
         key = (workload.kind, workload.key)

@@ -16,6 +16,7 @@ from berth.api.load_curves import (
     builtin_curve,
 )
 from berth.api.manifest import load_files
+from berth.api.workloads import workload_pods
 from berth.traces.daily_shape import daily_shape
 
 AZURE = Path(__file__).resolve().parents[3] / "shared" / "traces" / "azure-llm-2023"
@@ -101,6 +102,8 @@ def test_annotations_make_a_scaling(tmp_path) -> None:
     assert (scaling.min_replicas, scaling.max_replicas, scaling.interval) == (0, 9, 15.0)
     assert scaling.curve.times == (0.0, 1800.0) and scaling.curve.period == 3600
     assert scaling.recommended(900) == 3  # 7.5 requests/s at 2.5 each
+    assert scaling.peak() == 4  # 10 requests/s
+    assert workload_pods(manifests.workloads, 1) == 4  # what the run is checked against
 
 
 @pytest.mark.parametrize(

@@ -202,6 +202,22 @@ def test_reclaimed_training_pods_restart_and_every_pod_is_counted() -> None:
     assert max(p.bind_time - p.submit_time for p in late_pods) <= LOANING.wait_bound
 
 
+def test_a_reclaim_takes_the_lent_node_that_costs_least() -> None:
+    # After both inference nodes are lent: a 3-worker gang over train-0, train-1 and one lent
+    # node (a third of it there), then a 1-worker job on the other lent node (all of it).
+    nodes = cluster() + [node("train-1", cpu=32000, gpu=GPU8, labels={POOL: "training"})]
+    big, big_pods = training_job("big", 3, 8, 110.0, 5000.0)
+    small, small_pods = training_job("small", 1, 8, 111.0, 5000.0)
+    web = inference_pod("web", 500.0, gpus=8)
+    manifests = Manifests(nodes=nodes, groups=[big, small], pods=[*big_pods, *small_pods, web])
+    sim = simulate(manifests, until=600)
+    lent_big = next(p.bound_node for p in big_pods if p.bound_node.startswith("inf-"))
+    (event,) = sim.loaning.reclaims
+    assert (event.node, event.cost) == (lent_big, pytest.approx(1 / 3))
+    assert event.jobs == ["default/big"] and event.pods_preempted == 3
+    assert web.bound_node == lent_big and small_pods[0].phase == PodPhase.RUNNING
+
+
 def test_a_restarted_gang_waits_again_without_being_lost() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8) for i in range(2)]  # for good
@@ -225,7 +241,7 @@ def test_a_restarted_gang_waits_again_without_being_lost() -> None:
 )
 def test_inference_pods_wait_no_longer_than_the_bound(arrivals, jobs) -> None:
     """Whatever training holds the lent nodes, an inference pod that fits the pool is bound
-    within the bound."""
+    within two scheduling periods (1 s each here), the most the stated bound may assume."""
     groups, pods = [], []
     for i, gpus in enumerate(jobs):
         group, members = training_job(f"t{i}", 1, gpus, 110.0 + i, 5000.0)
@@ -237,7 +253,7 @@ def test_inference_pods_wait_no_longer_than_the_bound(arrivals, jobs) -> None:
     ]
     sim = simulate(Manifests(groups=groups, pods=pods + web), until=4000)
     waits = [p.bind_time - p.submit_time for p in sim.result.pods if p.name.startswith("web-")]
-    assert len(waits) == len(arrivals) and max(waits) <= LOANING.wait_bound
+    assert len(waits) == len(arrivals) and max(waits) <= 2 * 1.0 <= LOANING.wait_bound
 
 
 @pytest.mark.parametrize(
