@@ -135,6 +135,8 @@ def write_outputs(
         if result.loaning is None
         else summarize_loaning(result.loaning, result.series, result.end_time),
     )
+    if result.colocation is not None:
+        summary["colocation"] = result.colocation  # see berth.sim.colocation
     if provenance is not None:
         summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)

@@ -13,8 +13,10 @@ from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
+from berth.plugins.gpu_load_aware import GpuLoadAware
 from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
+from berth.plugins.load_aware import LoadAware
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.node_affinity import NodeAffinity
 from berth.plugins.node_name import NodeName
@@ -56,4 +58,6 @@ register_plugins(
     DotProd,
     RandomPlacement,
     Fgd,
+    LoadAware,
+    GpuLoadAware,
 )

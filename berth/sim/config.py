@@ -1,5 +1,5 @@
 """The ``simulation`` section of the scheduler configuration: latencies of the node agent
-model, time-series sampling and node failures."""
+model, time-series sampling, node failures, colocation and capacity loaning."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.objects import Node, Pod
+from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
+from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
 
 
 class SimConfigError(ValueError):
@@ -29,64 +31,14 @@ def _seconds(value: Any, where: str, source: str) -> float:
     return float(value)
 
 
-_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures", "loaning")
-
-
-@dataclass(slots=True, frozen=True)
-class LoaningConfig:
-    """Capacity loaning between an inference pool and training (``berth.sim.loaning``)."""
-
-    pool_label: str = "berth.io/pool"  # the label (and taint key) that names a node's pool
-    inference_pool: str = "inference"  # its value on inference nodes
-    lent_pool: str = "lent"  # its value on an inference node while lent to training
-    idle_before_lend: float = 600.0  # seconds without inference pods before a node is lent
-    check_interval: float = 30.0  # seconds between idle checks
-    #: Seconds an inference pod may wait for a server taken back from training: stated, then
-    #: measured (summary.json's loaning.inference_wait).
-    wait_bound: float = 60.0
-
-
-_LOANING_KEYS = {
-    "poolLabel": "pool_label",
-    "inferencePool": "inference_pool",
-    "lentPool": "lent_pool",
-    "idleBeforeLend": "idle_before_lend",
-    "checkInterval": "check_interval",
-    "waitBound": "wait_bound",
-}
-
-
-def _loaning(raw: Any, source: str) -> LoaningConfig | None:
-    if raw is None:
-        return None
-    if not isinstance(raw, dict):
-        raise SimConfigError(f"{source}: simulation.loaning: expected a mapping")
-    unknown = sorted(set(raw) - set(_LOANING_KEYS))
-    if unknown:
-        raise SimConfigError(
-            f"{source}: simulation.loaning.{unknown[0]}: unknown field "
-            f"(expected {', '.join(_LOANING_KEYS)})"
-        )
-    values: dict[str, Any] = {}
-    for key, attr in _LOANING_KEYS.items():
-        if key not in raw:
-            continue
-        where = f"simulation.loaning.{key}"
-        if attr.endswith("pool") or attr == "pool_label":
-            if not isinstance(raw[key], str) or not raw[key]:
-                raise SimConfigError(f"{source}: {where}: expected a non-empty string")
-            values[attr] = raw[key]
-        else:
-            values[attr] = _seconds(raw[key], where, source)
-    config = LoaningConfig(**values)
-    if config.check_interval <= 0:
-        raise SimConfigError(f"{source}: simulation.loaning.checkInterval: expected seconds > 0")
-    if config.lent_pool == config.inference_pool:
-        raise SimConfigError(
-            f"{source}: simulation.loaning.lentPool: must differ from inferencePool "
-            f"({config.inference_pool!r})"
-        )
-    return config
+_KEYS = (
+    "startLatency",
+    "restartLatency",
+    "sampleInterval",
+    "nodeFailures",
+    "colocation",
+    "loaning",
+)
 
 
 @dataclass(slots=True)
@@ -99,6 +51,8 @@ class SimConfig:
     #: about MAX_SAMPLES samples rather than one a minute for months.
     sample_interval: float | None = None
     node_failures: tuple[NodeFailure, ...] = ()
+    #: Usage reports, batch resources and BE protection (None: requests-only accounting).
+    colocation: ColocationConfig | None = None
     loaning: LoaningConfig | None = None  # None: no capacity loaning
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
@@ -120,7 +74,16 @@ class SimConfig:
         if config.sample_interval is not None and config.sample_interval <= 0:
             raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
         config.node_failures = _node_failures(raw.get("nodeFailures", []), source)
-        config.loaning = _loaning(raw.get("loaning"), source)
+        if "colocation" in raw:
+            try:
+                config.colocation = ColocationConfig.from_raw(raw["colocation"], source)
+            except ColocationConfigError as exc:
+                raise SimConfigError(str(exc)) from None
+        if "loaning" in raw:
+            try:
+                config.loaning = LoaningConfig.from_raw(raw["loaning"], source)
+            except LoaningConfigError as exc:
+                raise SimConfigError(str(exc)) from None
         return config
 
     @property

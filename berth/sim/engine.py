@@ -24,6 +24,7 @@ from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, GroupStats, NodeAgent
 from berth.sim.autoscale import LoadScaler
+from berth.sim.colocation import Colocation
 from berth.sim.config import (
     NodeFailure,
     SimConfig,
@@ -32,7 +33,7 @@ from berth.sim.config import (
     sample_interval,
 )
 from berth.sim.control import ControlPlane
-from berth.sim.events import BACKGROUND, Ev, EventQueue
+from berth.sim.events import PERIODIC, Ev, EventQueue
 from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
@@ -63,6 +64,8 @@ class SimResult:
     jobs: list[BatchJob] = field(default_factory=list)  # batch Jobs, with their final status
     #: Workload objects as they ended: spec of their last version, status with rollouts.
     workloads: list[Workload] = field(default_factory=list)
+    #: Colocation measures (berth.sim.colocation) when the run had colocation on.
+    colocation: dict[str, Any] | None = None
     #: Capacity loaning's record (``Loaning.record``), when the run had it.
     loaning: LoaningRecord | None = None
 
@@ -111,6 +114,18 @@ class Simulation:
             self._request_session,
         )
         self.agent.pods = list(manifests.pods)
+        self.colocation = (
+            None
+            if self.sim.colocation is None
+            else Colocation(
+                self.sim.colocation,
+                self.scheduler,
+                self.agent,
+                self.queue,
+                self.clock,
+                self._resubmit,
+            )
+        )
         # The controllers watch the store first, so a pod or group they make is theirs before
         # the watches below hand it to the scheduler.
         self.control = ControlPlane(self.queue, self.clock)
@@ -203,6 +218,9 @@ class Simulation:
             Ev.FINISH: agent.on_finish,
             Ev.SAMPLE: self._on_sample,
         }
+        if self.colocation is not None:
+            handlers[Ev.REPORT] = self.colocation.on_report
+            self.colocation.start()
         heap = queue.heap
         until = self.until
         last_event = 0.0
@@ -210,12 +228,11 @@ class Simulation:
             at, kind, _, payload = heap[0]
             if until is not None and at > until:
                 break
-            background = kind in BACKGROUND
-            if background and not queue.live and until is None:
-                break  # nothing left but background events: the run ended with its last event
+            if kind in PERIODIC and not queue.live and until is None:
+                break  # nothing left but periodic events: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
-            if not background:
+            if kind not in PERIODIC:
                 queue.live -= 1
                 last_event = at
             self.events += 1
@@ -251,6 +268,7 @@ class Simulation:
             reasons=reasons,
             jobs=jobs,
             workloads=list(self.control.workloads),
+            colocation=None if self.colocation is None else self.colocation.stats.summary(),
             loaning=None if self.loaning is None else self.loaning.record(pods),
         )
 
@@ -266,6 +284,12 @@ class Simulation:
         self.store.admit_object("Pod", pod)
         self._on_submit(pod)
 
+    def _resubmit(self, pod: Pod) -> None:
+        """A new pod object in place of an evicted plain pod (colocation; a job restarted by a
+        loaning reclaim)."""
+        self.pods.append(pod)
+        self._on_submit(pod)
+
     def _on_submit(self, pod: Pod) -> None:
         if not self.scheduler.handles(pod):
             return
@@ -274,11 +298,6 @@ class Simulation:
         job = self.scheduler.submit(pod)
         self.agent.submitted(job.group)
         self._request_session()
-
-    def _resubmit(self, pod: Pod) -> None:
-        """A replacement pod made by the simulation itself (a job restarted by a reclaim)."""
-        self.pods.append(pod)
-        self._on_submit(pod)
 
     def _on_session(self, _: Any) -> None:
         if self._session_due is None or self.clock.now < self._session_due:

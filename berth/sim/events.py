@@ -25,21 +25,22 @@ class Ev(IntEnum):
     SUBMIT = 7
     COMMAND = 8
     TIMER = 9
-    TICK = 10  # a periodic callback that never keeps a run alive (see BACKGROUND)
+    TICK = 10  # a periodic callback (autoscaler, loaning checks): never keeps a run going
     START = 11
     RESTARTED = 12
     RECONCILE = 13
-    SESSION = 14
-    SAMPLE = 15
+    REPORT = 14  # usage reports (colocation): batch resources are set before the session
+    SESSION = 15
+    SAMPLE = 16
 
 
-#: Kinds that do not count as work left: a run whose heap holds only these has ended.
-BACKGROUND = frozenset((Ev.TICK, Ev.SAMPLE))
+#: Events that repeat for as long as the run goes on: they never keep it going.
+PERIODIC = frozenset({int(Ev.TICK), int(Ev.REPORT), int(Ev.SAMPLE)})
 
 
 class EventQueue:
-    """The heap, and how many events in it are not background (a run ends when only
-    background events are left)."""
+    """The heap, and how many events in it are not samples (a run ends when only samples
+    are left)."""
 
     __slots__ = ("heap", "live", "_seq")
 
@@ -51,5 +52,5 @@ class EventQueue:
     def push(self, at: float, kind: Ev, payload: Any = None) -> None:
         heapq.heappush(self.heap, (at, int(kind), self._seq, payload))
         self._seq += 1
-        if kind not in BACKGROUND:
+        if kind not in PERIODIC:
             self.live += 1

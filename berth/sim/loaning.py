@@ -36,9 +36,9 @@ from berth.api.objects import (
 )
 from berth.framework.scheduler import Scheduler
 from berth.resources import GPU
-from berth.sim.agent import Clock, NodeAgent
-from berth.sim.config import LoaningConfig
+from berth.sim.agent import Clock, NodeAgent, pending_copy
 from berth.sim.events import Ev, EventQueue
+from berth.sim.loaning_config import LoaningConfig
 
 #: Whether a pod can leave its job without costing the job its work. Rigid pods cannot.
 FreeToRemove = Callable[[Pod], bool]
@@ -288,23 +288,7 @@ class Loaning:
         self._attempts[base] = attempt
         name = f"{base}.{attempt}"
         self._original[name] = base
-        return replace(
-            pod,
-            name=name,
-            submit_time=self.clock.now,
-            phase=PodPhase.PENDING,
-            bound_node="",
-            gpu_devices="",
-            bind_time=None,
-            start_time=None,
-            end_time=None,
-            exit_code=None,
-            ready_since=None,
-            restarts=0,
-            waited_for="",
-            labels=dict(pod.labels),
-            annotations=dict(pod.annotations),
-        )
+        return pending_copy(pod, name, self.clock.now)
 
     # ------------------------------------------------------------------ metrics
 

@@ -10,9 +10,10 @@ from hypothesis import strategies as st
 from berth.api.manifest import Manifests
 from berth.api.objects import GroupPhase, PodGroup, PodPhase, Taint
 from berth.framework.config_files import load_config
-from berth.sim.config import LoaningConfig, SimConfig, SimConfigError
+from berth.sim.config import SimConfig, SimConfigError
 from berth.sim.engine import Simulation
 from berth.sim.loaning import reclaim_order, rigid, server_costs
+from berth.sim.loaning_config import LoaningConfig
 from tests.builders import node, pod
 
 POOL = "berth.io/pool"
