@@ -9,6 +9,7 @@ from typing import Any
 
 from berth.api.objects import GroupPhase, JobPhase, PodPhase
 from berth.framework.explain import PodRecord
+from berth.metrics.loaning import summarize_loaning
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv, write_timeseries_csv
 from berth.metrics.workloads import summarize_workloads, write_workloads_csv
@@ -130,6 +131,9 @@ def write_outputs(
         end_time=result.end_time,
         reasons=result.reasons,
         workloads=summarize_workloads(result.workloads),
+        loaning=None
+        if result.loaning is None
+        else summarize_loaning(result.loaning, result.series, result.end_time),
     )
     if result.colocation is not None:
         summary["colocation"] = result.colocation  # see berth.sim.colocation

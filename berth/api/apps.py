@@ -5,6 +5,7 @@ Kubernetes' StatefulSet plus a few fields."""
 from __future__ import annotations
 
 from berth.api import schema
+from berth.api.load_curves import load_scaling
 from berth.api.loaded import Context
 from berth.api.templates import (
     add_workload,
@@ -54,6 +55,7 @@ def convert_deployment(doc: schema.DeploymentDoc, ctx: Context) -> None:
         min_ready_seconds=float(spec.min_ready_seconds),
         paused=spec.paused,
         revision_history_limit=spec.revision_history_limit,
+        load=load_scaling(meta.annotations, ctx),
     )
     add_workload(DEPLOYMENT, doc, converted, ctx)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.load_curves import LoadScaling
 from berth.api.objects import LabelSelector, Pod
 
 # Kinds in the object store. Two upstream kinds share a name with another one (batch/v1 Job with
@@ -75,6 +76,8 @@ class DeploymentSpec:
     min_ready_seconds: float = 0.0
     paused: bool = False
     revision_history_limit: int = 10
+    #: The load curve its replicas follow (``berth.io/load-curve``): an inference service.
+    load: LoadScaling | None = None
 
 
 @dataclass(slots=True, frozen=True)
@@ -241,8 +244,8 @@ class Workload:
 
 def workload_pods(workloads: list[Workload], nodes: int) -> int:
     """How many pods the workload objects ask for at once, at their largest version: replicas,
-    completions (parallelism for a work queue), a pod per node for a BroadcastJob; what a run
-    must at least create for them."""
+    completions (parallelism for a work queue), a pod per node for a BroadcastJob, the peak of
+    a load curve; what a run must at least create for them."""
     largest: dict[tuple[str, str], int] = {}
     for workload in workloads:
         spec = workload.spec
@@ -250,6 +253,8 @@ def workload_pods(workloads: list[Workload], nodes: int) -> int:
             count = spec.parallelism if spec.completions is None else spec.completions
         elif isinstance(spec, BroadcastJobSpec):
             count = nodes
+        elif isinstance(spec, DeploymentSpec) and spec.load is not None:
+            count = max(spec.replicas, spec.load.peak())
         else:
             count = getattr(spec, "replicas", 0)
         key = (workload.kind, workload.key)

@@ -4,9 +4,9 @@
 colocation on, the pods' usage changes over time (``berth.api.usage``) and each report
 recomputes the cpu and memory columns from this table. A pod is a slot: its node row, its cpu
 and memory request (batch-cpu and batch-memory for pods on reclaimed resources that ask for
-them), whether it runs on reclaimed resources, whether it is LSE, and which usage profile it follows. Distinct
-profiles are few (a workload's replicas share one), so a report evaluates each profile once
-and the rest is numpy over slots.
+them), whether it runs on reclaimed resources, whether it is LSE, and which usage profile it
+follows. Distinct profiles are few (a workload's replicas share one), so a report evaluates
+each profile once and the rest is numpy over slots.
 """
 
 from __future__ import annotations

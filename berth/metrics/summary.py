@@ -15,6 +15,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.resources import GPU
+from berth.sim.loaning import LENT_NODE_TAKEN_BACK
 from berth.sim.timeseries import TimeSeries
 
 Stats = dict[str, float | int | None]
@@ -76,14 +77,20 @@ def _pod_counts(pods: list[Pod]) -> dict[str, int]:
     }
 
 
-#: How the preempt and reclaim actions begin the reasons they give, and the cause each names.
-#: Counting by cause reads these prefixes because a reason is all the simulator keeps of an
-#: eviction; anything else (a failed node, a reason missing) is counted as "other".
-_EVICTION_CAUSES = (("preempted by ", "preempted"), ("reclaimed by ", "reclaimed"))
+#: How the preempt and reclaim actions (and capacity loaning) begin the reasons they give,
+#: and the cause each names. Counting by cause reads these prefixes because a reason is all
+#: the simulator keeps of an eviction; anything else (a failed node, a reason missing) is
+#: counted as "other".
+_EVICTION_CAUSES = (
+    ("preempted by ", "preempted"),
+    ("reclaimed by ", "reclaimed"),
+    (LENT_NODE_TAKEN_BACK, "loaning"),
+)
 
 
 def eviction_cause(reason: str) -> str:
-    """ "preempted", "reclaimed" or "other", from an eviction's reason."""
+    """ "preempted", "reclaimed", "loaning" (a lent node taken back for inference) or "other",
+    from an eviction's reason."""
     for prefix, cause in _EVICTION_CAUSES:
         if reason.startswith(prefix):
             return cause
@@ -149,12 +156,14 @@ def summarize(
     end_time: float,
     reasons: Mapping[str, str] | None = None,
     workloads: list[dict[str, Any]] | None = None,
+    loaning: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Build the summary dict; see the module docstring for why every float is rounded.
 
     ``reasons`` (pod ref → why, as the simulator keeps them) is what tells a preempted pod from
     a reclaimed one; without it every eviction counts as "other". ``workloads`` (from
-    ``berth.metrics.workloads``) is included when the run had workload objects.
+    ``berth.metrics.workloads``) is included when the run had workload objects, ``loaning``
+    (``berth.metrics.loaning``) when it had capacity loaning.
     """
     completed = [g for g in groups if g.phase == GroupPhase.COMPLETED]
     allocation = time_weighted_fractions(series.times, series.allocated, series.capacity, end_time)
@@ -196,6 +205,8 @@ def summarize(
         summary["gpu_fragmentation"] = gpu_fragmentation
     if workloads:
         summary["workloads"] = workloads  # see berth.metrics.workloads
+    if loaning is not None:
+        summary["loaning"] = loaning
     rounded: dict[str, Any] = _rounded(summary)
     return rounded
 

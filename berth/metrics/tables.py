@@ -146,7 +146,8 @@ def write_jobs_csv(
 def write_timeseries_csv(series: TimeSeries, path: str | PathLike[str]) -> None:
     """Write ``time,pending,running``, ``alloc_/used_/capacity_/stranded_`` per resource,
     ``gpu_fragmented`` (milli-GPU), and, when queues are known, ``share_<queue>`` (dominant
-    share) and ``fairness``."""
+    share) and ``fairness``, then any extra columns (capacity loaning's ``lent_gpus`` and pool
+    columns)."""
     header = ["time", "pending", "running"]
     for resource in series.resources:
         name = column_name(resource)
@@ -163,6 +164,8 @@ def write_timeseries_csv(series: TimeSeries, path: str | PathLike[str]) -> None:
         header += [f"share_{column_name(q)}" for q in queues] + ["fairness"]
         shares = np.round(series.queue_shares(), 4)
         fairness = np.round(series.fairness(), 4)
+    extras = {name: series.extra(name) for name in series.extras}
+    header += list(extras)
 
     def rows() -> Iterator[list[str]]:
         for i in range(len(series)):
@@ -178,6 +181,7 @@ def write_timeseries_csv(series: TimeSeries, path: str | PathLike[str]) -> None:
             if queues:
                 row += [format_decimal(v) for v in shares[i]]
                 row.append(format_decimal(fairness[i]))
+            row += [format_decimal(column[i]) for column in extras.values()]
             yield row
 
     write_rows(path, header, rows())

@@ -16,6 +16,7 @@ from berth.report.console import format_percent, gpu_fragmentation_text
 from berth.report.explained import explained_section
 from berth.report.figures import Plot
 from berth.report.jobs import jobs_section, pending_section
+from berth.report.loaning import LOANING_FILE, loaning_section, plot_loaning
 from berth.report.page import figures, heading, page, table
 from berth.report.plots import JCT_FILE, QUEUEING_FILE, write_plots
 from berth.report.workloads import workloads_section
@@ -46,7 +47,8 @@ def _counts_section(summary: dict[str, Any]) -> str:
     evictions = summary["evictions"]
     line = (
         f"Evictions: {evictions['preempted']} preempted · {evictions['reclaimed']} reclaimed · "
-        f"{evictions['other']} other (node failures) · {evictions['total']} total"
+        + (f"{evictions['loaning']} lent nodes taken back · " if evictions.get("loaning") else "")
+        + f"{evictions['other']} other (node failures) · {evictions['total']} total"
     )
     return f"{heading('counts', 'Counts')}{table(['', *_COUNT_COLUMNS], rows)}<p>{escape(line)}</p>"
 
@@ -161,9 +163,11 @@ def render_html(
     groups: list[PodGroup] | None = None,
     outcomes: dict[str, JobOutcome] | None = None,
     explained: list[dict[str, Any]] | None = None,
+    loaning_plot: Plot | None = None,
 ) -> str:
-    """The report page for ``summary`` with ``plots`` (written beside it, embedded here) and
-    the ``explained`` pods' decisions (as in explain.json)."""
+    """The report page for ``summary`` with ``plots`` (written beside it, embedded here), the
+    ``explained`` pods' decisions (as in explain.json) and, for a run with capacity loaning,
+    its section with ``loaning_plot``."""
     groups = groups or []
     outcomes = outcomes or {}
     end = summary["end_time"]
@@ -172,6 +176,7 @@ def render_html(
         _delay_section(summary),
         _resource_section(summary),
         _plots_section(plots),
+        loaning_section(summary, loaning_plot),
         jobs_section(groups, outcomes, end),
         pending_section(pods, groups, outcomes, end, reasons or {}),
         workloads_section(summary),
@@ -182,10 +187,11 @@ def render_html(
     nav = [
         ("counts", "Counts"),
         ("plots", "Plots"),
+        *([("loaning", "Loaning")] if sections[4] else []),
         *([("jobs", "Jobs")] if groups else []),
-        *([("waiting", "Waiting")] if sections[5] else []),
-        *([("workloads", "Workloads")] if sections[6] else []),
-        *([("explained", "Explained decisions")] if sections[7] else []),
+        *([("waiting", "Waiting")] if sections[6] else []),
+        *([("workloads", "Workloads")] if sections[7] else []),
+        *([("explained", "Explained decisions")] if sections[8] else []),
         ("provenance", "Provenance"),
     ]
     return page("berth simulation report", sections, nav)
@@ -206,7 +212,10 @@ def write_report(
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     plots = write_plots(out_dir, series, groups)
+    loaning_plot = plot_loaning(series, out_dir / LOANING_FILE)
+    if loaning_plot is None:
+        (out_dir / LOANING_FILE).unlink(missing_ok=True)  # an earlier run's, written over
     path = out_dir / "report.html"
-    html = render_html(summary, pods, reasons, plots, groups, outcomes, explained)
+    html = render_html(summary, pods, reasons, plots, groups, outcomes, explained, loaning_plot)
     path.write_text(html, encoding="utf-8")
     return path

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from berth.api.objects import (
     FAIL_AFTER_ANNOTATION,
@@ -25,6 +25,30 @@ from berth.api.objects import (
 from berth.framework.scheduler import Scheduler
 from berth.sim.config import NodeFailure, SimConfig
 from berth.sim.events import Ev, EventQueue
+
+
+def pending_copy(pod: Pod, name: str, now: float) -> Pod:
+    """A new pod object named ``name`` in place of an evicted plain pod, submitted ``now``:
+    the same spec, none of the old one's history (a plain pod's controller is the trace, so
+    the simulation brings it back itself)."""
+    return replace(
+        pod,
+        name=name,
+        phase=PodPhase.PENDING,
+        bound_node="",
+        gpu_devices="",
+        submit_time=now,
+        bind_time=None,
+        start_time=None,
+        end_time=None,
+        exit_code=None,
+        ready_since=None,
+        restarts=0,
+        waited_for="",
+        annotations=dict(pod.annotations),
+        labels=dict(pod.labels),
+        requests=dict(pod.requests),
+    )
 
 
 class Clock:
@@ -137,6 +161,8 @@ class NodeAgent:
         if group.start_time is None and stats.started >= max(group.min_member, 1):
             group.start_time = now
             group.phase = GroupPhase.RUNNING
+        elif group.phase == GroupPhase.INQUEUE and stats.running >= max(group.min_member, 1):
+            group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
             self.queue.push(now + pod.duration, Ev.FINISH, pod)
         if self._will_fail(pod):

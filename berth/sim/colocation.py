@@ -28,13 +28,13 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.objects import Pod, PodPhase
+from berth.api.objects import Pod
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY
 from berth.cluster.batch import HighPriority, batch_allocatable
 from berth.cluster.usage import NodeUsage
 from berth.framework.scheduler import Scheduler
 from berth.resources import CPU, MEMORY
-from berth.sim.agent import Clock, NodeAgent
+from berth.sim.agent import Clock, NodeAgent, pending_copy
 from berth.sim.colocation_config import ColocationConfig
 from berth.sim.events import Ev, EventQueue
 
@@ -240,23 +240,7 @@ class Colocation:
         """A plain BE pod comes back as a new pod object (its controller is the trace)."""
         original, count = self._retries.pop(pod.key, (pod.name, 0))
         count += 1
-        copy = replace(
-            pod,
-            name=f"{original}-retry{count}",
-            phase=PodPhase.PENDING,
-            bound_node="",
-            gpu_devices="",
-            submit_time=self.clock.now,
-            bind_time=None,
-            start_time=None,
-            end_time=None,
-            exit_code=None,
-            ready_since=None,
-            waited_for="",
-            annotations=dict(pod.annotations),
-            labels=dict(pod.labels),
-            requests=dict(pod.requests),
-        )
+        copy = pending_copy(pod, f"{original}-retry{count}", self.clock.now)
         self._retries[copy.key] = (original, count)
         self.stats.resubmitted += 1
         self.resubmit(copy)

@@ -1,13 +1,14 @@
 """The ``simulation`` section of the scheduler configuration: latencies of the node agent
-model, time-series sampling and node failures."""
+model, time-series sampling, node failures, colocation and capacity loaning."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
-from berth.api.objects import Pod
+from berth.api.objects import Node, Pod
 from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
+from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
 
 
 class SimConfigError(ValueError):
@@ -30,7 +31,14 @@ def _seconds(value: Any, where: str, source: str) -> float:
     return float(value)
 
 
-_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures", "colocation")
+_KEYS = (
+    "startLatency",
+    "restartLatency",
+    "sampleInterval",
+    "nodeFailures",
+    "colocation",
+    "loaning",
+)
 
 
 @dataclass(slots=True)
@@ -45,6 +53,7 @@ class SimConfig:
     node_failures: tuple[NodeFailure, ...] = ()
     #: Usage reports, batch resources and BE protection (None: requests-only accounting).
     colocation: ColocationConfig | None = None
+    loaning: LoaningConfig | None = None  # None: no capacity loaning
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
@@ -70,12 +79,36 @@ class SimConfig:
                 config.colocation = ColocationConfig.from_raw(raw["colocation"], source)
             except ColocationConfigError as exc:
                 raise SimConfigError(str(exc)) from None
+        if "loaning" in raw:
+            try:
+                config.loaning = LoaningConfig.from_raw(raw["loaning"], source)
+            except LoaningConfigError as exc:
+                raise SimConfigError(str(exc)) from None
         return config
 
     @property
     def restart(self) -> float:
         """Seconds an in-place restart takes."""
         return self.start_latency if self.restart_latency is None else self.restart_latency
+
+    def check_loaning(self, nodes: list[Node], period: float) -> None:
+        """Loaning needs inference nodes, and a wait bound the scheduler can keep: a pod
+        waits up to one period for the session that finds no room, then one more for the
+        session after the reclaim."""
+        loaning = self.loaning
+        if loaning is None:
+            return
+        where = f"{self.source}: simulation.loaning"
+        if not any(n.labels.get(loaning.pool_label) == loaning.inference_pool for n in nodes):
+            raise SimConfigError(
+                f"{where}: no node labelled {loaning.pool_label}={loaning.inference_pool} "
+                "(expected the inference pool's nodes to carry it)"
+            )
+        if loaning.wait_bound < 2 * period:
+            raise SimConfigError(
+                f"{where}.waitBound: {loaning.wait_bound:g}s cannot be kept with a scheduling "
+                f"period of {period:g}s (expected at least two periods, {2 * period:g}s)"
+            )
 
     def check_nodes(self, names: set[str]) -> None:
         for index, failure in enumerate(self.node_failures):

@@ -23,6 +23,7 @@ from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, GroupStats, NodeAgent
+from berth.sim.autoscale import LoadScaler
 from berth.sim.colocation import Colocation
 from berth.sim.config import (
     NodeFailure,
@@ -33,6 +34,7 @@ from berth.sim.config import (
 )
 from berth.sim.control import ControlPlane
 from berth.sim.events import PERIODIC, Ev, EventQueue
+from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
 
@@ -64,6 +66,8 @@ class SimResult:
     workloads: list[Workload] = field(default_factory=list)
     #: Colocation measures (berth.sim.colocation) when the run had colocation on.
     colocation: dict[str, Any] | None = None
+    #: Capacity loaning's record (``Loaning.record``), when the run had it.
+    loaning: LoaningRecord | None = None
 
 
 class Simulation:
@@ -88,6 +92,7 @@ class Simulation:
         if explain:
             self.scheduler.explain(explain)
         self.sim.check_nodes({node.name for node in manifests.nodes})
+        self.sim.check_loaning(manifests.nodes, config.period)
         for namespace in manifests.namespaces:
             self.scheduler.add_namespace(namespace)
         for node in manifests.nodes:
@@ -128,6 +133,19 @@ class Simulation:
         self.store.watch("Pod", self._on_store_pod)
         self.store.watch("PodGroup", self._on_store_group)
         self._unschedulable = {node.name: node.unschedulable for node in manifests.nodes}
+        if any(getattr(w.spec, "load", None) is not None for w in manifests.workloads):
+            LoadScaler(self.store, self.queue, self.clock)
+        self.loaning: Loaning | None = None
+        if self.sim.loaning is not None:
+            self.loaning = Loaning(
+                self.sim.loaning,
+                self.scheduler,
+                self.agent,
+                self.queue,
+                self.clock,
+                self._resubmit,
+                self._request_session,
+            )
         if manifests.workloads:
             self.control.workloads_expected = True
             self.control.add_nodes(manifests.nodes)
@@ -187,6 +205,7 @@ class Simulation:
             Ev.WORKLOAD: self.control.apply,
             Ev.COMMAND: lambda command: self.store.create("Command", command),
             Ev.TIMER: lambda callback: callback(),
+            Ev.TICK: lambda callback: callback(),
             Ev.RECONCILE: lambda callback: callback(),
             Ev.NODE_DOWN: self._on_node_down,
             Ev.NODE_UP: self._on_node_up,
@@ -210,7 +229,7 @@ class Simulation:
             if until is not None and at > until:
                 break
             if kind in PERIODIC and not queue.live and until is None:
-                break  # nothing left but samples and reports: the run ended with its last event
+                break  # nothing left but periodic events: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
             if kind not in PERIODIC:
@@ -250,6 +269,7 @@ class Simulation:
             jobs=jobs,
             workloads=list(self.control.workloads),
             colocation=None if self.colocation is None else self.colocation.stats.summary(),
+            loaning=None if self.loaning is None else self.loaning.record(pods),
         )
 
     # ------------------------------------------------------------------ handlers
@@ -265,13 +285,16 @@ class Simulation:
         self._on_submit(pod)
 
     def _resubmit(self, pod: Pod) -> None:
-        """A new pod object in place of an evicted plain pod (colocation)."""
+        """A new pod object in place of an evicted plain pod (colocation; a job restarted by a
+        loaning reclaim)."""
         self.pods.append(pod)
         self._on_submit(pod)
 
     def _on_submit(self, pod: Pod) -> None:
         if not self.scheduler.handles(pod):
             return
+        if self.loaning is not None:
+            self.loaning.admit(pod)
         job = self.scheduler.submit(pod)
         self.agent.submitted(job.group)
         self._request_session()
@@ -292,6 +315,8 @@ class Simulation:
             agent.bound(bind.pod)
         for group in self.scheduler.admitted:
             self.store.update("PodGroup", group)  # its controller creates the pods now
+        if self.loaning is not None:
+            self.loaning.after_session()
 
     def _notify(self, pod: Pod) -> None:
         """Tell the store about a change of a pod a controller owns."""
@@ -346,4 +371,5 @@ class Simulation:
             queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
             gpu_fragmented=self.fragmentation.total(state),
+            extras=None if self.loaning is None else self.loaning.sample(),
         )

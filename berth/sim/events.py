@@ -25,16 +25,17 @@ class Ev(IntEnum):
     SUBMIT = 7
     COMMAND = 8
     TIMER = 9
-    START = 10
-    RESTARTED = 11
-    RECONCILE = 12
-    REPORT = 13  # usage reports (colocation): batch resources are set before the session
-    SESSION = 14
-    SAMPLE = 15
+    TICK = 10  # a periodic callback (autoscaler, loaning checks): never keeps a run going
+    START = 11
+    RESTARTED = 12
+    RECONCILE = 13
+    REPORT = 14  # usage reports (colocation): batch resources are set before the session
+    SESSION = 15
+    SAMPLE = 16
 
 
 #: Events that repeat for as long as the run goes on: they never keep it going.
-PERIODIC = frozenset({int(Ev.REPORT), int(Ev.SAMPLE)})
+PERIODIC = frozenset({int(Ev.TICK), int(Ev.REPORT), int(Ev.SAMPLE)})
 
 
 class EventQueue:

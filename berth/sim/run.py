@@ -81,6 +81,7 @@ def load_inputs(
     if not manifests.nodes:
         raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
     sim_config.check_nodes({node.name for node in manifests.nodes})
+    sim_config.check_loaning(manifests.nodes, config.period)
     pods = len(manifests.pods) + sum(job.replicas for job in manifests.jobs)
     pods += workload_pods(manifests.workloads, len(manifests.nodes))
     if pods > spec.max_pods:

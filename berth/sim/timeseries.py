@@ -58,6 +58,9 @@ class TimeSeries:
         self._queue_allocated = np.zeros(
             (_INITIAL_CAPACITY, len(self._queue_index), n_res), dtype=np.float64
         )
+        #: Named columns a simulation feature adds (capacity loaning's pools), in first-seen
+        #: order, zero before their first sample.
+        self._extras: dict[str, np.ndarray] = {}
 
     def __len__(self) -> int:
         return self._size
@@ -73,6 +76,7 @@ class TimeSeries:
         queue_allocated: dict[str, np.ndarray] | None = None,
         stranded: np.ndarray | None = None,
         gpu_fragmented: float = 0.0,
+        extras: dict[str, float] | None = None,
     ) -> None:
         """Record one sample; it stands for the cluster until the next one (or the run's end).
 
@@ -82,7 +86,8 @@ class TimeSeries:
 
         Vectors follow the engine's resource axis, which may have grown past ``resources`` (extra
         entries are dropped) or, for vectors built before it grew, be shorter (zero-padded).
-        Queues not named at construction are added on first sight, zero before that.
+        Queues not named at construction are added on first sight, zero before that; so are
+        ``extras`` columns.
         """
         if self._size and time < self._times[self._size - 1]:
             raise ValueError(
@@ -103,6 +108,10 @@ class TimeSeries:
         for queue, vector in (queue_allocated or {}).items():
             column = self._queue_column(queue)  # may replace the array: look it up afterwards
             self._queue_allocated[row, column] = self._fit(vector)
+        for name, value in (extras or {}).items():
+            if name not in self._extras:
+                self._extras[name] = np.zeros(len(self._times), dtype=np.float64)
+            self._extras[name][row] = value
         self._size += 1
 
     def _fit(self, vector: np.ndarray) -> np.ndarray:
@@ -138,6 +147,7 @@ class TimeSeries:
         self._stranded = grown(self._stranded)
         self._gpu_fragmented = grown(self._gpu_fragmented)
         self._queue_allocated = grown(self._queue_allocated)
+        self._extras = {name: grown(column) for name, column in self._extras.items()}
 
     @property
     def times(self) -> np.ndarray:
@@ -178,6 +188,18 @@ class TimeSeries:
     def gpu_fragmented(self) -> np.ndarray:
         """Idle milli-GPU the workload's typical pods cannot use, per sample, shape (T,)."""
         return _readonly(self._gpu_fragmented[: self._size])
+
+    @property
+    def extras(self) -> list[str]:
+        """Names of the extra columns, in first-seen order."""
+        return list(self._extras)
+
+    def extra(self, name: str) -> np.ndarray:
+        """One extra column, shape (T,); zeros for a name never sampled."""
+        column = self._extras.get(name)
+        if column is None:
+            return np.zeros(self._size, dtype=np.float64)
+        return _readonly(column[: self._size])
 
     @property
     def queues(self) -> list[str]:

@@ -1,0 +1,67 @@
+"""The ``simulation.loaning`` section: capacity loaning between an inference pool and
+training (``berth.sim.loaning``, docs/loaning.md). Present, it turns loaning on."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+
+class LoaningConfigError(ValueError):
+    """A bad ``simulation.loaning`` section."""
+
+
+@dataclass(slots=True, frozen=True)
+class LoaningConfig:
+    pool_label: str = "berth.io/pool"  # the label (and taint key) that names a node's pool
+    inference_pool: str = "inference"  # its value on inference nodes
+    lent_pool: str = "lent"  # its value on an inference node while lent to training
+    idle_before_lend: float = 600.0  # seconds without inference pods before a node is lent
+    check_interval: float = 30.0  # seconds between idle checks
+    #: Seconds an inference pod may wait for a server taken back from training: stated, then
+    #: measured (summary.json's loaning.inference_wait).
+    wait_bound: float = 60.0
+
+    @classmethod
+    def from_raw(cls, raw: Any, source: str) -> LoaningConfig:
+        if not isinstance(raw, dict):
+            raise LoaningConfigError(f"{source}: simulation.loaning: expected a mapping")
+        unknown = sorted(set(raw) - set(_KEYS))
+        if unknown:
+            raise LoaningConfigError(
+                f"{source}: simulation.loaning.{unknown[0]}: unknown field "
+                f"(expected {', '.join(_KEYS)})"
+            )
+        values: dict[str, Any] = {}
+        for key, attr in _KEYS.items():
+            if key not in raw:
+                continue
+            value, where = raw[key], f"{source}: simulation.loaning.{key}"
+            if attr in _NAMES:
+                if not isinstance(value, str) or not value:
+                    raise LoaningConfigError(f"{where}: expected a non-empty string")
+            elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+                raise LoaningConfigError(f"{where}: expected seconds >= 0 (got {value!r})")
+            values[attr] = value if attr in _NAMES else float(value)
+        config = cls(**values)
+        if config.check_interval <= 0:
+            raise LoaningConfigError(
+                f"{source}: simulation.loaning.checkInterval: expected seconds > 0"
+            )
+        if config.lent_pool == config.inference_pool:
+            raise LoaningConfigError(
+                f"{source}: simulation.loaning.lentPool: must differ from inferencePool "
+                f"({config.inference_pool!r})"
+            )
+        return config
+
+
+_KEYS = {
+    "poolLabel": "pool_label",
+    "inferencePool": "inference_pool",
+    "lentPool": "lent_pool",
+    "idleBeforeLend": "idle_before_lend",
+    "checkInterval": "check_interval",
+    "waitBound": "wait_bound",
+}
+_NAMES = ("pool_label", "inference_pool", "lent_pool")
