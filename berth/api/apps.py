@@ -5,7 +5,7 @@ Kubernetes' StatefulSet plus a few fields."""
 from __future__ import annotations
 
 from berth.api import schema
-from berth.api.load_curves import load_scaling
+from berth.api.load_annotations import load_scaling
 from berth.api.loaded import Context
 from berth.api.templates import (
     add_workload,

@@ -6,7 +6,8 @@ built-in shape or a CSV file of ``time,requests_per_second`` rows. Its replica c
 follows ``ceil(rate × berth.io/load-scale / berth.io/requests-per-replica)``, clamped to
 ``berth.io/min-replicas``..``berth.io/max-replicas``, as a HorizontalPodAutoscaler on a
 requests-per-second metric would set it. The simulator applies the rule (``berth.sim.autoscale``);
-this module reads and checks the annotations, so a bad curve is refused with the manifest.
+``berth.api.load_annotations`` reads and checks the annotations, so a bad curve is refused with
+the manifest.
 
 The built-in ``azure-llm-conv`` and ``azure-llm-code`` shapes are derived from the Azure LLM
 inference trace (2023, CC-BY-4.0), which covers one hour per service: the hour's request
@@ -22,12 +23,8 @@ import csv
 import math
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
-
-if TYPE_CHECKING:
-    from berth.api.loaded import Context
 
 LOAD_CURVE_ANNOTATION = "berth.io/load-curve"
 REQUESTS_PER_REPLICA_ANNOTATION = "berth.io/requests-per-replica"
@@ -161,79 +158,3 @@ def _number(text: str, path: Path, row: int, expected: str) -> float:
             f"{path}: row {row}: {text.strip()!r} is not a number (expected {expected})"
         )
     return value
-
-
-def load_scaling(annotations: dict[str, str], ctx: Context) -> LoadScaling | None:
-    """The scaling a Deployment's annotations ask for, or None without ``berth.io/load-curve``;
-    each problem is filed against the annotation it is in."""
-    name = annotations.get(LOAD_CURVE_ANNOTATION)
-    if name is None:
-        return None
-    base = "metadata.annotations."
-    ok = True
-
-    def number(key: str, default: float | None, minimum: float, whole: bool = False) -> float:
-        nonlocal ok
-        text = annotations.get(key)
-        if text is None:
-            if default is None:
-                ctx.error(f"{base}{key}", f"required with {LOAD_CURVE_ANNOTATION}")
-                ok = False
-                return 0.0
-            return default
-        try:
-            value = float(text)
-        except ValueError:
-            value = math.nan
-        kind = "an integer" if whole else "a number"
-        if not math.isfinite(value) or value < minimum or (whole and value != int(value)):
-            ctx.error(f"{base}{key}", f"{text!r} is not {kind} >= {minimum:g}")
-            ok = False
-        return value
-
-    per_replica = number(REQUESTS_PER_REPLICA_ANNOTATION, None, 1e-9)
-    scale = number(LOAD_SCALE_ANNOTATION, 1.0, 0.0)
-    period = number(LOAD_PERIOD_ANNOTATION, DAY, 1.0)
-    low = number(MIN_REPLICAS_ANNOTATION, 1, 0, whole=True)
-    high = number(MAX_REPLICAS_ANNOTATION, math.inf, 1, whole=True)
-    interval = number(SCALE_INTERVAL_ANNOTATION, DEFAULT_SCALE_INTERVAL, 1.0)
-    window = number(SCALE_DOWN_WINDOW_ANNOTATION, DEFAULT_SCALE_DOWN_WINDOW, 0.0)
-    if ok and high < low:
-        ctx.error(
-            f"{base}{MAX_REPLICAS_ANNOTATION}",
-            f"{annotations[MAX_REPLICAS_ANNOTATION]} is below {MIN_REPLICAS_ANNOTATION} {low:g}",
-        )
-        ok = False
-    curve = _curve(name, period, ctx)
-    if curve is None or not ok:
-        return None
-    return LoadScaling(
-        curve,
-        per_replica,
-        scale,
-        int(low),
-        None if math.isinf(high) else int(high),
-        interval,
-        window,
-    )
-
-
-def _curve(name: str, period: float, ctx: Context) -> LoadCurve | None:
-    path = f"metadata.annotations.{LOAD_CURVE_ANNOTATION}"
-    if name in BUILTIN_SHAPES:
-        return builtin_curve(name, period)
-    if not name.lower().endswith(".csv"):
-        ctx.error(
-            path,
-            f"{name!r} is neither a built-in shape ({', '.join(sorted(BUILTIN_SHAPES))}) "
-            "nor a .csv file",
-        )
-        return None
-    file = Path(name)
-    if not file.is_absolute() and ctx.file not in ("", "-", "<builtin>"):
-        file = Path(ctx.file).parent / file
-    try:
-        return read_curve_csv(file, period)
-    except CurveError as exc:
-        ctx.error(path, str(exc))
-        return None
