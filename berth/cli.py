@@ -161,9 +161,10 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         action="append",
         default=[],
-        help="workload manifests: a file or a folder of them (repeatable)",
+        help="workload manifests: a file or a folder of them (repeatable; with --trace, run "
+        "beside the trace's jobs)",
     )
-    parser.add_argument("--trace", type=Path, help="a trace file to replay instead of manifests")
+    parser.add_argument("--trace", type=Path, help="a trace file to replay")
     parser.add_argument(
         "--format", dest="trace_format", choices=sorted(FORMATS), help="trace format (detected)"
     )
@@ -194,8 +195,6 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 def _input_spec(args: argparse.Namespace) -> InputSpec:
     from berth.sim.inputs import InputSpec
 
-    if args.trace is not None and args.workload:
-        raise InputConflict("--trace and --workload: give one workload (a trace or manifests)")
     if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
         raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
     if args.trace is None:

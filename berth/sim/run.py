@@ -61,6 +61,8 @@ def load_inputs(
 
         manifests, trace_warnings, notes = trace_manifests(spec)
         warnings += trace_warnings
+        if spec.workloads:  # services (say) beside the trace's jobs
+            manifests.extend(load_files(list(spec.workloads)))
         label = spec.trace
     else:
         if spec.cluster is None and not spec.cluster_from_trace:

@@ -148,10 +148,6 @@ def test_a_trace_larger_than_max_pods_is_refused_before_it_is_built(tmp_path: Pa
 
 
 CONFLICTS = {
-    "trace and workload": (
-        ["--trace", "T", "--workload", "W"],
-        "--trace and --workload: give one workload (a trace or manifests)",
-    ),
     "two sources of nodes": (
         ["--trace", "T", "--cluster", "C", "--cluster-from-trace"],
         "--cluster and --cluster-from-trace: give one source of nodes",
@@ -251,3 +247,24 @@ def test_absurd_workloads_and_unknown_failed_nodes_are_refused(tmp_path: Path, c
         1,
         f"error: {config}: simulation.nodeFailures[0].node: no node named 'nope' in the cluster\n",
     )
+
+
+def test_manifests_run_beside_a_trace(tmp_path: Path, capsys) -> None:
+    # an inference-like Deployment beside two ITP jobs, on the nodes sized for the trace
+    trace = itp(tmp_path, ["a,0,100,8", "b,50,100,8"])
+    service = tmp_path / "service.yaml"
+    service.write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: web}\n"
+        "spec:\n  replicas: 2\n  selector: {matchLabels: {app: web}}\n  template:\n"
+        "    metadata: {labels: {app: web}}\n"
+        "    spec: {containers: [{name: c, resources: {requests: {cpu: 500m}}}]}\n"
+    )
+    out = tmp_path / "o"
+    argv = ["simulate", "--trace", str(trace), "--cluster-from-trace", "--workload", str(service)]
+    rc, _, err = run(capsys, *argv, "--until", "1h", "--out", str(out), "--quiet")
+    assert rc == 0, err
+    with open(out / "pods.csv", newline="") as handle:
+        phases = {row["name"]: row["phase"] for row in csv.DictReader(handle)}
+    assert sum(name.startswith("web-") for name in phases) == 2
+    assert {phases[name] for name in phases if name.startswith("web-")} == {"Running"}
+    assert sum(not name.startswith("web-") for name in phases) == 2
