@@ -185,11 +185,14 @@ class Case:
     reasons: dict[str, str] = field(default_factory=dict)
     now: float = 0.0
     differs: str = ""
+    #: Volcano HyperNodes (``berth.api.hypernodes.HyperNode``) over ``nodes``.
+    hypernodes: list[Any] = field(default_factory=list)
 
 
 def check(case: Case, cfg: SchedulerConfig) -> Scheduler:
     """Run ``case`` for one session under ``cfg`` and assert its expectations."""
     s = scheduler(case.nodes, cfg, queues=case.queues, groups=case.groups, bound=case.bound)
+    s.state.hypernodes = list(case.hypernodes)
     binds = run(s, case.pods, now=case.now)
     if isinstance(case.binds, set):
         assert set(binds) == case.binds

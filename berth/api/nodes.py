@@ -6,6 +6,12 @@ from collections.abc import Mapping
 
 from berth.api import schema
 from berth.api.fields import canonical, positive_int_annotation
+from berth.api.hypernodes import (
+    TOPOLOGY_LABEL_PREFIX,
+    PoolTier,
+    pool_hypernodes,
+    pool_switch_labels,
+)
 from berth.api.loaded import Context
 from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
@@ -61,6 +67,32 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
     ctx.out.add(ctx.out.nodes, node, ctx.origin())
 
 
+def _pool_topology(doc: schema.NodePoolDoc, ctx: Context) -> list[dict[str, str]]:
+    """The switch labels of each node of the pool (none without ``spec.topology``), and its
+    HyperNodes filed with the other objects when ``hyperNodes`` is on."""
+    topology = doc.spec.topology
+    if topology is None:
+        return []
+    tiers = tuple(PoolTier(t.name, t.size) for t in topology.tiers)
+    names = [t.name for t in tiers]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            ctx.error(f"spec.topology.tiers[{index}].name", f"duplicate tier name {name!r}")
+            return []
+    for key in doc.spec.template.metadata.labels:
+        if key.startswith(TOPOLOGY_LABEL_PREFIX) and key[len(TOPOLOGY_LABEL_PREFIX) :] in names:
+            ctx.warn(
+                f"spec.template.metadata.labels.{key}",
+                "ignored (spec.topology sets each node's switch labels)",
+            )
+    pool, count = doc.metadata.name, doc.spec.count
+    if topology.hyper_nodes:
+        origin = ctx.origin()
+        for hypernode in pool_hypernodes(pool, count, tiers):
+            ctx.out.add(ctx.out.hypernodes, hypernode, origin)
+    return pool_switch_labels(pool, count, tiers)
+
+
 def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
     pool, spec = doc.metadata.name, doc.spec
     template = spec.template
@@ -87,9 +119,12 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
     )
     width = len(str(spec.count - 1))
     origin = ctx.origin()
+    switches = _pool_topology(doc, ctx)
     for index in range(spec.count):
         name = f"{pool}-{index:0{width}d}"
         labels = {**base_labels, HOSTNAME_LABEL: name}
+        if switches:
+            labels.update(switches[index])
         if zones:
             labels[ZONE_LABEL] = zones[index % len(zones)]
         node = Node(

@@ -375,6 +375,16 @@ def task_name(pod: Pod) -> str:
     return pod.labels.get(TASK_NAME_LABEL) or pod.annotations.get(TASK_NAME_LABEL, "")
 
 
+@dataclass(frozen=True, slots=True)
+class NetworkTopology:
+    """Volcano's ``networkTopology``: the gang's pods must share a switch of tier
+    ``highest_tier`` or lower (None: any tier a HyperNode has). ``hard`` leaves the gang
+    pending when no such switch can hold it; soft only prefers one."""
+
+    hard: bool = True
+    highest_tier: int | None = None
+
+
 @dataclass(slots=True)
 class PodGroup:
     name: str
@@ -393,6 +403,7 @@ class PodGroup:
     #: Per-task minimums (Volcano's minTaskMember), by the pods' ``volcano.sh/task-spec``;
     #: enforced only when minMember covers their sum, as Volcano does.
     min_task_member: dict[str, int] = field(default_factory=dict)
+    network_topology: NetworkTopology | None = None
     # runtime
     phase: GroupPhase = GroupPhase.PENDING
     start_time: float | None = None
@@ -508,6 +519,7 @@ class BatchJob:
     submit_time: float = 0.0
     annotations: dict[str, str] = field(default_factory=dict)
     preemptable: bool = True
+    network_topology: NetworkTopology | None = None
     # runtime
     phase: JobPhase = JobPhase.PENDING
     retries: int = 0

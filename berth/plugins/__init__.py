@@ -16,6 +16,7 @@ from berth.plugins.gpu_clustering import GpuClustering
 from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
+from berth.plugins.network_topology_aware import NetworkTopologyAware
 from berth.plugins.node_affinity import NodeAffinity
 from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
@@ -56,4 +57,5 @@ register_plugins(
     DotProd,
     RandomPlacement,
     Fgd,
+    NetworkTopologyAware,
 )

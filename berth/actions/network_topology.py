@@ -1,0 +1,170 @@
+"""Allocate's turn for a job with a ``networkTopology``, as Volcano's allocate takes it.
+
+Hard mode: the gang must sit within one HyperNode of tier ``highestTierAllowed`` or lower. The
+HyperNodes are tried tier by tier, lowest first (a gang that fits one rack gets one rack); in
+a tier, only those whose idle capacity covers the job's minResources, in the order the
+``hypernode_order`` plugins give (network-topology-aware: the fullest first), then by how many
+of the job's pods each already holds, then by name. The first one within which the turn
+places the gang keeps it; if none does, the job waits with a reason naming the limit. A job
+with pods already running stays within the HyperNode of the allowed tier that holds them.
+
+Soft mode places anywhere. In both modes the ``topology_score`` plugins add their node score,
+which draws each further pod towards the switch of the pods already placed.
+
+Volcano tries every HyperNode of a tier and keeps the best-scored success; berth stops at the
+first success in score order, which is the same choice since the score is taken before the
+gang is placed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from berth.actions.gang_turn import Tasks, allocate_turn
+from berth.cluster.hypernodes import Topology
+from berth.framework.session import JobInfo, Session, Statement
+
+
+def topology_turn(job: JobInfo, session: Session, tasks: Tasks, gated: bool) -> bool:
+    """One allocate turn for ``job`` (whose group has a network topology)."""
+    topology = session.state.topology()
+    spec = job.group.network_topology
+    if topology is None or spec is None:
+        return allocate_turn(job, session, tasks, gated)
+    statement = session.statement()
+    placed = _placed_rows(job, session)
+    scorers = session.framework.topology_scorers
+    if scorers:
+        session.bonus = _bonus(job, session, topology, placed, statement)
+    try:
+        if not spec.hard:
+            return allocate_turn(job, session, tasks, gated, statement)
+        return _within_hypernode(job, session, topology, tasks, gated, statement, placed)
+    finally:
+        session.bonus = None
+        session.region = None
+
+
+def _within_hypernode(
+    job: JobInfo,
+    session: Session,
+    topology: Topology,
+    tasks: Tasks,
+    gated: bool,
+    statement: Statement,
+    placed: np.ndarray,
+) -> bool:
+    state = session.state
+    n = state.n
+    spec = job.group.network_topology
+    assert spec is not None
+    highest = spec.highest_tier if spec.highest_tier is not None else topology.tiers[-1]
+    top = topology.level_of(highest)
+    # A tier above every HyperNode's is the cluster as a whole (Volcano's top HyperNode).
+    anywhere = highest > topology.tiers[-1]
+    if top < 0:
+        session.job_reasons[job.key] = (
+            f"networkTopology: highestTierAllowed {highest} is below every HyperNode tier "
+            f"(the lowest is {topology.tiers[0]})"
+        )
+        return False
+    member = topology.member
+    within = np.ones(n, dtype=bool)
+    if len(placed) and not anywhere:
+        homes = np.unique(member[top, placed])
+        if len(homes) != 1 or homes[0] < 0:
+            session.job_reasons[job.key] = (
+                f"networkTopology: the job's running pods are not within one HyperNode of "
+                f"tier {highest} or lower"
+            )
+            return False
+        within = member[top, :n] == homes[0]
+    need = job.min_request(state)
+    rows = np.flatnonzero(state.schedulable[:n])
+    tried = 0
+    for level in range(top + 1):
+        ids = np.unique(member[level, :n][within])
+        ids = ids[ids >= 0]
+        if not len(placed) and len(ids) and need.any():
+            idle = topology.sums(level, state.free[:n], rows)[ids]
+            width = min(idle.shape[1], len(need))
+            fits = (idle[:, :width] >= need[:width]).all(axis=1) & ~need[width:].any()
+            ids = ids[fits]
+        for hypernode in _ranked(job, session, topology, ids, placed):
+            tried += 1
+            if _attempt(job, session, tasks, gated, statement, member[level, :n] == hypernode):
+                return tasks.next < tasks.requesting
+    if anywhere:
+        tried += 1
+        if _attempt(job, session, tasks, gated, statement, None):
+            return tasks.next < tasks.requesting
+    session.job_reasons[job.key] = (
+        f"networkTopology: no HyperNode of tier {highest} or lower can hold the gang "
+        f"({tried} tried)"
+    )
+    return False
+
+
+def _attempt(
+    job: JobInfo,
+    session: Session,
+    tasks: Tasks,
+    gated: bool,
+    statement: Statement,
+    region: np.ndarray | None,
+) -> bool:
+    """One allocate turn within ``region`` (None: anywhere); whether it placed the job. A
+    failed turn leaves ``tasks`` as it found them, for the next region."""
+    start, hopeless = tasks.next, set(tasks.hopeless)
+    session.region = region
+    before = len(job.bound)
+    allocate_turn(job, session, tasks, gated, statement)
+    session.region = None
+    if len(job.bound) > before:
+        return True
+    tasks.next, tasks.hopeless = start, hopeless
+    return False
+
+
+def _ranked(
+    job: JobInfo, session: Session, topology: Topology, ids: np.ndarray, placed: np.ndarray
+) -> list[int]:
+    """Candidate HyperNodes (one tier) in the order they are tried."""
+    if not len(ids):
+        return []
+    score = np.zeros(len(ids))
+    for plugin in session.framework.hypernode_orders:
+        score += plugin.hypernode_order(job, topology, ids, session.state)
+    level = int(topology.level[ids[0]])
+    mine = np.zeros(len(ids))
+    if len(placed):
+        counts = np.bincount(topology.member[level, placed] + 1, minlength=len(topology.names) + 1)
+        mine = counts[ids + 1].astype(np.float64)
+    # ids are in name order within a tier, so a stable sort leaves name as the last key.
+    order = np.lexsort((-mine, -score))
+    return [int(i) for i in ids[order]]
+
+
+def _placed_rows(job: JobInfo, session: Session) -> np.ndarray:
+    rows = session.state.rows
+    return np.array([rows[p.bound_node] for p in job.bound.values()], dtype=np.int64)
+
+
+def _bonus(
+    job: JobInfo, session: Session, topology: Topology, bound: np.ndarray, statement: Statement
+) -> Callable[[np.ndarray], np.ndarray]:
+    """The topology scorers' node score for the job's next pod, given its pods bound and
+    those the open statement has placed."""
+    plugins = session.framework.topology_scorers
+
+    def bonus(rows: np.ndarray) -> np.ndarray:
+        fresh = [op.row for op in statement.journal if op.job is job and op.reason is None]
+        placed = np.concatenate([bound, np.array(fresh, dtype=np.int64)]) if fresh else bound
+        total = np.zeros(len(rows))
+        for plugin in plugins:
+            total += plugin.topology_score(job, topology, placed, rows)
+        return total
+
+    return bonus
