@@ -24,6 +24,7 @@ import numpy as np
 
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.cluster.hypernodes import Topology
+from berth.cluster.state import ClusterState
 from berth.framework.session import JobInfo, Session, Statement
 
 
@@ -81,16 +82,14 @@ def _within_hypernode(
             )
             return False
         within = member[top, :n] == homes[0]
-    need = job.min_request(state)
-    rows = np.flatnonzero(state.schedulable[:n])
-    tried = 0
+    need = _gang_need(job, session, tasks)
+    tried = short = 0
     for level in range(top + 1):
         ids = np.unique(member[level, :n][within])
         ids = ids[ids >= 0]
-        if not len(placed) and len(ids) and need.any():
-            idle = topology.sums(level, state.free[:n], rows)[ids]
-            width = min(idle.shape[1], len(need))
-            fits = (idle[:, :width] >= need[:width]).all(axis=1) & ~need[width:].any()
+        if not len(placed) and len(ids) and need[0].any():
+            fits = _eligible(topology, level, ids, state, need)
+            short += int(len(ids) - fits.sum())
             ids = ids[fits]
         for hypernode in _ranked(job, session, topology, ids, placed):
             tried += 1
@@ -102,7 +101,7 @@ def _within_hypernode(
             return tasks.next < tasks.requesting
     session.job_reasons[job.key] = (
         f"networkTopology: no HyperNode of tier {highest} or lower can hold the gang "
-        f"({tried} tried)"
+        f"({short} without the idle capacity, {tried} tried)"
     )
     return False
 
@@ -126,6 +125,52 @@ def _attempt(
         return True
     tasks.next, tasks.hopeless = start, hopeless
     return False
+
+
+def _gang_need(
+    job: JobInfo, session: Session, tasks: Tasks
+) -> tuple[np.ndarray, np.ndarray | None, int]:
+    """What a HyperNode must have idle to hold the gang: its minResources, or, if more, the
+    requests of the pods still needed to reach minMember (in the order they are placed); and
+    when those pods all ask the same, that request and how many of them are needed (a
+    HyperNode must then have that many pod-sized slots on its nodes, not only the sum)."""
+    state = session.state
+    need = job.min_request(state)
+    missing = job.group.min_member - len(job.bound)
+    total = np.zeros(state.width, dtype=np.float64)
+    total[: len(need)] = need
+    if missing <= 0:
+        return total, None, 0
+    requests = [session.search.compile(p).request for p in tasks.pods[tasks.next :][:missing]]
+    if not requests:
+        return total, None, 0
+    summed = np.sum(requests, axis=0)
+    total[: len(summed)] = np.maximum(total[: len(summed)], summed)
+    first = requests[0]
+    same = all(np.array_equal(r, first) for r in requests[1:])
+    return total, (first if same else None), len(requests)
+
+
+def _eligible(
+    topology: Topology,
+    level: int,
+    ids: np.ndarray,
+    state: ClusterState,
+    need: tuple[np.ndarray, np.ndarray | None, int],
+) -> np.ndarray:
+    """Which of ``ids`` have the idle capacity the gang needs (see ``_gang_need``)."""
+    n = state.n
+    rows = np.flatnonzero(state.schedulable[:n])
+    total, request, count = need
+    free = state.free[:n]
+    idle = topology.sums(level, free, rows)[ids]
+    fits = (idle >= total[: idle.shape[1]]).all(axis=1) & ~total[idle.shape[1] :].any()
+    if request is not None:
+        asked = np.flatnonzero(request)
+        slots = (free[:, asked] // request[asked]).min(axis=1) if len(asked) else None
+        if slots is not None:
+            fits &= topology.sums(level, slots, rows)[ids] >= count
+    return fits
 
 
 def _ranked(

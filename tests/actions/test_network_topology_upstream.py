@@ -205,7 +205,10 @@ def test_hard_gang_waits_with_the_topology_reason() -> None:
     )
     s = check(case, PLUGINS)
     reason = s.pending_reason(case.pods[0])
-    assert reason == "networkTopology: no HyperNode of tier 1 or lower can hold the gang (2 tried)"
+    assert reason == (
+        "networkTopology: no HyperNode of tier 1 or lower can hold the gang (2 without the idle "
+        "capacity, 0 tried)"
+    )
 
 
 def test_without_hypernodes_the_topology_is_ignored() -> None:
