@@ -15,6 +15,7 @@ from berth.api.hypernodes import (
 from berth.api.loaded import Context
 from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
+    GPU_TOPOLOGY_ANNOTATION,
     HOSTNAME_LABEL,
     TOPOLOGY_CORES,
     TOPOLOGY_SOCKETS,
@@ -23,8 +24,9 @@ from berth.api.objects import (
     CpuTopology,
     Node,
     Taint,
+    gpu_groups,
 )
-from berth.resources import PODS
+from berth.resources import GPU, PODS
 
 DEFAULT_NODE_PODS = 110
 
@@ -50,6 +52,24 @@ def _cpu_topology(annotations: Mapping[str, str], path: str, ctx: Context) -> Cp
     return CpuTopology(sockets, cores, threads)
 
 
+def _check_gpu_topology(
+    annotations: Mapping[str, str], allocatable: Mapping[str, int], path: str, ctx: Context
+) -> None:
+    text = annotations.get(GPU_TOPOLOGY_ANNOTATION)
+    if text is None:
+        return
+    where = f"{path}.{GPU_TOPOLOGY_ANNOTATION}"
+    try:
+        groups = gpu_groups(text)
+    except ValueError as exc:
+        ctx.error(where, str(exc))
+        return
+    devices = -(-allocatable.get(GPU, 0) // 1000)
+    beyond = [d for group in groups for d in group if d >= devices]
+    if beyond:
+        ctx.error(where, f"device {beyond[0]} beyond the node's {devices} GPUs")
+
+
 def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
     meta = doc.metadata
     labels = dict(meta.labels)
@@ -64,6 +84,7 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
         cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
     )
     positive_int_annotation(meta.annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
+    _check_gpu_topology(meta.annotations, node.allocatable, "metadata.annotations", ctx)
     ctx.out.add(ctx.out.nodes, node, ctx.origin())
 
 
@@ -107,6 +128,9 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
         ctx.warn("spec.zones", f"ignored (the template sets {ZONE_LABEL})")
         zones = []
     allocatable = node_resources(template.status)
+    _check_gpu_topology(
+        template.metadata.annotations, allocatable, "spec.template.metadata.annotations", ctx
+    )
     taints = _taints(template.spec)
     topology = _cpu_topology(
         template.metadata.annotations, "spec.template.metadata.annotations", ctx

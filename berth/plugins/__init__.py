@@ -14,6 +14,7 @@ from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
 from berth.plugins.gpu_packing import GpuPacking
+from berth.plugins.gpu_topology import GpuTopology
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.network_topology_aware import NetworkTopologyAware
@@ -58,4 +59,5 @@ register_plugins(
     RandomPlacement,
     Fgd,
     NetworkTopologyAware,
+    GpuTopology,
 )
