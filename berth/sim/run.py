@@ -113,7 +113,8 @@ def hypernode_warnings(manifests: Manifests) -> list[str]:
     if empty:
         listed = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
         lines.append(
-            f"HyperNodes: {listed} hold no node (their members match none, or only nodes an earlier HyperNode of the tier kept)"
+            f"HyperNodes: {listed} hold no node (their members match none, or only nodes an "
+            "earlier HyperNode of the tier kept)"
         )
     return lines
 

@@ -15,19 +15,22 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from berth.api.hypernodes import HyperNode, HyperNodeMember
+from berth.api.hypernodes import HyperNode
 from berth.api.objects import TASK_NAME_LABEL, NetworkTopology, PodGroup, Queue
-from tests.builders import Case, check, config, run, scheduler, vnode, vpod
+from tests.builders import (
+    Case,
+    check,
+    config,
+    hypernode,
+    run,
+    scheduler,
+    three_tiers,
+    vnode,
+    vpod,
+)
 
 NTA = "network-topology-aware"
 PLUGINS = config(["gang", "predicates", NTA])
-
-
-def hypernode(name: str, tier: int, *members: str) -> HyperNode:
-    """A HyperNode naming its members exactly: nodes ("s0-n1") or HyperNodes ("s0"), as
-    Volcano's tests name them."""
-    chosen = (HyperNodeMember("Node" if "-n" in m else "HyperNode", exact=m) for m in members)
-    return HyperNode(name, tier, tuple(chosen))
 
 
 def two_racks() -> list[HyperNode]:
@@ -36,16 +39,6 @@ def two_racks() -> list[HyperNode]:
         hypernode("s0", 1, "s0-n1", "s0-n2"),
         hypernode("s1", 1, "s1-n3", "s1-n4"),
         hypernode("s2", 2, "s0", "s1"),
-    ]
-
-
-def three_tiers() -> list[HyperNode]:
-    """Racks s3..s6 of two nodes, s1 over s3 and s4, s2 over s5 and s6, s0 over s1 and s2."""
-    racks = [hypernode(f"s{i}", 1, f"s{i}-n1", f"s{i}-n2") for i in range(3, 7)]
-    return racks + [
-        hypernode("s1", 2, "s3", "s4"),
-        hypernode("s2", 2, "s5", "s6"),
-        hypernode("s0", 3, "s1", "s2"),
     ]
 
 

@@ -12,27 +12,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from berth.api.hypernodes import HyperNode, HyperNodeMember
+from berth.api.hypernodes import HyperNode
 from berth.api.objects import PodGroup
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import PluginArgumentError
 from berth.framework.session import JobInfo
 from berth.plugins.network_topology_aware import NetworkTopologyAware
-from tests.builders import vnode, vpod
-
-
-def hypernode(name: str, tier: int, *members: str) -> HyperNode:
-    chosen = (HyperNodeMember("Node" if "-n" in m else "HyperNode", exact=m) for m in members)
-    return HyperNode(name, tier, tuple(chosen))
-
-
-def three_tiers() -> list[HyperNode]:
-    racks = [hypernode(f"s{i}", 1, f"s{i}-n1", f"s{i}-n2") for i in range(3, 7)]
-    return racks + [
-        hypernode("s1", 2, "s3", "s4"),
-        hypernode("s2", 2, "s5", "s6"),
-        hypernode("s0", 3, "s1", "s2"),
-    ]
+from tests.builders import hypernode, three_tiers, vnode, vpod
 
 
 def cluster(hypernodes: list[HyperNode], nodes: list) -> ClusterState:
@@ -228,3 +214,25 @@ def test_hypernode_order(name: str) -> None:
         ids = np.array([topology.names.index(hypernode_name)])
         got = plugin.hypernode_order(job, topology, ids, state)
         assert got[0] == pytest.approx(score, abs=0.05), hypernode_name
+
+
+def test_switches() -> None:
+    """Volcano's enableHyperNodeOrder and enableNodeOrder switch the two rankings off."""
+    from berth.framework.framework import Framework
+    from tests.builders import config
+
+    on = Framework(config(["network-topology-aware"]))
+    assert [p.name for p in on.hypernode_orders] == ["network-topology-aware"]
+    assert [p.name for p in on.topology_scorers] == ["network-topology-aware"]
+    off = Framework(
+        config(
+            [
+                {
+                    "name": "network-topology-aware",
+                    "enableHyperNodeOrder": False,
+                    "enableNodeOrder": False,
+                }
+            ]  # fmt: skip
+        )
+    )
+    assert not off.hypernode_orders and not off.topology_scorers

@@ -118,3 +118,14 @@ def test_bad_network_topology_option(tmp_path: Path, capsys, value: str, message
         main(["simulate", "--trace", "x.csv", "--cluster-from-trace", "--network-topology", value])
     assert exit_info.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_converted_trace_keeps_the_network_topology(tmp_path: Path) -> None:
+    trace = tmp_path / "itp.csv"
+    trace.write_text("job_id,submission_time,duration,num_gpu\na,0,600,16\nb,5,600,8\n")
+    out = tmp_path / "jobs.yaml"
+    args = ["trace", "convert", str(trace), "--out", str(out), "--network-topology", "soft:2"]
+    assert main(args) == 0
+    text = out.read_text()
+    assert text.count("networkTopology") == 1  # the two-worker job only
+    assert "highestTierAllowed: 2" in text and "mode: soft" in text
