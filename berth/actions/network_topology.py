@@ -106,6 +106,28 @@ def _within_hypernode(
     return False
 
 
+def eviction_limit(session: Session, job: JobInfo) -> tuple[bool, np.ndarray | None]:
+    """Whether preempt and reclaim may evict for ``job`` and, if its pods must stay within one
+    HyperNode, the rows they may use. A hard-mode gang with pods running stays within the
+    HyperNode of its allowed tier that holds them; one with none running is left to allocate
+    (berth does not search HyperNodes for room to free, as Volcano's eviction gradients do)."""
+    spec = job.group.network_topology
+    topology = session.state.topology() if spec is not None and spec.hard else None
+    if spec is None or topology is None:
+        return True, None
+    highest = spec.highest_tier if spec.highest_tier is not None else topology.tiers[-1]
+    if highest > topology.tiers[-1]:
+        return True, None
+    placed = _placed_rows(job, session)
+    top = topology.level_of(highest)
+    if top < 0 or not len(placed):
+        return False, None
+    homes = np.unique(topology.member[top, placed])
+    if len(homes) != 1 or homes[0] < 0:
+        return False, None
+    return True, topology.member[top, : session.state.n] == homes[0]
+
+
 def _attempt(
     job: JobInfo,
     session: Session,

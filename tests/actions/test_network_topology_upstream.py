@@ -18,6 +18,7 @@ import pytest
 from berth.api.hypernodes import HyperNode
 from berth.api.objects import TASK_NAME_LABEL, NetworkTopology, PodGroup, Queue
 from tests.builders import (
+    GANG,
     Case,
     check,
     config,
@@ -214,3 +215,54 @@ def test_without_hypernodes_the_topology_is_ignored() -> None:
         binds={"p1", "p2", "p3"},
     )
     check(case, PLUGINS)
+
+
+def test_preempt_keeps_a_hard_gang_within_its_tier() -> None:
+    """Four full nodes in two racks of two; a high-priority gang of three that must share a
+    rack cannot start by preemption across racks (berth leaves a hard gang with no pod running
+    to allocate), while the same gang in soft mode preempts three of the low pods."""
+    cfg = config(
+        ["priority", GANG, "predicates", NTA], actions="enqueue, allocate, preempt, backfill"
+    )
+    for mode, evicted in (("hard", 0), ("soft", 3)):
+        low = PodGroup("low", "c1", min_member=1, queue="q1")
+        high = PodGroup(
+            "pg1",
+            "c1",
+            min_member=3,
+            queue="q1",
+            priority=10,
+            network_topology=NetworkTopology(hard=mode == "hard", highest_tier=1),
+        )
+        bound = [(vpod(f"l{i}", "2", "4G", "low", namespace="c1"), n) for i, n in enumerate(FOUR)]
+        s = scheduler(nodes(*FOUR), cfg, queues=[Queue("q1")], groups=[low, high], bound=bound)
+        s.state.hypernodes = two_racks()
+        binds = run(s, fresh(3))
+        assert len(s.evictions) == evicted, mode
+        assert len(binds) == evicted, mode
+
+
+def test_preempt_stays_in_the_rack_of_the_running_pods() -> None:
+    """A gang of two runs one pod in rack s0 (its other was lost); the replacement, with no
+    idle room anywhere, preempts the pod in s0 although those in s1 are cheaper victims."""
+    cfg = config(
+        ["priority", GANG, "predicates", NTA], actions="enqueue, allocate, preempt, backfill"
+    )
+    low = PodGroup("low", "c1", min_member=1, queue="q1")
+    mid = PodGroup("mid", "c1", min_member=1, queue="q1", priority=5)
+    high = PodGroup(
+        "pg1", "c1", min_member=2, queue="q1", priority=10,
+        network_topology=NetworkTopology(hard=True, highest_tier=1),
+    )  # fmt: skip
+    bound = [
+        (task("p1", "master", priority=10), "s0-n1"),
+        (vpod("l1", "2", "4G", "mid", namespace="c1"), "s0-n2"),
+        (vpod("l2", "2", "4G", "low", namespace="c1"), "s1-n3"),
+        (vpod("l3", "2", "4G", "low", namespace="c1"), "s1-n4"),
+    ]
+    groups = [low, mid, high]
+    s = scheduler(nodes(*FOUR), cfg, queues=[Queue("q1")], groups=groups, bound=bound)
+    s.state.hypernodes = two_racks()
+    binds = run(s, [task("p2", "worker", priority=10)])
+    assert [e.pod.name for e in s.evictions] == ["l1"]
+    assert binds == {"p2": "s0-n2"}
