@@ -23,6 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from berth.actions.gang_turn import Tasks, allocate_turn
+from berth.api.objects import NetworkTopology
 from berth.cluster.hypernodes import Topology
 from berth.cluster.state import ClusterState
 from berth.framework.session import JobInfo, Session, Statement
@@ -61,10 +62,7 @@ def _within_hypernode(
     n = state.n
     spec = job.group.network_topology
     assert spec is not None
-    highest = spec.highest_tier if spec.highest_tier is not None else topology.tiers[-1]
-    top = topology.level_of(highest)
-    # A tier above every HyperNode's is the cluster as a whole (Volcano's top HyperNode).
-    anywhere = highest > topology.tiers[-1]
+    highest, top, anywhere = _limit(spec, topology)
     if top < 0:
         session.job_reasons[job.key] = (
             f"networkTopology: highestTierAllowed {highest} is below every HyperNode tier "
@@ -74,14 +72,14 @@ def _within_hypernode(
     member = topology.member
     within = np.ones(n, dtype=bool)
     if len(placed) and not anywhere:
-        homes = np.unique(member[top, placed])
-        if len(homes) != 1 or homes[0] < 0:
+        home = _home(topology, top, placed, n)
+        if home is None:
             session.job_reasons[job.key] = (
                 f"networkTopology: the job's running pods are not within one HyperNode of "
                 f"tier {highest} or lower"
             )
             return False
-        within = member[top, :n] == homes[0]
+        within = home
     need = _gang_need(job, session, tasks)
     tried = short = 0
     for level in range(top + 1):
@@ -115,17 +113,28 @@ def eviction_limit(session: Session, job: JobInfo) -> tuple[bool, np.ndarray | N
     topology = session.state.topology() if spec is not None and spec.hard else None
     if spec is None or topology is None:
         return True, None
-    highest = spec.highest_tier if spec.highest_tier is not None else topology.tiers[-1]
-    if highest > topology.tiers[-1]:
+    _, top, anywhere = _limit(spec, topology)
+    if anywhere:
         return True, None
     placed = _placed_rows(job, session)
-    top = topology.level_of(highest)
-    if top < 0 or not len(placed):
-        return False, None
+    home = _home(topology, top, placed, session.state.n) if top >= 0 and len(placed) else None
+    return home is not None, home
+
+
+def _limit(spec: NetworkTopology, topology: Topology) -> tuple[int, int, bool]:
+    """The highest tier allowed, its level (-1: below every HyperNode), and whether it lies
+    above every HyperNode's tier: the cluster as a whole (Volcano's top HyperNode)."""
+    highest = spec.highest_tier if spec.highest_tier is not None else topology.tiers[-1]
+    return highest, topology.level_of(highest), highest > topology.tiers[-1]
+
+
+def _home(topology: Topology, top: int, placed: np.ndarray, n: int) -> np.ndarray | None:
+    """The rows of the HyperNode of level ``top`` that holds every ``placed`` row, or None if
+    none does."""
     homes = np.unique(topology.member[top, placed])
     if len(homes) != 1 or homes[0] < 0:
-        return False, None
-    return True, topology.member[top, : session.state.n] == homes[0]
+        return None
+    return topology.member[top, :n] == homes[0]
 
 
 def _attempt(

@@ -36,9 +36,6 @@ class Topology:
         """The highest level whose tier is ``tier`` or lower (-1: below every tier)."""
         return int(np.searchsorted(np.asarray(self.tiers), tier, side="right")) - 1
 
-    def ids_at(self, level: int) -> np.ndarray:
-        return np.flatnonzero(self.level == level)
-
     def sums(self, level: int, values: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """Per HyperNode id, ``values`` (one row per node row) summed over ``rows`` that a
         HyperNode of ``level`` holds; the other ids get zero."""
