@@ -2,13 +2,13 @@
 
 Hard mode: the gang must sit within one HyperNode of tier ``highestTierAllowed`` or lower. The
 HyperNodes are tried tier by tier, lowest first (a gang that fits one rack gets one rack); in
-a tier, only those whose idle capacity covers the job's minResources, in the order the
+a tier, only those whose idle capacity covers the gang (see ``_gang_need``), in the order the
 ``hypernode_order`` plugins give (network-topology-aware: the fullest first), then by how many
 of the job's pods each already holds, then by name. The first one within which the turn
 places the gang keeps it; if none does, the job waits with a reason naming the limit. A job
 with pods already running stays within the HyperNode of the allowed tier that holds them.
 
-Soft mode places anywhere. In both modes the ``topology_score`` plugins add their node score,
+Preempt and reclaim keep to the same limit (``eviction_limit``). Soft mode places anywhere. In both modes the ``topology_score`` plugins add their node score,
 which draws each further pod towards the switch of the pods already placed.
 
 Volcano tries every HyperNode of a tier and keeps the best-scored success; berth stops at the
