@@ -8,8 +8,9 @@ of the job's pods each already holds, then by name. The first one within which t
 places the gang keeps it; if none does, the job waits with a reason naming the limit. A job
 with pods already running stays within the HyperNode of the allowed tier that holds them.
 
-Preempt and reclaim keep to the same limit (``eviction_limit``). Soft mode places anywhere. In both modes the ``topology_score`` plugins add their node score,
-which draws each further pod towards the switch of the pods already placed.
+Preempt and reclaim keep to the same limit (``eviction_limit``). Soft mode places anywhere.
+In both modes the ``topology_score`` plugins add their node score, which draws each further
+pod towards the switch of the pods already placed.
 
 Volcano tries every HyperNode of a tier and keeps the best-scored success; berth stops at the
 first success in score order, which is the same choice since the score is taken before the
