@@ -149,6 +149,7 @@ def _attempt(
     """One allocate turn within ``region`` (None: anywhere); whether it placed the job. A
     failed turn leaves ``tasks`` as it found them, for the next region."""
     start, hopeless = tasks.next, set(tasks.hopeless)
+    session.unplaced.pop(job.key, None)  # what an earlier region refused says nothing here
     session.region = region
     before = len(job.bound)
     allocate_turn(job, session, tasks, gated, statement)
