@@ -129,3 +129,11 @@ def test_converted_trace_keeps_the_network_topology(tmp_path: Path) -> None:
     text = out.read_text()
     assert text.count("networkTopology") == 1  # the two-worker job only
     assert "highestTierAllowed: 2" in text and "mode: soft" in text
+
+
+def test_validate_counts_hypernodes(capsys) -> None:
+    assert main(["validate", str(EXAMPLES / "cluster.yaml")]) == 0
+    # 16 racks, 8 spines, 1 core switch
+    assert capsys.readouterr().out.strip() == (
+        "valid: 64 nodes, 0 pods, 0 podgroups, 0 queues, 25 hypernodes"
+    )
