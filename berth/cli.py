@@ -450,11 +450,13 @@ def _validate_config(path: Path) -> bool:
     """Check one scheduler configuration as ``simulate --config`` would use it."""
     from berth.framework.config_files import describe, load_config
     from berth.framework.framework import Framework
+    from berth.sim.config import SimConfig, SimConfigError
 
     try:
         config = load_config(path)
         Framework(config)
-    except (ConfigError, PluginArgumentError) as exc:
+        SimConfig.from_raw(config.simulation, config.source)
+    except (ConfigError, PluginArgumentError, SimConfigError) as exc:
         message = str(exc)
         print(message if message.startswith(str(path)) else f"{path}: {message}")
         return False

@@ -131,6 +131,8 @@ def write_outputs(
         reasons=result.reasons,
         workloads=summarize_workloads(result.workloads),
     )
+    if result.colocation is not None:
+        summary["colocation"] = result.colocation  # see berth.sim.colocation
     if provenance is not None:
         summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)

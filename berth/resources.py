@@ -23,7 +23,7 @@ PODS = "pods"
 BASE_RESOURCES: tuple[str, ...] = (CPU, MEMORY, GPU, PODS)
 
 #: Resources Kubernetes itself counts in bytes (``hugepages-<size>`` too, see ``is_bytes``).
-_BYTE_RESOURCES = {MEMORY, "ephemeral-storage", "storage"}
+_BYTE_RESOURCES = {MEMORY, "ephemeral-storage", "storage", "kubernetes.io/batch-memory"}
 MIB = 2**20
 GIB = 2**30
 

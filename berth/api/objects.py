@@ -12,6 +12,9 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from berth.api.qos import LOW_BANDS, PriorityBand, QoS, band_of, qos_of
+from berth.api.usage import UsageProfile
+
 # Label and annotation keys berth reads or writes.
 HOSTNAME_LABEL = "kubernetes.io/hostname"
 ZONE_LABEL = "topology.kubernetes.io/zone"
@@ -350,6 +353,8 @@ class Pod:
     submit_time: float = 0.0
     duration: float | None = None  # None: runs until the simulation ends
     utilization: float = 1.0  # used / requested, for the simulated usage model
+    #: Usage varying over time (berth.api.usage); None: ``utilization`` throughout.
+    usage_profile: UsageProfile | None = None
     preemptable: bool = True  # False: never evicted by preempt or reclaim
     #: spec.preemptionPolicy, else its PriorityClass's (empty: neither says): Never keeps the
     #: pod from evicting anyone.
@@ -395,6 +400,27 @@ class Pod:
     @property
     def may_preempt(self) -> bool:
         return self.preemption_policy != PREEMPT_NEVER
+
+    @property
+    def qos(self) -> QoS:
+        """Koordinator's QoS class (berth.api.qos)."""
+        return qos_of(self.labels, self.requests)
+
+    @property
+    def band(self) -> PriorityBand:
+        """Koordinator's priority band (berth.api.qos)."""
+        return band_of(self.labels, self.priority, self.qos)
+
+    @property
+    def reclaimed(self) -> bool:
+        """Runs on reclaimed (batch) resources: its usage does not count against them."""
+        return self.band in LOW_BANDS
+
+    def usage_at(self, t: float) -> tuple[float, float]:
+        """(cpu, memory) used ÷ requested at time ``t``."""
+        if self.usage_profile is None:
+            return self.utilization, self.utilization
+        return self.usage_profile.at(t)
 
     @property
     def best_effort(self) -> bool:

@@ -42,6 +42,14 @@ from berth.api.objects import (
     valid_label_key,
     valid_requirement,
 )
+from berth.api.qos import check_qos_label
+from berth.api.usage import (
+    USAGE_CURVE_ANNOTATION,
+    USAGE_PERIOD_ANNOTATION,
+    UsageCurveError,
+    UsageProfile,
+    parse_usage_curve,
+)
 from berth.resources import CPU, MEMORY, MIB, PODS, canonical_name, format_amount, to_canonical
 
 VOLCANO_GROUP_ANNOTATION = "scheduling.volcano.sh/group-name"
@@ -469,6 +477,10 @@ def build_pod(
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)
     if utilization is not None:
         pod.utilization = utilization
+    pod.usage_profile = _usage_curve(annotations, ctx)
+    wrong = check_qos_label(pod.labels)
+    if wrong:
+        ctx.error("metadata.labels", wrong)
     probability = float_annotation(annotations, FAIL_PROBABILITY_ANNOTATION, ctx, fraction)
     if probability is not None:
         pod.fail_probability = probability
@@ -476,6 +488,23 @@ def build_pod(
     if exit_code is not None:
         pod.fail_exit_code = int(exit_code)
     return pod
+
+
+def _usage_curve(annotations: Mapping[str, str], ctx: Context) -> UsageProfile | None:
+    period = float_annotation(annotations, USAGE_PERIOD_ANNOTATION, ctx, above_zero)
+    text = annotations.get(USAGE_CURVE_ANNOTATION)
+    if text is None:
+        if period is not None:
+            ctx.error(
+                f"metadata.annotations.{USAGE_PERIOD_ANNOTATION}",
+                f"needs {USAGE_CURVE_ANNOTATION} (a period of what?)",
+            )
+        return None
+    try:
+        return parse_usage_curve(text, period)
+    except UsageCurveError as exc:
+        ctx.error(f"metadata.annotations.{USAGE_CURVE_ANNOTATION}", str(exc))
+        return None
 
 
 def _exit_code(value: float) -> str | None:

@@ -26,6 +26,8 @@ from berth.api.objects import (
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
+from berth.cluster.profiles import OwnerProfiles
+from berth.cluster.usage import PodUsage
 from berth.resources import GPU, PODS, ResourceAxis
 
 #: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
@@ -164,6 +166,10 @@ class ClusterState:
         #: Volcano HyperNodes (the network's switches) and their resolution over the rows.
         self.hypernodes: list[HyperNode] = []
         self._topology: tuple[int, Topology] | None = None
+        #: Bound pods' usage over time, kept only when usage is reported (colocation).
+        self.pod_usage: PodUsage | None = None
+        #: What departed pods used, per owner (gpu-load-aware estimates by it).
+        self.profiles = OwnerProfiles()
 
     # ------------------------------------------------------------------ nodes
 
@@ -344,6 +350,8 @@ class ClusterState:
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
         self._log.append(row)
+        if self.pod_usage is not None:
+            self.pod_usage.add(pod, row, vec)
         return placement
 
     def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> Placement | None:
@@ -358,6 +366,8 @@ class ClusterState:
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
         self._log.append(row)
+        if self.pod_usage is not None:
+            self.pod_usage.remove(pod)
         return self.gpus.give_back(pod.key)
 
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
@@ -395,6 +405,29 @@ class ClusterState:
                         counts[row] += 1
             self.selector_counts[key] = counts
         return counts[: self.n]
+
+    # ------------------------------------------------------------------ usage reports
+
+    def track_usage(self) -> PodUsage:
+        """Keep bound pods' usage from now on (before any pod is bound)."""
+        if self.pod_usage is None:
+            self.pod_usage = PodUsage(self.axis)
+        return self.pod_usage
+
+    def set_allocatable(self, name: str, values: np.ndarray) -> None:
+        """Every node's allocatable ``name`` at once (batch resources at a usage report)."""
+        col = self.axis.index(name)
+        self._ensure_column(col)
+        n = self.n
+        self.allocatable[:n, col] = values
+        self.free[:n, col] = values - self.requested[:n, col]
+        self.structure_epoch += 1
+
+    def set_usage(self, col: int, values: np.ndarray) -> None:
+        """Every node's usage of resource column ``col`` as reported."""
+        n = self.n
+        self.usage[:n, col] = values
+        self.usage_total[col] = float(values.sum())
 
     # ------------------------------------------------------------------ change log
 

@@ -94,6 +94,9 @@ class Plugin:
     #: Job's peers, as default spreading counts them): pods of different owners then never
     #: share an equivalence class.
     classes_by_owner: bool = False
+    #: Whether the answers depend on which job or workload the pod belongs to (an estimate
+    #: learned from its earlier pods): pods of different jobs then never share a class.
+    classes_by_job: bool = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = Arguments(arguments or {})

@@ -14,18 +14,22 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from berth.api.objects import GPU_MEMORY_ANNOTATION, JOB_NAME_LABEL, Pod
+from berth.api.qos import PRIORITY_CLASS_LABEL, QOS_LABEL, band_of_priority
 from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
     from berth.framework.plugin import Plugin
 
 
-def class_key(pod: Pod, labels_matter: bool, owners_matter: bool = False) -> tuple:
+def class_key(
+    pod: Pod, labels_matter: bool, owners_matter: bool = False, jobs_matter: bool = False
+) -> tuple:
     """What decides where a pod may go and how nodes rank for it.
 
     Labels and namespace only matter when some selector could count the pod itself (its own
     affinity/spread terms) or when bound pods carry affinity terms; what owns the pod only when
-    a plugin counts its owner's pods (default spreading). Leaving them out otherwise keeps
+    a plugin counts its owner's pods (default spreading); which job or workload it belongs to
+    only when a plugin estimates pods by their job's history. Leaving them out otherwise keeps
     classes large.
     """
     spec = (
@@ -36,11 +40,16 @@ def class_key(pod: Pod, labels_matter: bool, owners_matter: bool = False) -> tup
         pod.tolerations,
         pod.spread,
         pod.node_name,
-        pod.best_effort,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
+        # what decides whether it runs on batch resources (load-aware estimates by them)
+        band_of_priority(pod.priority),
+        pod.labels.get(QOS_LABEL),
+        pod.labels.get(PRIORITY_CLASS_LABEL),
     )
     if owners_matter:
         spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))
+    if jobs_matter:
+        spec += (pod.namespace, pod.owner, pod.group)
     if labels_matter or pod.affinity.has_pod_terms or pod.spread:
         return spec + (pod.namespace, tuple(sorted(pod.labels.items())))
     return spec

@@ -193,6 +193,7 @@ class Scheduler:
         """A bound pod left its node (finished, failed, evicted)."""
         request = self.state.request_vector(pod.requests)
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
+        self.state.profiles.record(pod)
         self.admission_epoch += 1
         job = self.jobs.get(f"{pod.namespace}/{pod.group}")
         if job is not None:

@@ -69,12 +69,13 @@ class NodeSearch:
         self._order: np.ndarray | None = None
         #: Whether a plugin's answers depend on what owns the pod (default spreading).
         self.owners_matter = any(p.classes_by_owner for p in filters + scorers)
+        self.jobs_matter = any(p.classes_by_job for p in filters + scorers)
 
     # ------------------------------------------------------------------ classes
 
     def compile(self, pod: Pod) -> PodClass:
         state = self.state
-        key = class_key(pod, bool(state.carried), self.owners_matter)
+        key = class_key(pod, bool(state.carried), self.owners_matter, self.jobs_matter)
         cls = self.classes.get(key)
         if cls is not None and cls.epoch == state.structure_epoch:
             self.classes.move_to_end(key)

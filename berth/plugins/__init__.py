@@ -13,9 +13,11 @@ from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
+from berth.plugins.gpu_load_aware import GpuLoadAware
 from berth.plugins.gpu_packing import GpuPacking
 from berth.plugins.gpu_topology import GpuTopology
 from berth.plugins.least_allocated import LeastAllocated
+from berth.plugins.load_aware import LoadAware
 from berth.plugins.most_allocated import MostAllocated
 from berth.plugins.network_topology_aware import NetworkTopologyAware
 from berth.plugins.node_affinity import NodeAffinity
@@ -60,4 +62,6 @@ register_plugins(
     Fgd,
     NetworkTopologyAware,
     GpuTopology,
+    LoadAware,
+    GpuLoadAware,
 )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.objects import Pod
+from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 
 
 class SimConfigError(ValueError):
@@ -29,7 +30,7 @@ def _seconds(value: Any, where: str, source: str) -> float:
     return float(value)
 
 
-_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures")
+_KEYS = ("startLatency", "restartLatency", "sampleInterval", "nodeFailures", "colocation")
 
 
 @dataclass(slots=True)
@@ -42,6 +43,8 @@ class SimConfig:
     #: about MAX_SAMPLES samples rather than one a minute for months.
     sample_interval: float | None = None
     node_failures: tuple[NodeFailure, ...] = ()
+    #: Usage reports, batch resources and BE protection (None: requests-only accounting).
+    colocation: ColocationConfig | None = None
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
@@ -62,6 +65,11 @@ class SimConfig:
         if config.sample_interval is not None and config.sample_interval <= 0:
             raise SimConfigError(f"{source}: simulation.sampleInterval: expected seconds > 0")
         config.node_failures = _node_failures(raw.get("nodeFailures", []), source)
+        if "colocation" in raw:
+            try:
+                config.colocation = ColocationConfig.from_raw(raw["colocation"], source)
+            except ColocationConfigError as exc:
+                raise SimConfigError(str(exc)) from None
         return config
 
     @property

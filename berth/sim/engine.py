@@ -23,6 +23,7 @@ from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, GroupStats, NodeAgent
+from berth.sim.colocation import Colocation
 from berth.sim.config import (
     NodeFailure,
     SimConfig,
@@ -31,7 +32,7 @@ from berth.sim.config import (
     sample_interval,
 )
 from berth.sim.control import ControlPlane
-from berth.sim.events import Ev, EventQueue
+from berth.sim.events import PERIODIC, Ev, EventQueue
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
 
@@ -61,6 +62,8 @@ class SimResult:
     jobs: list[BatchJob] = field(default_factory=list)  # batch Jobs, with their final status
     #: Workload objects as they ended: spec of their last version, status with rollouts.
     workloads: list[Workload] = field(default_factory=list)
+    #: Colocation measures (berth.sim.colocation) when the run had colocation on.
+    colocation: dict[str, Any] | None = None
 
 
 class Simulation:
@@ -107,6 +110,18 @@ class Simulation:
             self._request_session,
         )
         self.agent.pods = list(manifests.pods)
+        self.colocation = (
+            None
+            if self.sim.colocation is None
+            else Colocation(
+                self.sim.colocation,
+                self.scheduler,
+                self.agent,
+                self.queue,
+                self.clock,
+                self._resubmit,
+            )
+        )
         # The controllers watch the store first, so a pod or group they make is theirs before
         # the watches below hand it to the scheduler.
         self.control = ControlPlane(self.queue, self.clock)
@@ -185,6 +200,9 @@ class Simulation:
             Ev.FINISH: agent.on_finish,
             Ev.SAMPLE: self._on_sample,
         }
+        if self.colocation is not None:
+            handlers[Ev.REPORT] = self.colocation.on_report
+            self.colocation.start()
         heap = queue.heap
         until = self.until
         last_event = 0.0
@@ -192,11 +210,11 @@ class Simulation:
             at, kind, _, payload = heap[0]
             if until is not None and at > until:
                 break
-            if kind == Ev.SAMPLE and not queue.live and until is None:
-                break  # nothing left but samples: the run ended with its last event
+            if kind in PERIODIC and not queue.live and until is None:
+                break  # nothing left but samples and reports: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
-            if kind != Ev.SAMPLE:
+            if kind not in PERIODIC:
                 queue.live -= 1
                 last_event = at
             self.events += 1
@@ -232,6 +250,7 @@ class Simulation:
             reasons=reasons,
             jobs=jobs,
             workloads=list(self.control.workloads),
+            colocation=None if self.colocation is None else self.colocation.stats.summary(),
         )
 
     # ------------------------------------------------------------------ handlers
@@ -244,6 +263,11 @@ class Simulation:
     def _on_plain_pod(self, pod: Pod) -> None:
         """A pod of the workload files: admitted (SidecarSet injection) as a created pod is."""
         self.store.admit_object("Pod", pod)
+        self._on_submit(pod)
+
+    def _resubmit(self, pod: Pod) -> None:
+        """A new pod object in place of an evicted plain pod (colocation)."""
+        self.pods.append(pod)
         self._on_submit(pod)
 
     def _on_submit(self, pod: Pod) -> None:

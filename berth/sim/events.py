@@ -28,8 +28,13 @@ class Ev(IntEnum):
     START = 10
     RESTARTED = 11
     RECONCILE = 12
-    SESSION = 13
-    SAMPLE = 14
+    REPORT = 13  # usage reports (colocation): batch resources are set before the session
+    SESSION = 14
+    SAMPLE = 15
+
+
+#: Events that repeat for as long as the run goes on: they never keep it going.
+PERIODIC = frozenset({int(Ev.REPORT), int(Ev.SAMPLE)})
 
 
 class EventQueue:
@@ -46,5 +51,5 @@ class EventQueue:
     def push(self, at: float, kind: Ev, payload: Any = None) -> None:
         heapq.heappush(self.heap, (at, int(kind), self._seq, payload))
         self._seq += 1
-        if kind != Ev.SAMPLE:
+        if kind not in PERIODIC:
             self.live += 1
