@@ -5,7 +5,10 @@ placing a batch of pending pods: only the sessions are timed, never the set-up a
 simulator events. Scenarios follow kube-scheduler's performance tests: plain pods, zone spread,
 required hostname anti-affinity, gangs, and a mix of all; ``gpu-share`` is a cluster of 8-GPU
 nodes where half the running pods hold shares of a device and the pending pods ask shares
-(0.2 to 0.7 of a device) or 1, 2 or 4 whole GPUs, placed per device.
+(0.2 to 0.7 of a device) or 1, 2 or 4 whole GPUs, placed per device. ``topology`` racks the
+nodes in three tiers of switches (racks of 20 nodes, spines of 10 racks, 5 spines under each
+core switch) described by HyperNodes, and the pending pods are gangs of 64 workers (16 cores,
+64 GiB each) that must share a spine (hard mode, tier 2), under network-topology-aware.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import numpy as np
 
 import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
 import berth.plugins  # noqa: F401
+from berth.api.hypernodes import PoolTier, pool_hypernodes, pool_switch_labels
 from berth.api.objects import (
     HOSTNAME_LABEL,
     ZONE_LABEL,
     Affinity,
     LabelSelector,
+    NetworkTopology,
     Node,
     Pod,
     PodAffinityTerm,
@@ -30,11 +35,13 @@ from berth.api.objects import (
     Requirement,
     SpreadConstraint,
 )
+from berth.framework.config import PluginSpec
 from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
+from berth.plugins.network_topology_aware import NetworkTopologyAware
 from berth.resources import GIB, MIB
 
-SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share")
+SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share", "topology")
 #: Sizes beyond these would exhaust memory building the cluster, not measure the scheduler.
 MAX_NODES = 1_000_000
 MAX_PODS = 20_000_000
@@ -50,21 +57,37 @@ _ZONES = 10
 _GPU_NODE = (96_000, 768 * GIB, 8_000)
 #: Pending GPU asks of gpu-share, in milli-GPU, cycled.
 _GPU_ASKS = (200, 500, 1000, 300, 700, 2000, 250, 1000, 4000, 500)
+#: The topology scenario's switches (nodes per rack, racks per spine, spines per core) and
+#: gangs (workers, and the highest tier they may span).
+_SWITCHES = (PoolTier("rack", 20), PoolTier("spine", 10), PoolTier("core", 5))
+_TOPOLOGY_GANG = 64
+_TOPOLOGY_TIER = 2
+
+
+NETWORK_TOPOLOGY_AWARE = NetworkTopologyAware.name
 
 
 class BenchError(ValueError):
     pass
 
 
-def build_nodes(n: int, rng: np.random.Generator, gpu_only: bool = False) -> list[Node]:
+def build_nodes(
+    n: int, rng: np.random.Generator, gpu_only: bool = False, racked: bool = False
+) -> list[Node]:
+    """``n`` nodes of mixed shapes over ten zones; ``racked``: labelled with their switches
+    (see ``_SWITCHES``)."""
     picks = rng.choice(len(_SHAPES), size=n, p=[w for _, w in _SHAPES])
+    switches = pool_switch_labels("node", n, _SWITCHES) if racked else None
     nodes = []
     for i, pick in enumerate(picks):
         cpu, memory, gpu = _GPU_NODE if gpu_only else _SHAPES[pick][0]
+        labels = {ZONE_LABEL: f"zone-{i % _ZONES}", "node.berth.io/shape": str(pick)}
+        if switches is not None:
+            labels.update(switches[i])
         nodes.append(
             Node(
                 name=f"node-{i:05d}",
-                labels={ZONE_LABEL: f"zone-{i % _ZONES}", "node.berth.io/shape": str(pick)},
+                labels=labels,
                 allocatable={"cpu": cpu, "memory": memory, "nvidia.com/gpu": gpu, "pods": 110},
             )
         )
@@ -105,6 +128,15 @@ def pending_pods(
             pod = _pod(name, f"gpu-{i % 3}", cpu, memory)
             pod.requests["nvidia.com/gpu"] = _GPU_ASKS[i % len(_GPU_ASKS)]
             pods.append(pod)
+        elif kind == "topology":
+            size = min(_TOPOLOGY_GANG, count - len(pods))
+            topology = NetworkTopology(hard=True, highest_tier=_TOPOLOGY_TIER)
+            group = PodGroup(name=f"gang-{i:06d}", min_member=size, network_topology=topology)
+            groups.append(group)
+            pods.extend(
+                _pod(f"{group.name}-{t}", group.name, 16_000, 64 * GIB, group=group.name)
+                for t in range(size)
+            )
         elif kind == "gang":
             size = int(rng.integers(8, 65))
             size = min(size, count - len(pods))
@@ -150,12 +182,17 @@ def run_bench(
     rng = np.random.default_rng(seed)
     config = load_config(None)
     config.search.mode = search
+    racked = scenario == "topology"
+    if racked:
+        config.tiers[-1].append(PluginSpec(NETWORK_TOPOLOGY_AWARE))
     scheduler = Scheduler(config, seed=seed)
     gpu_share = scenario == "gpu-share"
-    node_list = build_nodes(nodes, rng, gpu_only=gpu_share)
+    node_list = build_nodes(nodes, rng, gpu_only=gpu_share, racked=racked)
     report("adding nodes", 0, nodes)
     for node in node_list:
         scheduler.add_node(node)
+    if racked:
+        scheduler.state.hypernodes = pool_hypernodes("node", nodes, _SWITCHES)
     report("adding nodes", nodes, nodes)
     _fill(
         scheduler,

@@ -434,6 +434,8 @@ def _validate(args: argparse.Namespace) -> int:
         counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
     if manifests.namespaces:
         counts += f", {len(manifests.namespaces)} namespaces"
+    if manifests.hypernodes:
+        counts += f", {len(manifests.hypernodes)} hypernodes"
     if manifests.workloads:
         objects = len({(w.kind, w.key) for w in manifests.workloads})
         counts += f", {objects} workload objects"

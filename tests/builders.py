@@ -10,6 +10,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.hypernodes import HyperNode, HyperNodeMember
 from berth.api.objects import (
     HOSTNAME_LABEL,
     QUEUE_NAME_ANNOTATION,
@@ -185,11 +186,14 @@ class Case:
     reasons: dict[str, str] = field(default_factory=dict)
     now: float = 0.0
     differs: str = ""
+    #: Volcano HyperNodes (``berth.api.hypernodes.HyperNode``) over ``nodes``.
+    hypernodes: list[Any] = field(default_factory=list)
 
 
 def check(case: Case, cfg: SchedulerConfig) -> Scheduler:
     """Run ``case`` for one session under ``cfg`` and assert its expectations."""
     s = scheduler(case.nodes, cfg, queues=case.queues, groups=case.groups, bound=case.bound)
+    s.state.hypernodes = list(case.hypernodes)
     binds = run(s, case.pods, now=case.now)
     if isinstance(case.binds, set):
         assert set(binds) == case.binds
@@ -281,3 +285,23 @@ def tiers(*plugin_tiers: list[str | dict[str, Any]], actions: str) -> SchedulerC
         for tier in plugin_tiers
     ]
     return parse_config({"actions": actions, "tiers": raw}, "test")
+
+
+# -- HyperNodes, as Volcano's network-topology tests build them ----------------------------------
+
+
+def hypernode(name: str, tier: int, *members: str) -> HyperNode:
+    """A HyperNode naming its members exactly: nodes ("s0-n1") or HyperNodes ("s0"), as
+    Volcano's tests name them."""
+    chosen = (HyperNodeMember("Node" if "-n" in m else "HyperNode", exact=m) for m in members)
+    return HyperNode(name, tier, tuple(chosen))
+
+
+def three_tiers() -> list[HyperNode]:
+    """Racks s3..s6 of two nodes, s1 over s3 and s4, s2 over s5 and s6, s0 over s1 and s2."""
+    racks = [hypernode(f"s{i}", 1, f"s{i}-n1", f"s{i}-n2") for i in range(3, 7)]
+    return racks + [
+        hypernode("s1", 2, "s3", "s4"),
+        hypernode("s2", 2, "s5", "s6"),
+        hypernode("s0", 3, "s1", "s2"),
+    ]

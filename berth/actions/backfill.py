@@ -12,7 +12,7 @@ room).
 
 from __future__ import annotations
 
-from berth.actions.allocate import keep_if_ready, placement_mark
+from berth.actions.gang_turn import keep_if_ready, placement_mark
 from berth.actions.turns import by_queue, schedulable_jobs
 from berth.framework.session import Session
 

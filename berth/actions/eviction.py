@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.actions.network_topology import eviction_limit
 from berth.api.objects import Pod
 from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
@@ -158,7 +159,10 @@ class Evictor:
         np.maximum.at(top, rows, [jobs[_job_key(p)].group.priority for p in pods])
         count = np.bincount(rows, minlength=n)
         free = state.free[:n][:, cols]
-        reachable = np.flatnonzero((count > 0) & (free + freeable >= need).all(axis=1))
+        open_rows = (count > 0) & (free + freeable >= need).all(axis=1)
+        if self.session.region is not None:  # a hard network topology's HyperNode
+            open_rows &= self.session.region[:n]
+        reachable = np.flatnonzero(open_rows)
         others = [f for f in cls.filters if not f.checks_free_capacity]
         idx = self.session.search.feasible(cls, reachable, others)
         idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
@@ -285,7 +289,26 @@ def evict_for(
     does not, or where its queue would not take it (evicting within the queue frees share
     too), as long as ``may_evict`` agrees; while the job is still starving. A pod whose
     ``preemptionPolicy`` is Never takes no part. One statement covers it all: a job that is
-    not then pipelined (gang: minMember placed) gets nothing and evicts nobody."""
+    not then pipelined (gang: minMember placed) gets nothing and evicts nobody. A job with a
+    hard network topology stays within its HyperNode (see ``eviction_limit``)."""
+    allowed, region = eviction_limit(session, job)
+    if not allowed:
+        return
+    session.region = region
+    try:
+        _evict_for(session, job, evictor, victim_jobs, reason, may_evict)
+    finally:
+        session.region = None
+
+
+def _evict_for(
+    session: Session,
+    job: JobInfo,
+    evictor: Evictor,
+    victim_jobs: list[JobInfo],
+    reason: str,
+    may_evict: Callable[[PodClass], bool],
+) -> None:
     search = session.search
     statement = session.statement()
     hopeless: set[tuple] = set()
@@ -300,7 +323,7 @@ def evict_for(
         cls = search.compile(pod)
         if cls.key in hopeless:
             continue
-        row = search.place(cls)
+        row = search.place(cls) if session.region is None else session.place(job, pod, cls)
         if row is not None and session.allocatable(job, cls.request) is None:
             statement.allocate(job, pod, row, cls)
         elif not may_evict(cls) or not evictor.place(statement, job, pod, cls, victim_jobs, reason):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, check_sla, float_annotation, preemptable
+from berth.api.hypernodes import network_topology
 from berth.api.loaded import Context
 from berth.api.objects import (
     SUBMIT_TIME_ANNOTATION,
@@ -124,6 +125,7 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
         or 0.0,
         annotations=dict(meta.annotations),
         preemptable=preemptable(meta, ctx),
+        network_topology=network_topology(spec.network_topology),
     )
     ctx.out.add(ctx.out.jobs, job, ctx.origin())
 

@@ -38,6 +38,8 @@ class Manifests:
     #: submit time).
     workloads: list[Workload] = field(default_factory=list)
     namespaces: list[Namespace] = field(default_factory=list)
+    #: Volcano HyperNodes (``berth.api.hypernodes.HyperNode``): the network's switches.
+    hypernodes: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
     skipped: Counter[str] = field(default_factory=Counter)
@@ -62,6 +64,7 @@ class Manifests:
         self.commands.extend(other.commands)
         self.workloads.extend(other.workloads)
         self.namespaces.extend(other.namespaces)
+        self.hypernodes.extend(other.hypernodes)
         self.problems.extend(other.problems)
         self.skipped.update(other.skipped)
         self._origins.update(other._origins)

@@ -24,6 +24,7 @@ from berth.api.apps import (
     convert_stateful_set,
 )
 from berth.api.documents import DocumentError, load_json, load_yaml
+from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
 from berth.api.loaded import Context, Manifests
@@ -233,6 +234,7 @@ SKIPPED_KINDS: dict[str, tuple[tuple[str, ...] | None, str]] = {
 for _name, _api, _model, _convert in (
     ("Node", schema.NODE_API, schema.NodeDoc, convert_node),
     ("NodePool", schema.NODE_POOL_API, schema.NodePoolDoc, convert_node_pool),
+    ("HyperNode", schema.TOPOLOGY_API, schema.HyperNodeDoc, convert_hyper_node),
     ("Pod", schema.POD_API, schema.PodDoc, convert_pod),
     ("PodGroup", schema.VOLCANO_API, schema.PodGroupDoc, convert_pod_group),
     ("Queue", schema.VOLCANO_API, schema.QueueDoc, convert_queue),

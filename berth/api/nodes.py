@@ -6,9 +6,16 @@ from collections.abc import Mapping
 
 from berth.api import schema
 from berth.api.fields import canonical, positive_int_annotation
+from berth.api.hypernodes import (
+    TOPOLOGY_LABEL_PREFIX,
+    PoolTier,
+    pool_hypernodes,
+    pool_switch_labels,
+)
 from berth.api.loaded import Context
 from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
+    GPU_TOPOLOGY_ANNOTATION,
     HOSTNAME_LABEL,
     TOPOLOGY_CORES,
     TOPOLOGY_SOCKETS,
@@ -17,8 +24,9 @@ from berth.api.objects import (
     CpuTopology,
     Node,
     Taint,
+    gpu_groups,
 )
-from berth.resources import PODS
+from berth.resources import GPU, PODS
 
 DEFAULT_NODE_PODS = 110
 
@@ -44,6 +52,24 @@ def _cpu_topology(annotations: Mapping[str, str], path: str, ctx: Context) -> Cp
     return CpuTopology(sockets, cores, threads)
 
 
+def _check_gpu_topology(
+    annotations: Mapping[str, str], allocatable: Mapping[str, int], path: str, ctx: Context
+) -> None:
+    text = annotations.get(GPU_TOPOLOGY_ANNOTATION)
+    if text is None:
+        return
+    where = f"{path}.{GPU_TOPOLOGY_ANNOTATION}"
+    try:
+        groups = gpu_groups(text)
+    except ValueError as exc:
+        ctx.error(where, str(exc))
+        return
+    devices = -(-allocatable.get(GPU, 0) // 1000)
+    beyond = [d for group in groups for d in group if d >= devices]
+    if beyond:
+        ctx.error(where, f"device {beyond[0]} beyond the node's {devices} GPUs")
+
+
 def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
     meta = doc.metadata
     labels = dict(meta.labels)
@@ -58,7 +84,34 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
         cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
     )
     positive_int_annotation(meta.annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
+    _check_gpu_topology(meta.annotations, node.allocatable, "metadata.annotations", ctx)
     ctx.out.add(ctx.out.nodes, node, ctx.origin())
+
+
+def _pool_topology(doc: schema.NodePoolDoc, ctx: Context) -> list[dict[str, str]]:
+    """The switch labels of each node of the pool (none without ``spec.topology``), and its
+    HyperNodes filed with the other objects when ``hyperNodes`` is on."""
+    topology = doc.spec.topology
+    if topology is None:
+        return []
+    tiers = tuple(PoolTier(t.name, t.size) for t in topology.tiers)
+    names = [t.name for t in tiers]
+    for index, name in enumerate(names):
+        if name in names[:index]:
+            ctx.error(f"spec.topology.tiers[{index}].name", f"duplicate tier name {name!r}")
+            return []
+    for key in doc.spec.template.metadata.labels:
+        if key.startswith(TOPOLOGY_LABEL_PREFIX) and key[len(TOPOLOGY_LABEL_PREFIX) :] in names:
+            ctx.warn(
+                f"spec.template.metadata.labels.{key}",
+                "ignored (spec.topology sets each node's switch labels)",
+            )
+    pool, count = doc.metadata.name, doc.spec.count
+    if topology.hyper_nodes:
+        origin = ctx.origin()
+        for hypernode in pool_hypernodes(pool, count, tiers):
+            ctx.out.add(ctx.out.hypernodes, hypernode, origin)
+    return pool_switch_labels(pool, count, tiers)
 
 
 def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
@@ -75,6 +128,9 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
         ctx.warn("spec.zones", f"ignored (the template sets {ZONE_LABEL})")
         zones = []
     allocatable = node_resources(template.status)
+    _check_gpu_topology(
+        template.metadata.annotations, allocatable, "spec.template.metadata.annotations", ctx
+    )
     taints = _taints(template.spec)
     topology = _cpu_topology(
         template.metadata.annotations, "spec.template.metadata.annotations", ctx
@@ -87,9 +143,12 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
     )
     width = len(str(spec.count - 1))
     origin = ctx.origin()
+    switches = _pool_topology(doc, ctx)
     for index in range(spec.count):
         name = f"{pool}-{index:0{width}d}"
         labels = {**base_labels, HOSTNAME_LABEL: name}
+        if switches:
+            labels.update(switches[index])
         if zones:
             labels[ZONE_LABEL] = zones[index % len(zones)]
         node = Node(

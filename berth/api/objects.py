@@ -31,6 +31,38 @@ EXIT_CODE_ANNOTATION = "berth.io/exit-code"
 FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
 #: GPU memory per device (on nodes) or needed on each device a pod uses, MiB.
 GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
+#: A node's GPU interconnect islands (NVLink / NVSwitch domains): device indices, comma-separated
+#: within a group, groups separated by semicolons ("0,1,2,3;4,5,6,7"). Without it a node's
+#: devices form one group; a device it does not list is a group of its own.
+GPU_TOPOLOGY_ANNOTATION = "berth.io/gpu-topology"
+
+
+def gpu_groups(text: str) -> tuple[tuple[int, ...], ...]:
+    """The device groups of a ``berth.io/gpu-topology`` annotation; ValueError says what is
+    wrong with it."""
+    groups = []
+    seen: set[int] = set()
+    for part in text.split(";"):
+        if not part.strip():
+            raise ValueError("an empty group (expected e.g. 0,1,2,3;4,5,6,7)")
+        group = []
+        for item in part.split(","):
+            try:
+                device = int(item.strip())
+            except ValueError:
+                raise ValueError(
+                    f"{item.strip()!r} is not a device index (expected e.g. 0,1,2,3;4,5,6,7)"
+                ) from None
+            if device < 0:
+                raise ValueError(f"device {device}: indices start at 0")
+            if device in seen:
+                raise ValueError(f"device {device} is in two groups")
+            seen.add(device)
+            group.append(device)
+        groups.append(tuple(group))
+    return tuple(groups)
+
+
 # What Volcano's job controller puts on the pods it creates.
 JOB_NAME_LABEL = "volcano.sh/job-name"
 TASK_NAME_LABEL = "volcano.sh/task-spec"
@@ -401,6 +433,16 @@ def task_name(pod: Pod) -> str:
     return pod.labels.get(TASK_NAME_LABEL) or pod.annotations.get(TASK_NAME_LABEL, "")
 
 
+@dataclass(frozen=True, slots=True)
+class NetworkTopology:
+    """Volcano's ``networkTopology``: the gang's pods must share a switch of tier
+    ``highest_tier`` or lower (None: any tier a HyperNode has). ``hard`` leaves the gang
+    pending when no such switch can hold it; soft only prefers one."""
+
+    hard: bool = True
+    highest_tier: int | None = None
+
+
 @dataclass(slots=True)
 class PodGroup:
     name: str
@@ -419,6 +461,7 @@ class PodGroup:
     #: Per-task minimums (Volcano's minTaskMember), by the pods' ``volcano.sh/task-spec``;
     #: enforced only when minMember covers their sum, as Volcano does.
     min_task_member: dict[str, int] = field(default_factory=dict)
+    network_topology: NetworkTopology | None = None
     # runtime
     phase: GroupPhase = GroupPhase.PENDING
     start_time: float | None = None
@@ -534,6 +577,7 @@ class BatchJob:
     submit_time: float = 0.0
     annotations: dict[str, str] = field(default_factory=dict)
     preemptable: bool = True
+    network_topology: NetworkTopology | None = None
     # runtime
     phase: JobPhase = JobPhase.PENDING
     retries: int = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
+from berth.api.hypernodes import network_topology
 from berth.api.loaded import Context
 from berth.api.objects import (
     HIERARCHY_ANNOTATION,
@@ -39,6 +40,7 @@ def convert_pod_group(doc: schema.PodGroupDoc, ctx: Context) -> None:
         annotations=dict(meta.annotations),
         preemptable=preemptable(meta, ctx),
         min_task_member=dict(spec.min_task_member),
+        network_topology=network_topology(spec.network_topology),
     )
     ctx.out.add(ctx.out.groups, group, ctx.origin())
 

@@ -20,7 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from berth.api.objects import GPU_MEMORY_ANNOTATION, Node, Pod
+from berth.api.objects import (
+    GPU_MEMORY_ANNOTATION,
+    GPU_TOPOLOGY_ANNOTATION,
+    Node,
+    Pod,
+    gpu_groups,
+)
 
 #: milli-GPU in one device.
 MILLI = 1000
@@ -113,6 +119,25 @@ def record_devices(pod: Pod, node: str, placement: Placement) -> None:
     pod.annotations[GPU_DEVICES_ANNOTATION] = device_ids(node, placement)
 
 
+def _islands(node: Node, width: int) -> np.ndarray:
+    """Each device slot's group number from the node's ``berth.io/gpu-topology`` (one group
+    for all without it; an unlisted device is a group of its own)."""
+    text = node.annotations.get(GPU_TOPOLOGY_ANNOTATION)
+    if text is None:
+        return np.zeros(width, dtype=np.int16)
+    try:
+        groups = gpu_groups(text)
+    except ValueError as exc:
+        raise DeviceError(
+            f"node {node.name}: annotation {GPU_TOPOLOGY_ANNOTATION}: {exc}"
+        ) from None
+    island = np.arange(len(groups), len(groups) + width, dtype=np.int16)
+    for number, group in enumerate(groups):
+        listed = [d for d in group if d < width]
+        island[listed] = number
+    return island
+
+
 class DeviceTable:
     """Remaining milli-GPU and GPU memory per device; ``-1`` marks a slot past a node's last
     device, so that it never fits anything."""
@@ -123,6 +148,8 @@ class DeviceTable:
         self.remaining = np.full((capacity, 0), _NO_DEVICE, dtype=np.int32)
         self.memory = np.zeros((capacity, 0), dtype=np.int64)
         self.count = np.zeros(capacity, dtype=np.int32)
+        #: The interconnect group (NVLink island) of each device, numbered per node.
+        self.island = np.zeros((capacity, 0), dtype=np.int16)
         self.placements: dict[str, Placement] = {}
         #: Per kind of GPU ask (milli-GPU per pod), how many such pods each row holds.
         self.kinds: dict[int, np.ndarray] = {}
@@ -136,7 +163,9 @@ class DeviceTable:
         memory[: self.capacity] = self.memory
         count = np.zeros(capacity, dtype=np.int32)
         count[: self.capacity] = self.count
-        self.remaining, self.memory, self.count = remaining, memory, count
+        island = np.zeros((capacity, self.width), dtype=np.int16)
+        island[: self.capacity] = self.island
+        self.remaining, self.memory, self.count, self.island = remaining, memory, count, island
         for kind, held in self.kinds.items():
             self.kinds[kind] = np.pad(held, (0, capacity - self.capacity))
         self.capacity = capacity
@@ -146,7 +175,9 @@ class DeviceTable:
         remaining[:, : self.width] = self.remaining
         memory = np.zeros((self.capacity, width), dtype=np.int64)
         memory[:, : self.width] = self.memory
-        self.remaining, self.memory = remaining, memory
+        island = np.zeros((self.capacity, width), dtype=np.int16)
+        island[:, : self.width] = self.island
+        self.remaining, self.memory, self.island = remaining, memory, island
         self.width = width
 
     def add_node(self, row: int, node: Node, milli: int) -> None:
@@ -164,6 +195,7 @@ class DeviceTable:
         self.memory[row] = 0
         self.memory[row, :count] = mib if mib else UNLIMITED_MEMORY
         self.count[row] = count
+        self.island[row] = _islands(node, self.width)
 
     # ------------------------------------------------------------------ fit
 
@@ -207,7 +239,7 @@ class DeviceTable:
         """The default device choice: the lowest-index idle devices for the whole part, then the
         fitting device with the least left for the share (ties to the lowest index)."""
         remaining = self.remaining[row]
-        chosen = np.flatnonzero(remaining >= MILLI)[: ask.whole] if ask.whole else _NONE
+        chosen = self._whole_devices(row, ask) if ask.whole else _NONE
         if not ask.share:
             return chosen
         ok = remaining >= ask.share
@@ -219,6 +251,32 @@ class DeviceTable:
             raise ValueError(f"no device on row {row} has {ask.share} milli-GPU free")
         device = int(np.argmin(np.where(ok, remaining, _NOT_CHOSEN)))
         return np.append(chosen, device) if ask.whole else np.array([device], dtype=np.intp)
+
+    def _whole_devices(self, row: int, ask: GpuAsk) -> np.ndarray:
+        """The idle devices for the whole part: within one interconnect group when one has
+        enough (the group with the fewest idle that does, keeping larger ones whole), else
+        from the groups with the most idle first; lowest index first within a group."""
+        idle = np.flatnonzero(self.remaining[row] >= MILLI)
+        if ask.whole < 2:
+            return idle[: ask.whole]
+        islands = self.island[row, idle]
+        counts = np.bincount(islands)
+        enough = np.flatnonzero(counts >= ask.whole)
+        if len(enough):
+            best = enough[int(np.argmin(counts[enough]))]
+            return idle[islands == best][: ask.whole]
+        order = np.lexsort((idle, islands, -counts[islands]))
+        return np.sort(idle[order][: ask.whole])
+
+    def largest_group_idle(self, rows: np.ndarray | slice) -> np.ndarray:
+        """Per row, the idle devices of its interconnect group with the most idle."""
+        idle = self.remaining[rows] >= MILLI
+        islands = self.island[rows]
+        best = np.zeros(idle.shape[0], dtype=np.int64)
+        groups = int(islands.max(initial=-1)) + 1
+        for group in range(groups):  # over a node's groups, never over nodes
+            best = np.maximum(best, (idle & (islands == group)).sum(axis=1))
+        return best
 
     # ------------------------------------------------------------------ accounting
 

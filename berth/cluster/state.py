@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.api.hypernodes import HyperNode
 from berth.api.objects import (
     HOSTNAME_LABEL,
     LabelSelector,
@@ -23,6 +24,7 @@ from berth.api.objects import (
     Taint,
 )
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
+from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
 from berth.cluster.profiles import OwnerProfiles
 from berth.cluster.usage import PodUsage
@@ -161,6 +163,9 @@ class ClusterState:
         self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
         self._log_base = 0
+        #: Volcano HyperNodes (the network's switches) and their resolution over the rows.
+        self.hypernodes: list[HyperNode] = []
+        self._topology: tuple[int, Topology] | None = None
         #: Bound pods' usage over time, kept only when usage is reported (colocation).
         self.pod_usage: PodUsage | None = None
         #: What departed pods used, per owner (gpu-load-aware estimates by it).
@@ -187,6 +192,15 @@ class ClusterState:
         self.tiebreak[row] = self._rng.random() * 1e-6
         self.structure_epoch += 1
         return row
+
+    def topology(self) -> Topology | None:
+        """The HyperNodes resolved over the current rows; None without HyperNodes."""
+        if not self.hypernodes:
+            return None
+        cached = self._topology
+        if cached is None or cached[0] != self.structure_epoch:
+            cached = self._topology = (self.structure_epoch, resolve(self.hypernodes, self))
+        return cached[1]
 
     def add_nodes(self, nodes: Iterable[Node]) -> None:
         for node in nodes:

@@ -102,6 +102,7 @@ class JobController:
             submit_time=job.submit_time,
             annotations=dict(job.annotations),
             preemptable=job.preemptable,
+            network_topology=job.network_topology,
             owned=True,
             min_task_member={
                 task.name: task.min_available

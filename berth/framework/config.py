@@ -88,6 +88,7 @@ _ENABLE_FLAGS = {
     "jobenqueued": "job_enqueueable",
     "jobpipelined": "job_pipelined",
     "jobstarving": "job_starving",
+    "hypernodeorder": "hypernode_order",
 }
 #: Volcano switches for extension points berth does not have (network topology, sub-jobs,
 #: multi-cluster, victim and target-job selection): accepted with a warning.
@@ -97,7 +98,6 @@ _UNUSED_FLAGS = (
     "reservednodes",
     "victim",
     "clusterorder",
-    "hypernodeorder",
     "subjobready",
     "subjobpipelined",
     "subjoborder",

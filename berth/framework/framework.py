@@ -42,6 +42,9 @@ class Framework:
         self.reclaimables: list[Plugin] = []
         self.enqueue_watchers: list[Plugin] = []
         self.allocation_watchers: list[Plugin] = []
+        #: Rankings of HyperNodes and of nodes for jobs with a network topology.
+        self.hypernode_orders: list[Plugin] = []
+        self.topology_scorers: list[Plugin] = []
         #: Scorers that choose which GPU devices a pod takes on the node it goes to.
         self.device_pickers: list[Plugin] = []
         #: Admission votes per tier: a tier that admits decides before the tiers below it.
@@ -89,6 +92,8 @@ class Framework:
             self.scorers.append(plugin)
             if overrides(plugin, "pick_devices"):
                 self.device_pickers.append(plugin)
+        if overrides(plugin, "topology_score") and "score" not in off and plugin.weight:
+            self.topology_scorers.append(plugin)
         for point, bucket in (
             ("job_order", self.job_orders),
             ("task_order", self.task_orders),
@@ -105,6 +110,7 @@ class Framework:
             ("reclaimable", self.reclaimables),
             ("job_enqueueable", self.job_enqueueables[-1]),
             ("on_job_enqueued", self.enqueue_watchers),
+            ("hypernode_order", self.hypernode_orders),
         ):
             if overrides(plugin, point) and point not in off and plugin.serves(point):
                 bucket.append(plugin)

@@ -17,6 +17,7 @@ import numpy as np
 
 if TYPE_CHECKING:
     from berth.api.objects import Pod, Queue
+    from berth.cluster.hypernodes import Topology
     from berth.cluster.state import ClusterState
     from berth.framework.podclass import PodClass
     from berth.framework.session import JobInfo, Session
@@ -165,6 +166,22 @@ class Plugin:
     def on_workload(self, pods: list[Pod]) -> None:
         """The pods the cluster is expected to receive (known ahead: a trace, a fill run); a
         plugin that places against the workload's shape (fgd) learns it here."""
+
+    # -- network topology (HyperNodes) -------------------------------------------
+
+    def hypernode_order(
+        self, job: JobInfo, topology: Topology, ids: np.ndarray, state: ClusterState
+    ) -> np.ndarray:
+        """A score per candidate HyperNode in ``ids`` (one tier) for placing ``job``'s gang
+        within it; the highest is tried first."""
+        raise NotImplementedError
+
+    def topology_score(
+        self, job: JobInfo, topology: Topology, placed: np.ndarray, rows: np.ndarray
+    ) -> np.ndarray:
+        """A score per node row in ``rows`` (already weighted) for the next pod of ``job``,
+        a job with a network topology whose pods so far sit on the rows ``placed``."""
+        raise NotImplementedError
 
     # -- job and task level -----------------------------------------------------
 

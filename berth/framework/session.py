@@ -292,6 +292,10 @@ class Session:
         self.hold: Hold | None = None
         #: Records decisions for the pods asked about (see berth.framework.explain), or None.
         self.explainer: Explainer | None = None
+        #: While a job is placed within one HyperNode (network topology): the rows allowed.
+        self.region: np.ndarray | None = None
+        #: While a job with a network topology is placed: extra score for candidate rows.
+        self.bonus: Callable[[np.ndarray], np.ndarray] | None = None
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 
@@ -317,6 +321,8 @@ class Session:
         """The node search, keeping off held nodes the pod may not use. The search ignores the
         hold, so only a pod whose best node turns out held pays for a second look, over the
         cached evaluation with the held rows masked out."""
+        if self.region is not None or self.bonus is not None:
+            return self._search_within(job, pod, cls)
         row = self.search.place(cls)
         hold = self.hold
         if row is None or hold is None or not hold.holds(row) or hold.lets(job, pod, self.now):
@@ -339,6 +345,27 @@ class Session:
             )
         )
         return None
+
+    def _search_within(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
+        """The node search restricted to ``region`` and scored with ``bonus`` too: over the
+        cached evaluation, like the hold's second look (held rows stay out)."""
+        search = self.search
+        base = search.evaluate(cls)
+        feasible = base > -np.inf
+        region = self.region
+        if region is not None:
+            feasible &= region[: len(feasible)]
+        hold = self.hold
+        if hold is not None and not hold.lets(job, pod, self.now):
+            width = min(len(feasible), len(hold.held))
+            feasible[:width] &= ~hold.held[:width]
+        idx = search.narrow(cls, np.flatnonzero(feasible), cls.global_filters)
+        if not len(idx):
+            return None
+        total = search.scores(cls, idx, cls.global_scorers, base[idx])
+        if self.bonus is not None:
+            total = total + self.bonus(idx)
+        return int(idx[int(np.argmax(total))])
 
     def allocated(self) -> None:
         """Allocate has placed what it could this cycle; plugins act on what it left."""

@@ -15,9 +15,11 @@ from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
 from berth.plugins.gpu_load_aware import GpuLoadAware
 from berth.plugins.gpu_packing import GpuPacking
+from berth.plugins.gpu_topology import GpuTopology
 from berth.plugins.least_allocated import LeastAllocated
 from berth.plugins.load_aware import LoadAware
 from berth.plugins.most_allocated import MostAllocated
+from berth.plugins.network_topology_aware import NetworkTopologyAware
 from berth.plugins.node_affinity import NodeAffinity
 from berth.plugins.node_name import NodeName
 from berth.plugins.overcommit import Overcommit
@@ -58,6 +60,8 @@ register_plugins(
     DotProd,
     RandomPlacement,
     Fgd,
+    NetworkTopologyAware,
+    GpuTopology,
     LoadAware,
     GpuLoadAware,
 )

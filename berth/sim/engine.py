@@ -97,6 +97,7 @@ class Simulation:
             self.scheduler.add_namespace(namespace)
         for node in manifests.nodes:
             self.scheduler.add_node(node)
+        self.scheduler.state.hypernodes = list(manifests.hypernodes)
         for queue in manifests.queues:
             self.scheduler.add_queue(queue)
         self.queue = EventQueue()

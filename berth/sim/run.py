@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+import numpy as np
+
 from berth.api.manifest import (
     ManifestError,
     Manifests,
@@ -17,6 +19,7 @@ from berth.api.manifest import (
     parse_documents,
 )
 from berth.api.workloads import workload_pods
+from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
@@ -91,10 +94,32 @@ def load_inputs(
             f"{label}: the workload makes {pods:,} pods, more than --max-pods {spec.max_pods:,} "
             "(about 2.5 KB each to simulate); raise --max-pods to run it"
         )
-    warnings = [str(w) for w in manifests.warnings] + warnings
+    warnings = [str(w) for w in manifests.warnings] + warnings + hypernode_warnings(manifests)
     if check_only:
         manifests = Manifests()
     return Inputs(manifests, config, sim_config, label, until, warnings, notes)
+
+
+def hypernode_warnings(manifests: Manifests) -> list[str]:
+    """What resolving the HyperNodes over the nodes turns up: nodes claimed twice in a tier,
+    HyperNodes that hold no node (a member selector that matches nothing)."""
+    if not manifests.hypernodes:
+        return []
+    state = ClusterState()
+    state.add_nodes(manifests.nodes)
+    state.hypernodes = manifests.hypernodes
+    topology = state.topology()
+    assert topology is not None
+    lines = [f"HyperNodes: {line}" for line in topology.overlaps]
+    held = {int(i) for level in topology.member for i in np.unique(level) if i >= 0}
+    empty = [name for i, name in enumerate(topology.names) if i not in held]
+    if empty:
+        listed = ", ".join(empty[:5]) + (f" and {len(empty) - 5} more" if len(empty) > 5 else "")
+        lines.append(
+            f"HyperNodes: {listed} hold no node (their members match none, or only nodes an "
+            "earlier HyperNode of the tier kept)"
+        )
+    return lines
 
 
 def _cluster(path: str) -> Manifests:

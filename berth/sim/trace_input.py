@@ -58,6 +58,7 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         except TraceError as exc:
             raise InputError(str(exc)) from exc
         manifests.nodes.extend(cluster.nodes)
+        manifests.hypernodes.extend(cluster.hypernodes)
         manifests.problems.extend(cluster.problems)
     elif spec.cluster_from_trace:
         try:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable
 
+from berth.api.objects import NetworkTopology
 from berth.durations import DurationError, parse_span
 from berth.traces.errors import ON_BAD_ROW
 from berth.traces.model import TraceOptions
@@ -60,6 +61,24 @@ def queue_rule(text: str) -> QueueRule:
         raise argparse.ArgumentTypeError(str(exc)) from None
 
 
+def network_topology(text: str) -> NetworkTopology:
+    """``hard`` or ``soft``, optionally ``:TIER`` (the highest tier allowed)."""
+    mode, _, tier = text.partition(":")
+    if mode not in ("hard", "soft"):
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: expected hard or soft, optionally with :TIER (e.g. hard:1)"
+        )
+    highest = None
+    if tier:
+        try:
+            highest = int(tier)
+        except ValueError:
+            highest = -1
+        if highest < 0:
+            raise argparse.ArgumentTypeError(f"{text!r}: the tier must be a whole number >= 0")
+    return NetworkTopology(hard=mode == "hard", highest_tier=highest)
+
+
 def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
     """How trace rows become pods (everything TraceOptions holds but the queue rule)."""
     parser.add_argument(
@@ -88,6 +107,13 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="MIB",
         help="memory of a whole machine, for traces that give it normalised "
         "(alibaba2017, alibaba2018; default %(default)s)",
+    )
+    parser.add_argument(
+        "--network-topology",
+        type=network_topology,
+        metavar="MODE[:TIER]",
+        help="give every job of more than one pod a Volcano networkTopology: hard or soft, "
+        "with the highest tier its pods may span (e.g. hard:1: within one rack's HyperNode)",
     )
 
 
@@ -130,6 +156,7 @@ def trace_options(args: argparse.Namespace) -> TraceOptions:
         normalized_memory=args.machine_memory,
         max_instances=args.max_instances,
         on_bad_row=args.on_bad_row,
+        network_topology=getattr(args, "network_topology", None),
     )
     if getattr(args, "queues", None) is not None:
         options.queue_rule = args.queues

@@ -56,6 +56,11 @@ def _pod_group(group: PodGroup) -> dict[str, Any]:
         spec["queue"] = group.queue
     if group.priority_class_name:
         spec["priorityClassName"] = group.priority_class_name
+    topology = group.network_topology
+    if topology is not None:
+        spec["networkTopology"] = {"mode": "hard" if topology.hard else "soft"}
+        if topology.highest_tier is not None:
+            spec["networkTopology"]["highestTierAllowed"] = topology.highest_tier
     annotations = {SUBMIT_TIME_ANNOTATION: seconds(group.submit_time)}
     return {
         "apiVersion": VOLCANO_API,

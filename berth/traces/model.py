@@ -18,6 +18,7 @@ from berth.api.objects import (
     GPU_PRODUCT_LABEL,
     HOSTNAME_LABEL,
     Affinity,
+    NetworkTopology,
     Node,
     NodeSelectorTerm,
     Pod,
@@ -64,6 +65,8 @@ class TraceOptions:
     min_duration: float = 1.0  # seconds
     on_bad_row: str = "fail"  # or "skip"
     queue_rule: QueueRule = field(default_factory=TraceQueues)
+    #: Given to the PodGroup of every job of more than one pod (traces say nothing of it).
+    network_topology: NetworkTopology | None = None
 
     def __post_init__(self) -> None:
         if self.on_bad_row not in ON_BAD_ROW:
@@ -228,6 +231,7 @@ def build_job(spec: JobSpec, options: TraceOptions, log: TraceLog) -> TraceJob:
         priority_class_name=spec.priority_class,
         priority=spec.priority,
         submit_time=spec.submit,
+        network_topology=options.network_topology if len(pods) > 1 else None,
     )
     return TraceJob(group, pods)
 

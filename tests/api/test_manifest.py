@@ -765,8 +765,8 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
-            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
+            "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, "
+            "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -962,8 +962,8 @@ metadata:
         ),
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
-            "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, Pod, "
-            "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+            "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
+            "Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
             "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="kind-not-a-string",
         ),
@@ -1401,8 +1401,8 @@ def test_extend_keeps_objects_and_problems() -> None:
     first.extend(second)
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
-        'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, Pod, '
-        "PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+        'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
+        "Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
         "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 

@@ -16,5 +16,6 @@ from berth.api.schema.meta import *  # noqa: F403
 from berth.api.schema.namespaces import *  # noqa: F403
 from berth.api.schema.nodes import *  # noqa: F403
 from berth.api.schema.pods import *  # noqa: F403
+from berth.api.schema.topology import *  # noqa: F403
 from berth.api.schema.volcano import *  # noqa: F403
 from berth.api.schema.workloads import *  # noqa: F403

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr
 
-from berth.api.schema.base import Effect, Model, NonEmpty, ResourceList
+from berth.api.schema.base import Effect, Model, Name, NonEmpty, ResourceList
 from berth.api.schema.meta import ObjectMeta, TemplateMeta
 
 
@@ -57,10 +57,21 @@ class NodeTemplate(Model):
     status: NodeStatus = Field(default_factory=NodeStatus)
 
 
+class PoolTier(Model):
+    name: Name
+    size: Annotated[StrictInt, Field(ge=1)]
+
+
+class PoolTopology(Model):
+    tiers: list[PoolTier] = Field(min_length=1)
+    hyper_nodes: StrictBool = True
+
+
 class NodePoolSpec(Model):
     count: Annotated[StrictInt, Field(ge=1)]
     template: NodeTemplate
     zones: list[NonEmpty] = Field(default_factory=list)
+    topology: PoolTopology | None = None
 
 
 class NodePoolDoc(Model):

@@ -9,6 +9,7 @@ from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 from berth.api.schema.base import Model, Name, NonEmpty, ResourceList, fail
 from berth.api.schema.meta import ObjectMeta, TemplateMeta
 from berth.api.schema.pods import PodSpec, PreemptionPolicy
+from berth.api.schema.topology import NetworkTopologySpec
 
 
 class PodGroupSpec(Model):
@@ -19,7 +20,7 @@ class PodGroupSpec(Model):
     min_task_member: dict[StrictStr, Annotated[StrictInt, Field(ge=0)]] = Field(
         default_factory=dict
     )
-    unsupported = frozenset({"networkTopology"})
+    network_topology: NetworkTopologySpec | None = None
 
 
 class PodGroupDoc(Model):
@@ -155,8 +156,9 @@ class JobSpec(Model):
     max_retry: Annotated[StrictInt, Field(ge=0)] = 3
     tasks: list[JobTask] = Field(min_length=1)
     policies: list[JobPolicy] = Field(default_factory=list)
+    network_topology: NetworkTopologySpec | None = None
     ignored = frozenset({"ttlSecondsAfterFinished"})
-    unsupported = frozenset({"plugins", "volumes", "networkTopology", "runningEstimate"})
+    unsupported = frozenset({"plugins", "volumes", "runningEstimate"})
 
 
 class JobDoc(Model):
