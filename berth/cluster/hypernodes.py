@@ -9,13 +9,24 @@ only when HyperNodes exist: a cluster without them pays nothing.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import numpy as np
 
+from berth.cluster.labels import LabelIndex
+
 if TYPE_CHECKING:
     from berth.api.hypernodes import HyperNode, HyperNodeMember
-    from berth.cluster.state import ClusterState
+
+
+class NodeRows(Protocol):
+    """What resolving needs of the cluster (``ClusterState`` has it): the node rows, their
+    names and their label index."""
+
+    n: int
+    names: list[str]
+    rows: dict[str, int]
+    labels: LabelIndex
 
 
 @dataclass(slots=True)
@@ -54,7 +65,7 @@ class Topology:
         return len(self.tiers)
 
 
-def _node_rows(member: HyperNodeMember, state: ClusterState) -> np.ndarray:
+def _node_rows(member: HyperNodeMember, state: NodeRows) -> np.ndarray:
     n = state.n
     if member.labels is not None:
         mask = np.ones(n, dtype=bool)
@@ -67,7 +78,7 @@ def _node_rows(member: HyperNodeMember, state: ClusterState) -> np.ndarray:
     return np.array([state.rows[name] for name in member.names(state.names)], dtype=np.int64)
 
 
-def resolve(hypernodes: list[HyperNode], state: ClusterState) -> Topology:
+def resolve(hypernodes: list[HyperNode], state: NodeRows) -> Topology:
     """Each node row's HyperNode per tier. A node belongs to the HyperNodes that select it and
     to their ancestors; one claimed twice within a tier stays with the first by name."""
     ordered = sorted(hypernodes, key=lambda h: (h.tier, h.name))
