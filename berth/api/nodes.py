@@ -17,7 +17,10 @@ from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
     GPU_TOPOLOGY_ANNOTATION,
     HOSTNAME_LABEL,
+    NUMA_STRATEGIES,
+    NUMA_STRATEGY_LABEL,
     TOPOLOGY_CORES,
+    TOPOLOGY_NUMA,
     TOPOLOGY_SOCKETS,
     TOPOLOGY_THREADS,
     ZONE_LABEL,
@@ -26,7 +29,7 @@ from berth.api.objects import (
     Taint,
     gpu_groups,
 )
-from berth.resources import GPU, PODS
+from berth.resources import CPU, GPU, PODS
 
 DEFAULT_NODE_PODS = 110
 
@@ -42,14 +45,40 @@ def _taints(spec: schema.NodeSpec) -> tuple[Taint, ...]:
     return tuple(Taint(t.key, t.value, t.effect) for t in spec.taints)
 
 
-def _cpu_topology(annotations: Mapping[str, str], path: str, ctx: Context) -> CpuTopology | None:
-    """Topology from the annotations at ``path``; absent ones count as 1."""
-    keys = (TOPOLOGY_SOCKETS, TOPOLOGY_CORES, TOPOLOGY_THREADS)
+def _cpu_topology(
+    meta: schema.ObjectMeta | schema.TemplateMeta,
+    allocatable: Mapping[str, int],
+    path: str,
+    ctx: Context,
+) -> CpuTopology | None:
+    """Topology from the annotations of ``meta`` at ``path`` (absent ones count as 1), checked
+    against the node's cpus; its NUMA strategy label checked too."""
+    annotations = meta.annotations
+    strategy = meta.labels.get(NUMA_STRATEGY_LABEL)
+    if strategy is not None and strategy not in NUMA_STRATEGIES:
+        where = path.replace("annotations", "labels") + f".{NUMA_STRATEGY_LABEL}"
+        ctx.error(where, f"{strategy!r} is not one of {', '.join(NUMA_STRATEGIES)}")
+    keys = (TOPOLOGY_SOCKETS, TOPOLOGY_CORES, TOPOLOGY_THREADS, TOPOLOGY_NUMA)
     if not any(key in annotations for key in keys):
         return None
     values = [positive_int_annotation(annotations, key, path, ctx) for key in keys]
-    sockets, cores, threads = (value or 1 for value in values)
-    return CpuTopology(sockets, cores, threads)
+    sockets, cores, threads, numa = (value or 1 for value in values)
+    topology = CpuTopology(sockets, cores, threads, numa)
+    if cores % numa:
+        ctx.error(
+            f"{path}.{TOPOLOGY_NUMA}",
+            f"{numa} NUMA nodes per socket do not split its {cores} cores evenly",
+        )
+        return None
+    millicores = allocatable.get(CPU, 0)
+    if topology.cpus * 1000 < millicores:
+        ctx.error(
+            f"{path}.{TOPOLOGY_CORES}",
+            f"the topology has {topology.cpus} cpus, fewer than the node's allocatable cpu "
+            f"{millicores / 1000:g}",
+        )
+        return None
+    return topology
 
 
 def _check_gpu_topology(
@@ -81,7 +110,7 @@ def convert_node(doc: schema.NodeDoc, ctx: Context) -> None:
         allocatable=node_resources(doc.status),
         taints=_taints(doc.spec),
         unschedulable=doc.spec.unschedulable,
-        cpu_topology=_cpu_topology(meta.annotations, "metadata.annotations", ctx),
+        cpu_topology=_cpu_topology(meta, node_resources(doc.status), "metadata.annotations", ctx),
     )
     positive_int_annotation(meta.annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     _check_gpu_topology(meta.annotations, node.allocatable, "metadata.annotations", ctx)
@@ -133,7 +162,7 @@ def convert_node_pool(doc: schema.NodePoolDoc, ctx: Context) -> None:
     )
     taints = _taints(template.spec)
     topology = _cpu_topology(
-        template.metadata.annotations, "spec.template.metadata.annotations", ctx
+        template.metadata, allocatable, "spec.template.metadata.annotations", ctx
     )
     positive_int_annotation(
         template.metadata.annotations,

@@ -76,6 +76,19 @@ INPLACE_GRACE_ANNOTATION = "apps.kruise.io/inplace-update-grace"
 TOPOLOGY_SOCKETS = "berth.io/cpu-sockets"
 TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
 TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
+TOPOLOGY_NUMA = "berth.io/cpu-numa-nodes-per-socket"
+#: Koordinator's pod resource spec (``preferredCPUBindPolicy``) and status (``cpuset``), and
+#: the node label choosing how NUMA nodes are filled.
+RESOURCE_SPEC_ANNOTATION = "scheduling.koordinator.sh/resource-spec"
+RESOURCE_STATUS_ANNOTATION = "scheduling.koordinator.sh/resource-status"
+CPU_BIND_POLICY_KEY = "preferredCPUBindPolicy"
+NUMA_STRATEGY_LABEL = "node.koordinator.sh/numa-allocate-strategy"
+FULL_PCPUS = "FullPCPUs"
+SPREAD_BY_PCPUS = "SpreadByPCPUs"
+BIND_POLICIES = (FULL_PCPUS, SPREAD_BY_PCPUS)
+MOST_ALLOCATED = "MostAllocated"
+LEAST_ALLOCATED = "LeastAllocated"
+NUMA_STRATEGIES = (MOST_ALLOCATED, LEAST_ALLOCATED)
 DEFAULT_SCHEDULER = "berth"
 DEFAULT_QUEUE = "default"
 # Volcano's hierarchical DRF reads a queue's place in the tree from these annotations.
@@ -301,9 +314,17 @@ class Affinity:
 
 @dataclass(slots=True, frozen=True)
 class CpuTopology:
+    """Sockets, physical cores per socket, hardware threads per core and NUMA nodes per
+    socket (the socket's cores split evenly among them)."""
+
     sockets: int = 1
     cores_per_socket: int = 1
     threads_per_core: int = 1
+    numa_per_socket: int = 1
+
+    @property
+    def cpus(self) -> int:
+        return self.sockets * self.cores_per_socket * self.threads_per_core
 
 
 @dataclass(slots=True)
@@ -376,6 +397,7 @@ class Pod:
     phase: PodPhase = PodPhase.PENDING
     bound_node: str = ""
     gpu_devices: str = ""  # the GPU devices it was placed on ("3:460", "0,1,2,3")
+    cpuset: str = ""  # the cpus it holds to itself ("0-3,48-51"), berth.cluster.cpusets
     bind_time: float | None = None
     start_time: float | None = None
     end_time: float | None = None

@@ -3,6 +3,7 @@ constraints and berth's simulation annotations."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -20,6 +21,8 @@ from berth.api.fields import (
 )
 from berth.api.loaded import Context, Manifests
 from berth.api.objects import (
+    BIND_POLICIES,
+    CPU_BIND_POLICY_KEY,
     DEFAULT_SCHEDULER,
     DURATION_ANNOTATION,
     EXIT_CODE_ANNOTATION,
@@ -28,6 +31,7 @@ from berth.api.objects import (
     GPU_MEMORY_ANNOTATION,
     GROUP_NAME_ANNOTATION,
     MATCH_NOTHING,
+    RESOURCE_SPEC_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
     UTILIZATION_ANNOTATION,
     Affinity,
@@ -481,6 +485,7 @@ def build_pod(
     wrong = check_qos_label(pod.labels)
     if wrong:
         ctx.error("metadata.labels", wrong)
+    _check_resource_spec(annotations, ctx)
     probability = float_annotation(annotations, FAIL_PROBABILITY_ANNOTATION, ctx, fraction)
     if probability is not None:
         pod.fail_probability = probability
@@ -488,6 +493,29 @@ def build_pod(
     if exit_code is not None:
         pod.fail_exit_code = int(exit_code)
     return pod
+
+
+def _check_resource_spec(annotations: Mapping[str, str], ctx: Context) -> None:
+    """Koordinator's resource spec: a JSON object whose preferredCPUBindPolicy, if given, is
+    one berth knows."""
+    text = annotations.get(RESOURCE_SPEC_ANNOTATION)
+    if text is None:
+        return
+    where = f"metadata.annotations.{RESOURCE_SPEC_ANNOTATION}"
+    try:
+        spec = json.loads(text)
+    except ValueError:
+        ctx.error(where, f"{schema.show(text)} is not JSON (expected an object)")
+        return
+    if not isinstance(spec, dict):
+        ctx.error(where, f"{schema.show(text)} is not a JSON object")
+        return
+    policy = spec.get(CPU_BIND_POLICY_KEY)
+    if policy is not None and policy not in BIND_POLICIES:
+        ctx.error(
+            f"{where}.{CPU_BIND_POLICY_KEY}",
+            f"{schema.show(str(policy))} is not one of {', '.join(BIND_POLICIES)}",
+        )
 
 
 def _usage_curve(annotations: Mapping[str, str], ctx: Context) -> UsageProfile | None:

@@ -23,6 +23,7 @@ from berth.api.objects import (
     PodAffinityTerm,
     Taint,
 )
+from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
@@ -140,6 +141,7 @@ class ClusterState:
         self.labels = LabelIndex(capacity)
         #: GPU devices per node (remaining milli-GPU and memory of each) and who holds them.
         self.gpus = DeviceTable(capacity)
+        self.cpus = CpuTable(capacity)
         self.gpu_column = self.axis.index(GPU)
         self.taints: dict[Taint, np.ndarray] = {}
         self.pods_on: list[dict[str, Pod]] = []
@@ -188,6 +190,7 @@ class ClusterState:
         self.pods_on.append({})
         self._describe(row, node)
         self.gpus.add_node(row, node, node.allocatable.get(GPU, 0))
+        self.cpus.describe(row, node)
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
         self.structure_epoch += 1
@@ -208,8 +211,9 @@ class ClusterState:
 
     def update_node(self, node: Node) -> None:
         """Take a node's new labels, taints, allocatable and cordon (as the API reports a node
-        update); its pods stay. Its GPU devices change only with its GPU count, and only while
-        no pod holds any of them: a ValueError says so otherwise."""
+        update); its pods stay. Its GPU devices change only with its GPU count, and its CPU
+        topology only while no pod holds any of its devices or cpus: a ValueError says so
+        otherwise."""
         row = self.rows[node.name]
         gpus = node.allocatable.get(GPU, 0)
         old_gpus = self.nodes[row].allocatable.get(GPU, 0)
@@ -222,6 +226,7 @@ class ClusterState:
                 f"node {node.name}: GPUs changed from {old_gpus / 1000:g} to {gpus / 1000:g} "
                 "while pods hold its devices"
             )
+        self.cpus.describe(row, node)
         for name in node.allocatable:
             self._ensure_column(self.axis.index(name))
         self.nodes[row] = node
@@ -273,6 +278,7 @@ class ClusterState:
         self.nonzero_extra = grown(self.nonzero_extra)
         self.labels.grow(capacity)
         self.gpus.grow(capacity)
+        self.cpus.grow(capacity)
         self.capacity = capacity
 
     def _ensure_column(self, col: int) -> None:
@@ -341,6 +347,10 @@ class ClusterState:
             ask = self.gpu_ask(pod, vec)
             if ask is not None and self.gpus.count[row]:
                 placement = self.gpus.take(pod.key, row, ask, devices)
+        if self.cpus.active and self.cpus.threads[row]:
+            cpus = cpuset_ask(pod)
+            if cpus is not None:
+                self.cpus.take(pod, row, self.names[row], *cpus)
         self.requested[row, : len(vec)] += vec
         self.free[row, : len(vec)] -= vec
         self.usage[row, : len(vec)] += vec * pod.utilization
@@ -368,6 +378,8 @@ class ClusterState:
         self._log.append(row)
         if self.pod_usage is not None:
             self.pod_usage.remove(pod)
+        if self.cpus.active:
+            self.cpus.give_back(pod.key)
         return self.gpus.give_back(pod.key)
 
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:

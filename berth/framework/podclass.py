@@ -13,7 +13,12 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from berth.api.objects import GPU_MEMORY_ANNOTATION, JOB_NAME_LABEL, Pod
+from berth.api.objects import (
+    GPU_MEMORY_ANNOTATION,
+    JOB_NAME_LABEL,
+    RESOURCE_SPEC_ANNOTATION,
+    Pod,
+)
 from berth.api.qos import PRIORITY_CLASS_LABEL, QOS_LABEL, band_of_priority
 from berth.cluster.devices import GpuAsk
 
@@ -41,6 +46,7 @@ def class_key(
         pod.spread,
         pod.node_name,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
+        pod.annotations.get(RESOURCE_SPEC_ANNOTATION, ""),  # its cpu bind policy
         # what decides whether it runs on batch resources (load-aware estimates by them)
         band_of_priority(pod.priority),
         pod.labels.get(QOS_LABEL),

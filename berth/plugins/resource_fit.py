@@ -1,6 +1,7 @@
 """resource-fit: a node fits when its free capacity covers the pod's request in every resource,
 and, for a GPU pod, when its devices do: a share fits in one device's remaining share, whole
-GPUs need fully idle devices (see ``berth.cluster.devices``).
+GPUs need fully idle devices (see ``berth.cluster.devices``); for a pod that gets a cpuset
+(``berth.cluster.cpusets``), when the node describes its CPUs and has enough nobody holds.
 
 ``ignoredResources`` and ``ignoredResourceGroups`` (kube-scheduler's NodeResourcesFitArgs)
 leave extended resources unchecked, by name or by the group before the '/'
@@ -13,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from berth.cluster.cpusets import cpuset_ask
 from berth.cluster.devices import GpuAsk
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
@@ -28,6 +30,19 @@ def _device_fit(state: ClusterState, rows: Rows, ask: GpuAsk, mask: np.ndarray) 
     index = hit + rows.start if isinstance(rows, slice) else rows[hit]
     mask[hit] = state.gpus.fits(index, ask)
     return mask
+
+
+def _cpuset_fit(
+    state: ClusterState, rows: Rows, ask: tuple[int, str], mask: np.ndarray
+) -> np.ndarray:
+    """``mask`` narrowed to the rows with a CPU topology and ``ask``'s cpus unheld."""
+    index = np.arange(state.n)[rows] if isinstance(rows, slice) else rows
+    return mask & state.cpus.fits(index, *ask)
+
+
+def cpuset_reason(ask: tuple[int, str]) -> str:
+    cpus, policy = ask
+    return f"no CPU topology with {cpus} cpus for a cpuset ({policy})"
 
 
 def device_reason(ask: GpuAsk) -> str:
@@ -72,6 +87,9 @@ class ResourceFit(Plugin):
             return False
         return name in self.ignored or name.partition("/")[0] in self.ignored_groups
 
+    def prepare(self, cls: PodClass, state: ClusterState) -> None:
+        cls.static[self.name] = cpuset_ask(cls.pod) if state.cpus.active else None
+
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         free = state.free
         request = cls.request
@@ -83,6 +101,9 @@ class ResourceFit(Plugin):
             mask &= free[:, col][rows] >= request[col]
         if cls.gpu is not None:
             mask = _device_fit(state, rows, cls.gpu, mask)
+        cpuset = cls.static.get(self.name)
+        if cpuset is not None:
+            mask = _cpuset_fit(state, rows, cpuset, mask)
         return mask
 
     def explain(
@@ -100,4 +121,10 @@ class ResourceFit(Plugin):
             reasons.append(
                 (device_reason(cls.gpu), sums & ~_device_fit(state, rows, cls.gpu, sums.copy()))
             )
+        cpuset = cls.static.get(self.name)
+        if cpuset is not None:
+            sums = np.ones(len(rows), dtype=bool)
+            for _, short in reasons:
+                sums &= ~short
+            reasons.append((cpuset_reason(cpuset), sums & ~_cpuset_fit(state, rows, cpuset, sums)))
         return reasons

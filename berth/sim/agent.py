@@ -37,6 +37,7 @@ def pending_copy(pod: Pod, name: str, now: float) -> Pod:
         phase=PodPhase.PENDING,
         bound_node="",
         gpu_devices="",
+        cpuset="",
         submit_time=now,
         bind_time=None,
         start_time=None,

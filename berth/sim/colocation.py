@@ -134,6 +134,8 @@ class Colocation:
         be_limit = np.maximum(
             capacity[:, 0] * config.cpu_suppress_percent / 100.0 - sums.high_actual[:, 0], 0.0
         )
+        if state.cpus.active:  # BE may run on every cpu but the LSE pods' own
+            be_limit = np.minimum(be_limit, state.cpus.be_cap(n))
         by_memory = self._memory_victims(now, capacity, sums)
         by_cpu = self._cpu_victims(now, be_limit, sums, {id(p) for p in by_memory})
         if by_memory or by_cpu:

@@ -193,7 +193,7 @@ def test_node_pool_template_and_zones(tmp_path: Path) -> None:
           template:
             metadata:
               labels: {tier: gpu}
-              annotations: {berth.io/cpu-sockets: "2"}
+              annotations: {berth.io/cpu-sockets: "2", berth.io/cpu-cores-per-socket: "16"}
             spec:
               taints: [{key: gpu, effect: NoSchedule}]
             status:
@@ -222,7 +222,7 @@ def test_node_pool_template_and_zones(tmp_path: Path) -> None:
         "pods": 110,
     }
     assert node.taints == (Taint("gpu", "", "NoSchedule"),)
-    assert node.cpu_topology == CpuTopology(2, 1, 1)
+    assert node.cpu_topology == CpuTopology(2, 16, 1)
     # every node owns its dicts, so the simulator can change one without touching the others
     assert m.nodes[0].allocatable is not m.nodes[1].allocatable
 

@@ -36,6 +36,7 @@ def test_pods_csv_exact(tmp_path: Path) -> None:
             group="train",
             bound_node="node-3",
             gpu_devices="0,1,2,3",
+            cpuset="0-3,8",
             submit_time=10.0,
             bind_time=12.25,
             start_time=13.0,
@@ -53,12 +54,13 @@ def test_pods_csv_exact(tmp_path: Path) -> None:
     }
     write_pods_csv(path, pods, {"ml/train": "research", "default/web-g": "online"}, reasons)
     assert path.read_text() == (
-        "namespace,name,job,queue,node,devices,submit_time,bind_time,start_time,end_time,phase,"
-        "priority,reason,waited_for\n"
-        'ml,train-0,train,research,node-3,"0,1,2,3",10,12.25,13,3613,Succeeded,0,,'
+        "namespace,name,job,queue,node,devices,cpuset,submit_time,bind_time,start_time,end_time,"
+        "phase,priority,reason,waited_for\n"
+        'ml,train-0,train,research,node-3,"0,1,2,3","0-3,8",10,12.25,13,3613,Succeeded,0,,'
         '"minResources exceed the idle capacity: cpu needs 8, 2 idle"\n'
-        "default,web,web-g,online,,,5.5,,,,Pending,1000,0/3 nodes available: 3 insufficient cpu,\n"
-        "default,orphan,,,,,0,,,,Evicted,0,preempted by default/train-7,\n"
+        "default,web,web-g,online,,,,5.5,,,,Pending,1000,0/3 nodes available: 3 insufficient cpu,"
+        "\n"
+        "default,orphan,,,,,,0,,,,Evicted,0,preempted by default/train-7,\n"
     )
 
 

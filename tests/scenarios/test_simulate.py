@@ -23,8 +23,8 @@ ROOT = Path(__file__).resolve().parents[2]
 OUTPUTS = ("summary.json", "pods.csv", "jobs.csv", "workloads.csv", "timeseries.csv", "report.html")
 PNGS = ("utilization.png", "pending.png", "queueing_cdf.png", "jct_cdf.png")
 POD_HEADER = (
-    "namespace,name,job,queue,node,devices,submit_time,bind_time,start_time,end_time,phase,"
-    "priority,reason,waited_for"
+    "namespace,name,job,queue,node,devices,cpuset,submit_time,bind_time,start_time,end_time,"
+    "phase,priority,reason,waited_for"
 )
 JOB_HEADER = (
     "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
