@@ -80,6 +80,7 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
         if outcome is None:
             continue
         outcome.phase, outcome.retries = str(job.phase), job.retries
+        outcome.resizes = job.resizes
         if job.key not in waiting and job.phase != JobPhase.RUNNING and job.conditions:
             outcome.reason = job.conditions[-1][2]
     return outcomes

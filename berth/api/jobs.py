@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 from berth.api import schema
+from berth.api.elastic import (
+    DEFAULT_RESIZE_PAUSE,
+    ELASTIC_ANNOTATION,
+    RESIZE_PAUSE_ANNOTATION,
+    THROUGHPUT_ANNOTATION,
+    ElasticSpec,
+    Throughput,
+    is_elastic,
+    parse_throughput,
+)
 from berth.api.fields import at_least_zero, check_sla, float_annotation, preemptable
 from berth.api.hypernodes import network_topology
 from berth.api.loaded import Context
 from berth.api.objects import (
+    DURATION_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
     BatchJob,
     Command,
@@ -111,12 +122,16 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
     if spec.min_success is not None and spec.min_success > replicas:
         ctx.error("spec.minSuccess", f"{spec.min_success} exceeds the job's replicas ({replicas})")
     check_sla(meta.annotations, ctx)
+    elastic = _elastic(meta.annotations, tasks, min_available, replicas, ctx)
+    min_success = spec.min_success
+    if elastic is not None and min_success is None:
+        min_success = min_available  # its workers finish together: the job then ends
     job = BatchJob(
         name=meta.name,
         namespace=meta.namespace,
         tasks=tasks,
         min_available=min_available,
-        min_success=spec.min_success,
+        min_success=min_success,
         queue=spec.queue,
         priority_class_name=spec.priority_class_name,
         max_retry=spec.max_retry,
@@ -126,8 +141,60 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
         annotations=dict(meta.annotations),
         preemptable=preemptable(meta, ctx),
         network_topology=network_topology(spec.network_topology),
+        elastic=elastic,
     )
     ctx.out.add(ctx.out.jobs, job, ctx.origin())
+
+
+def _elastic(
+    annotations: dict[str, str],
+    tasks: list[TaskSpec],
+    min_available: int,
+    replicas: int,
+    ctx: Context,
+) -> ElasticSpec | None:
+    """The job's elastic spec (``berth.api.elastic``), or None for a rigid job. Its workers
+    get no run time of their own: the job's progress decides when they finish."""
+    if not is_elastic(annotations):
+        return None
+    base = "metadata.annotations."
+    ok = True
+    if min_available >= replicas:
+        ctx.error(
+            f"{base}{ELASTIC_ANNOTATION}",
+            f"an elastic job needs spec.minAvailable ({min_available}) below its replicas "
+            f"({replicas})",
+        )
+        ok = False
+    throughput = Throughput()
+    text = annotations.get(THROUGHPUT_ANNOTATION)
+    if text is not None:
+        try:
+            throughput = parse_throughput(text)
+        except ValueError as exc:
+            ctx.error(f"{base}{THROUGHPUT_ANNOTATION}", str(exc))
+            ok = False
+    pause = float_annotation(annotations, RESIZE_PAUSE_ANNOTATION, ctx, at_least_zero)
+    duration = float_annotation(annotations, DURATION_ANNOTATION, ctx, at_least_zero)
+    if duration is None:
+        duration = next((t.template.duration for t in tasks if t.template.duration), None)
+    if duration is None:
+        ctx.error(
+            f"{base}{DURATION_ANNOTATION}",
+            f"an elastic job needs its run time at its {replicas} workers",
+        )
+        ok = False
+    for task in tasks:
+        task.template.duration = None
+    if not ok or duration is None:
+        return None
+    return ElasticSpec(
+        min_available,
+        replicas,
+        duration,
+        throughput,
+        DEFAULT_RESIZE_PAUSE if pause is None else pause,
+    )
 
 
 def _check_dependencies(spec: schema.JobSpec, ctx: Context) -> None:

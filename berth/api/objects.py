@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from berth.api.elastic import ElasticSpec
 from berth.api.qos import LOW_BANDS, PriorityBand, QoS, band_of, qos_of
 from berth.api.usage import UsageProfile
 
@@ -600,9 +601,11 @@ class BatchJob:
     annotations: dict[str, str] = field(default_factory=dict)
     preemptable: bool = True
     network_topology: NetworkTopology | None = None
+    elastic: ElasticSpec | None = None  # berth.io/elastic: workers above the gang come and go
     # runtime
     phase: JobPhase = JobPhase.PENDING
     retries: int = 0
+    resizes: int = 0  # an elastic job's changes of running workers
     counts: dict[str, int] = field(default_factory=dict)  # pods pending/running/succeeded/failed
     #: (time, phase, why) for every phase change, oldest first: the Job's conditions.
     conditions: list[tuple[float, JobPhase, str]] = field(default_factory=list)

@@ -46,6 +46,7 @@ JOB_COLUMNS = (
     "phase",
     "retries",
     "preemptions",
+    "resizes",
     "reason",
 )
 
@@ -58,6 +59,7 @@ class JobOutcome:
     phase: str = ""  # the batch Job's phase when a Job owns the group, else empty
     retries: int = 0
     preemptions: int = 0  # its pods evicted by preempt or reclaim
+    resizes: int = 0  # an elastic job's changes of running workers
     reason: str = ""  # why it is still pending, or how it ended
     waited_for: str = ""  # why its first pod to wait waited, once placed
 
@@ -139,6 +141,7 @@ def write_jobs_csv(
                 outcome.phase or str(group.phase),
                 str(outcome.retries),
                 str(outcome.preemptions),
+                str(outcome.resizes),
                 outcome.reason,
             )
         )

@@ -24,6 +24,7 @@ from berth.api.objects import (
 )
 from berth.framework.scheduler import Scheduler
 from berth.sim.config import NodeFailure, SimConfig
+from berth.sim.elastic import ElasticProgress
 from berth.sim.events import Ev, EventQueue
 
 
@@ -107,6 +108,8 @@ class NodeAgent:
         #: change of these), and when its restart ends.
         self._containers: dict[str, tuple[tuple[str, str], ...]] = {}
         self._restart_ends: dict[str, float] = {}
+        #: Elastic jobs' progress (set by the simulation when it has any).
+        self.elastic: ElasticProgress | None = None
 
     # ------------------------------------------------------------------ groups
 
@@ -166,6 +169,8 @@ class NodeAgent:
             group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
             self.queue.push(now + pod.duration, Ev.FINISH, pod)
+        elif self.elastic is not None:
+            self.elastic.started(pod, now)
         if self._will_fail(pod):
             self.queue.push(now + pod.fail_after, Ev.FAIL, pod)  # type: ignore[operator]
         if pod.owner:
@@ -183,7 +188,16 @@ class NodeAgent:
     def on_finish(self, pod: Pod) -> None:
         if pod.phase != PodPhase.RUNNING:
             return  # evicted, failed or deleted while running: its finish never comes
-        self._ended(pod, PodPhase.SUCCEEDED)
+        together = None if self.elastic is None else self.elastic.finishing(pod, self.clock.now)
+        if together is None:
+            self._ended(pod, PodPhase.SUCCEEDED)
+            return
+        # An elastic job's workers end together, all marked before any controller hears.
+        for worker in together:
+            self._ended(worker, PodPhase.SUCCEEDED, notify=False)
+        for worker in together:
+            if worker.owner:
+                self.notify(worker)
 
     def on_fail(self, pod: Pod) -> None:
         if pod.phase != PodPhase.RUNNING:
@@ -194,8 +208,10 @@ class NodeAgent:
         )
         self._ended(pod, PodPhase.FAILED)
 
-    def _ended(self, pod: Pod, phase: PodPhase) -> None:
+    def _ended(self, pod: Pod, phase: PodPhase, notify: bool = True) -> None:
         """A running pod's container exited: succeeded, or failed."""
+        if self.elastic is not None:
+            self.elastic.stopped(pod, self.clock.now)
         pod.phase = phase
         pod.end_time = self.clock.now
         pod.ready_since = None
@@ -211,7 +227,8 @@ class NodeAgent:
         self._settle(group, stats)
         if pod.owner:
             self._forget(pod)
-            self.notify(pod)
+            if notify:
+                self.notify(pod)
         self.request_session()
 
     def stop(self, pod: Pod, phase: PodPhase) -> None:
@@ -221,6 +238,8 @@ class NodeAgent:
         if pod.phase == PodPhase.RUNNING:
             stats.running -= 1
             self.running -= 1
+            if self.elastic is not None:
+                self.elastic.stopped(pod, self.clock.now)
         elif pod.phase == PodPhase.PENDING:
             self.pending -= 1
         stats.evicted += 1

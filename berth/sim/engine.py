@@ -33,6 +33,7 @@ from berth.sim.config import (
     sample_interval,
 )
 from berth.sim.control import ControlPlane
+from berth.sim.elastic import ElasticProgress
 from berth.sim.events import PERIODIC, Ev, EventQueue
 from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.timeseries import TimeSeries
@@ -151,6 +152,11 @@ class Simulation:
             self.control.workloads_expected = True
             self.control.add_nodes(manifests.nodes)
         self.jobs = list(manifests.jobs)
+        elastic = ElasticProgress(self.jobs, self.queue)
+        if elastic:
+            self.agent.elastic = elastic
+            if self.loaning is not None:  # workers above a job's minimum leave for free
+                self.loaning.free_to_remove = elastic.above_minimum
         state = self.scheduler.state
         queue_names = sorted(self.scheduler.queues)
         weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}

@@ -13,8 +13,8 @@ pool, all at once, so the next session can place the inference pods.
 
 The cost of taking a node back is, over the jobs on it, the sum of (the job's GPUs on that node
 / the job's GPUs) — the share of each job that is lost (a job without GPUs counts pods instead).
-Pods that are ``free to remove`` cost nothing: none is today (rigid jobs lose all their work);
-elastic workers, which can leave a job that keeps running, are what the predicate is for.
+Pods that are ``free to remove`` cost nothing: workers of an elastic job above its minimum
+(``berth.sim.elastic``), which leave a job that keeps its progress; a rigid job loses its work.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ LENT_NODE_TAKEN_BACK = "lent node "
 
 
 def rigid(pod: Pod) -> bool:
-    """No pod of today's rigid jobs is free to remove; elastic workers will be."""
+    """No pod of a rigid job is free to remove (the predicate without elastic jobs)."""
     return False
 
 

@@ -80,15 +80,15 @@ def test_jobs_csv_exact(tmp_path: Path) -> None:
     ]
     path = tmp_path / "jobs.csv"
     outcomes = {
-        "ml/train": JobOutcome(tasks=5, phase="Completed", retries=1, preemptions=1),
+        "ml/train": JobOutcome(tasks=5, phase="Completed", retries=1, preemptions=1, resizes=3),
         "default/web-g": JobOutcome(reason="queue q1 is closed"),
     }
     write_jobs_csv(path, groups, outcomes)
     assert path.read_text() == (
         "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
-        "retries,preemptions,reason\n"
-        "ml,train,research,4,5,10,12.125,100,Completed,1,1,\n"
-        "default,web-g,default,1,0,5.5,,,Pending,0,0,queue q1 is closed\n"
+        "retries,preemptions,resizes,reason\n"
+        "ml,train,research,4,5,10,12.125,100,Completed,1,1,3,\n"
+        "default,web-g,default,1,0,5.5,,,Pending,0,0,0,queue q1 is closed\n"
     )
 
 

@@ -28,7 +28,7 @@ POD_HEADER = (
 )
 JOB_HEADER = (
     "namespace,name,queue,min_member,tasks,submit_time,start_time,end_time,phase,"
-    "retries,preemptions,reason"
+    "retries,preemptions,resizes,reason"
 )
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
