@@ -100,18 +100,20 @@ def _number(text: str, expected: str) -> float:
 
 @dataclass(slots=True, frozen=True)
 class ElasticSpec:
-    """An elastic job's worker range, run time at ``max_workers``, speed and resize cost."""
+    """An elastic job's worker range, run time at ``reference`` workers, speed and resize
+    cost."""
 
     min_workers: int
     max_workers: int
     duration: float
     throughput: Throughput
     pause: float = DEFAULT_RESIZE_PAUSE
+    reference: int = 0  # the workers ``duration`` is measured at (0: max_workers)
 
     @property
     def work(self) -> float:
         """The job's work in one-worker seconds."""
-        return self.duration * self.throughput.speed(self.max_workers)
+        return self.duration * self.throughput.speed(self.reference or self.max_workers)
 
 
 def is_elastic(annotations: Mapping[str, str]) -> bool:

@@ -122,7 +122,7 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
     if spec.min_success is not None and spec.min_success > replicas:
         ctx.error("spec.minSuccess", f"{spec.min_success} exceeds the job's replicas ({replicas})")
     check_sla(meta.annotations, ctx)
-    elastic = _elastic(meta.annotations, tasks, min_available, replicas, ctx)
+    elastic = elastic_spec(meta.annotations, tasks, min_available, replicas, ctx)
     min_success = spec.min_success
     if elastic is not None and min_success is None:
         min_success = min_available  # its workers finish together: the job then ends
@@ -146,15 +146,17 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
     ctx.out.add(ctx.out.jobs, job, ctx.origin())
 
 
-def _elastic(
+def elastic_spec(
     annotations: dict[str, str],
     tasks: list[TaskSpec],
     min_available: int,
     replicas: int,
     ctx: Context,
+    reference: int = 0,
 ) -> ElasticSpec | None:
     """The job's elastic spec (``berth.api.elastic``), or None for a rigid job. Its workers
-    get no run time of their own: the job's progress decides when they finish."""
+    get no run time of their own: the job's progress decides when they finish. Its duration
+    is its run time at ``reference`` workers (its replicas when 0)."""
     if not is_elastic(annotations):
         return None
     base = "metadata.annotations."
@@ -181,7 +183,7 @@ def _elastic(
     if duration is None:
         ctx.error(
             f"{base}{DURATION_ANNOTATION}",
-            f"an elastic job needs its run time at its {replicas} workers",
+            f"an elastic job needs its run time at its {reference or replicas} workers",
         )
         ok = False
     for task in tasks:
@@ -194,6 +196,7 @@ def _elastic(
         duration,
         throughput,
         DEFAULT_RESIZE_PAUSE if pause is None else pause,
+        reference,
     )
 
 

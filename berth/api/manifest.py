@@ -27,6 +27,7 @@ from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
+from berth.api.kubeflow import convert_pytorch_job
 from berth.api.loaded import Context, Manifests
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
@@ -241,6 +242,7 @@ for _name, _api, _model, _convert in (
     ("PriorityClass", schema.PRIORITY_CLASS_API, schema.PriorityClassDoc, convert_priority_class),
     ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
     ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
+    ("PyTorchJob", schema.KUBEFLOW_API, schema.PyTorchJobDoc, convert_pytorch_job),
     ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
     ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
     ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),

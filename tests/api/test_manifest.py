@@ -765,7 +765,8 @@ metadata:
         pytest.param(
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
-            "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, "
+            "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
+            "Namespace, "
             "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
@@ -963,7 +964,7 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
-            "Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+            "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, Namespace, Deployment, "
             "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="kind-not-a-string",
         ),
@@ -1402,7 +1403,7 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
-        "Pod, PodGroup, Queue, PriorityClass, Job, Command, Namespace, Deployment, "
+        "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, Namespace, Deployment, "
         "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 

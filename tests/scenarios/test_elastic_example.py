@@ -31,3 +31,17 @@ def test_the_elastic_example(tmp_path: Path, capsys) -> None:
     first, grown = starts[0], starts[-1]
     expected = grown + 60 + (41990.4 - 1.8 * (grown - first)) / 5.832
     assert float(bert["end_time"]) == pytest.approx(expected, abs=0.01)
+
+
+def test_the_pytorch_job_example(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    argv = ["simulate", "--cluster", str(EXAMPLE / "cluster.yaml")]
+    argv += ["--workload", str(EXAMPLE / "pytorchjob.yaml"), "--quiet", "--out", str(out)]
+    assert main(argv) == 0
+    with open(out / "pods.csv", newline="") as handle:
+        pods = {row["name"]: row for row in csv.DictReader(handle)}
+    assert sorted(pods) == ["llama-master-0"] + [f"llama-worker-{i}" for i in range(6)]
+    # 2 h at 1 master + 4 workers under Amdahl 5%, run by 1 master + 6 workers from t=2
+    speed = [1 / (0.05 + 0.95 / n) for n in range(8)[1:]]
+    ends = [float(row["end_time"]) for row in pods.values()]
+    assert ends == [pytest.approx(2 + 7200 * speed[4] / speed[6], abs=0.01)] * 7

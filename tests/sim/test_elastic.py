@@ -186,3 +186,39 @@ def test_workers_above_the_minimum_leave_a_lent_server_for_free() -> None:
     assert costs["lent-a"] == 0 and costs["lent-b"] > 0
     progress.stopped(workers[0], 10.0)
     assert not progress.above_minimum(workers[1])  # down to its minimum: no longer free
+
+
+def test_preemption_shrinks_an_elastic_job_before_it_breaks_any_gang() -> None:
+    # Four workers fill four nodes; at t=100 a high-priority pod needs a node. Volcano's gang
+    # vote lets only workers above the minimum go: the job shrinks to 3 and goes on, with no
+    # restart; its evicted worker is recreated and waits.
+    docs = [node(f"n{i}") for i in range(4)]
+    docs.append(elastic_job({"berth.io/duration": "1000"}))
+    urgent = blocker("urgent", "", 500)
+    del urgent["spec"]["nodeName"]
+    urgent["metadata"]["annotations"]["berth.io/submit-time"] = "100"
+    urgent["spec"]["priority"] = 1000
+    docs.append(urgent)
+    manifests = parse_documents(docs, "test")
+    cross_check(manifests)
+    assert not manifests.errors, [str(p) for p in manifests.errors]
+    config = parse_config(
+        {
+            "actions": "enqueue, allocate, preempt, backfill",
+            "tiers": [
+                {"plugins": [{"name": "priority"}, {"name": "gang"}]},
+                {"plugins": [{"name": "resource-fit"}]},
+            ],
+            "simulation": {"startLatency": 0},
+        },
+        "test",
+    )
+    sim = SimConfig.from_raw(config.simulation, "test")
+    result = Simulation(manifests, config, sim_config=sim).run()
+    (job,) = result.jobs
+    assert job.phase == JobPhase.COMPLETED and job.retries == 0
+    evicted = [p for p in result.pods if p.phase == PodPhase.EVICTED]
+    assert len(evicted) == 1 and evicted[0].owner == job.key
+    assert job.resizes >= 1
+    urgent_pod = next(p for p in result.pods if p.name == "urgent")
+    assert urgent_pod.start_time == 100
