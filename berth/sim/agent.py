@@ -188,16 +188,16 @@ class NodeAgent:
     def on_finish(self, pod: Pod) -> None:
         if pod.phase != PodPhase.RUNNING:
             return  # evicted, failed or deleted while running: its finish never comes
-        together = None if self.elastic is None else self.elastic.finishing(pod, self.clock.now)
-        if together is None:
-            self._ended(pod, PodPhase.SUCCEEDED)
-            return
-        # An elastic job's workers end together, all marked before any controller hears.
-        for worker in together:
-            self._ended(worker, PodPhase.SUCCEEDED, notify=False)
-        for worker in together:
-            if worker.owner:
-                self.notify(worker)
+        self._ended(pod, PodPhase.SUCCEEDED)
+
+    def finish_together(self, pods: list[Pod]) -> None:
+        """An elastic job's workers succeed at once, all marked before any controller hears
+        (the first to hear of enough successes would kill the others)."""
+        for pod in pods:
+            self._ended(pod, PodPhase.SUCCEEDED, notify=False)
+        for pod in pods:
+            if pod.owner:
+                self.notify(pod)
 
     def on_fail(self, pod: Pod) -> None:
         if pod.phase != PodPhase.RUNNING:

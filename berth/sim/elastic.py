@@ -4,9 +4,10 @@ An elastic job holds its work in one-worker seconds. Between two changes of its 
 workers it progresses at its throughput model's speed for that many workers; below its
 minimum it does not progress (its gang is broken). Every change of a running job's workers
 (a worker placed later, one evicted) costs the resize pause, during which it does not progress
-either. After each change the job's end is worked out again and its workers' finish events
-are set for it; a finish event that is no longer the job's end is ignored. Work done survives
-a restart of the job (a checkpoint), but every restart is a resize.
+either. After each change the job's end is worked out again: one end event per job, the
+earlier one cancelled (the queue counts it out, so it neither keeps the run going nor marks
+its end). Work done survives a restart of the job (a checkpoint), but every restart is a
+resize.
 """
 
 from __future__ import annotations
@@ -17,6 +18,17 @@ from dataclasses import dataclass, field
 from berth.api.elastic import ElasticSpec
 from berth.api.objects import BatchJob, Pod
 from berth.sim.events import Ev, EventQueue
+
+#: Up to this many elastic jobs, the time series has a column of workers for each.
+PER_JOB_COLUMNS = 20
+
+
+@dataclass(slots=True)
+class _End:
+    """An elastic job's end event; ``cancelled`` once a change of its workers moved it."""
+
+    key: str
+    cancelled: bool = False
 
 
 @dataclass(slots=True)
@@ -29,7 +41,7 @@ class _Progress:
     paused_until: float = 0.0
     last_resize: float | None = None
     running_since: float | None = None  # when it last reached its minimum
-    end: float | None = None  # when its work will be done at the current pace
+    end: _End | None = None  # its standing end event
     done: bool = False
 
 
@@ -46,6 +58,17 @@ class ElasticProgress:
 
     def __bool__(self) -> bool:
         return bool(self.jobs)
+
+    def sample(self) -> dict[str, float]:
+        """Time-series columns: running workers of all elastic jobs, and of each one when
+        there are at most ``PER_JOB_COLUMNS`` of them."""
+        columns = {"elastic_workers": float(sum(len(p.workers) for p in self.jobs.values()))}
+        if len(self.jobs) <= PER_JOB_COLUMNS:
+            for key, progress in self.jobs.items():
+                job = progress.job
+                name = job.name if job.namespace == "default" else key
+                columns[f"workers_{name}"] = float(len(progress.workers))
+        return columns
 
     def started(self, pod: Pod, now: float) -> None:
         progress = self.jobs.get(pod.owner)
@@ -70,17 +93,17 @@ class ElasticProgress:
             and len(progress.workers) > progress.spec.min_workers
         )
 
-    def finishing(self, pod: Pod, now: float) -> list[Pod] | None:
-        """At a finish event of ``pod``: None if it is not an elastic worker; else the workers
-        that finish now (all of them when the job's work is done, none for a stale event)."""
-        progress = self.jobs.get(pod.owner)
-        if progress is None:
-            return None
-        if progress.done or progress.end != now or pod.key not in progress.workers:
+    def ended(self, end: _End) -> list[Pod]:
+        """At an end event: the workers that finish now (none for a cancelled event)."""
+        if end.cancelled:
             return []
+        self.queue.live -= 1
+        progress = self.jobs[end.key]
         progress.done = True
         progress.remaining = 0.0
-        return list(progress.workers.values())
+        progress.end = None
+        workers, progress.workers = list(progress.workers.values()), {}
+        return workers
 
     def _change(self, progress: _Progress, now: float, workers: dict[str, Pod]) -> None:
         spec = progress.spec
@@ -100,10 +123,14 @@ class ElasticProgress:
                 progress.last_resize = now
                 progress.job.resizes += 1
         progress.workers = workers
-        if after < spec.min_workers:
+        if progress.end is not None:
+            progress.end.cancelled = True
+            self.queue.live -= 1
             progress.end = None
+        if after < spec.min_workers:
             return
         begin = max(now, progress.paused_until)
-        progress.end = begin + max(progress.remaining, 0.0) / spec.throughput.speed(after)
-        for pod in workers.values():
-            self.queue.push(progress.end, Ev.FINISH, pod)
+        progress.end = _End(progress.job.key)
+        at = begin + max(progress.remaining, 0.0) / spec.throughput.speed(after)
+        self.queue.push(at, Ev.ELASTIC_END, progress.end)
+        self.queue.live += 1

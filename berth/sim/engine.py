@@ -34,7 +34,7 @@ from berth.sim.config import (
 )
 from berth.sim.control import ControlPlane
 from berth.sim.elastic import ElasticProgress
-from berth.sim.events import PERIODIC, Ev, EventQueue
+from berth.sim.events import UNCOUNTED, Ev, EventQueue
 from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
@@ -223,6 +223,7 @@ class Simulation:
             Ev.START: agent.on_start,
             Ev.RESTARTED: agent.on_restarted,
             Ev.FINISH: agent.on_finish,
+            Ev.ELASTIC_END: self._on_elastic_end,
             Ev.SAMPLE: self._on_sample,
         }
         if self.colocation is not None:
@@ -235,11 +236,11 @@ class Simulation:
             at, kind, _, payload = heap[0]
             if until is not None and at > until:
                 break
-            if kind in PERIODIC and not queue.live and until is None:
+            if kind in UNCOUNTED and not queue.live and until is None:
                 break  # nothing left but periodic events: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
-            if kind not in PERIODIC:
+            if kind not in UNCOUNTED:
                 queue.live -= 1
                 last_event = at
             self.events += 1
@@ -378,5 +379,19 @@ class Simulation:
             queue_allocated=self.scheduler.queue_allocated,
             stranded=state.stranded(),
             gpu_fragmented=self.fragmentation.total(state),
-            extras=None if self.loaning is None else self.loaning.sample(),
+            extras=self._extras(),
         )
+
+    def _on_elastic_end(self, end: Any) -> None:
+        elastic = self.agent.elastic
+        assert elastic is not None
+        self.agent.finish_together(elastic.ended(end))
+
+    def _extras(self) -> dict[str, float]:
+        """Extra time-series columns: capacity loaning's, elastic jobs' workers."""
+        extras: dict[str, float] = {}
+        if self.loaning is not None:
+            extras.update(self.loaning.sample())
+        if self.agent.elastic is not None:
+            extras.update(self.agent.elastic.sample())
+        return extras

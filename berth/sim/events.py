@@ -21,21 +21,26 @@ class Ev(IntEnum):
     NODE_DOWN = 3
     NODE_UP = 4
     FINISH = 5
-    FAIL = 6
-    SUBMIT = 7
-    COMMAND = 8
-    TIMER = 9
-    TICK = 10  # a periodic callback (autoscaler, loaning checks): never keeps a run going
-    START = 11
-    RESTARTED = 12
-    RECONCILE = 13
-    REPORT = 14  # usage reports (colocation): batch resources are set before the session
-    SESSION = 15
-    SAMPLE = 16
+    ELASTIC_END = 6  # an elastic job's work done (berth.sim.elastic counts it live itself)
+    FAIL = 7
+    SUBMIT = 8
+    COMMAND = 9
+    TIMER = 10
+    TICK = 11  # a periodic callback (autoscaler, loaning checks): never keeps a run going
+    START = 12
+    RESTARTED = 13
+    RECONCILE = 14
+    REPORT = 15  # usage reports (colocation): batch resources are set before the session
+    SESSION = 16
+    SAMPLE = 17
 
 
 #: Events that repeat for as long as the run goes on: they never keep it going.
 PERIODIC = frozenset({int(Ev.TICK), int(Ev.REPORT), int(Ev.SAMPLE)})
+#: Events the queue does not count: the periodic ones, and those whose owner counts them in
+#: ``live`` while they stand and out when it cancels them (an elastic job's end, moved at every
+#: change of its workers), so a superseded one neither keeps the run going nor marks its end.
+UNCOUNTED = PERIODIC | {int(Ev.ELASTIC_END)}
 
 
 class EventQueue:
@@ -52,5 +57,5 @@ class EventQueue:
     def push(self, at: float, kind: Ev, payload: Any = None) -> None:
         heapq.heappush(self.heap, (at, int(kind), self._seq, payload))
         self._seq += 1
-        if kind not in PERIODIC:
+        if kind not in UNCOUNTED:
             self.live += 1
