@@ -26,6 +26,7 @@ from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
+    fraction,
     non_negative_int,
     positive,
     positive_seconds,
@@ -177,6 +178,14 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     add_reading_arguments(trace)
     add_selection_arguments(trace)
     trace.add_argument(
+        "--elastic-fraction",
+        type=fraction,
+        default=0.0,
+        metavar="F",
+        help="make this share of the trace's multi-worker jobs elastic, chosen by a hash of "
+        "their names (docs/elastic.md)",
+    )
+    trace.add_argument(
         "--max-pods",
         type=positive(int),
         default=DEFAULT_MAX_PODS,
@@ -197,6 +206,8 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
 
     if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
         raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
+    if args.trace is None and args.elastic_fraction:
+        raise InputConflict("--elastic-fraction: only with --trace (it marks trace jobs elastic)")
     if args.trace is None:
         given = selection_given(args)
         if given:
@@ -209,6 +220,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         cluster_from_trace=args.cluster_from_trace,
         trace_options=trace_options(args),
         selection=_selection(args) if args.trace is not None else None,
+        elastic_fraction=args.elastic_fraction,
         max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,

@@ -29,6 +29,7 @@ class InputSpec:
     cluster_from_trace: bool = False
     trace_options: TraceOptions = field(default_factory=TraceOptions)
     selection: Selection | None = None  # which trace jobs to keep (None: all)
+    elastic_fraction: float = 0.0  # share of multi-worker trace jobs made elastic
     max_pods: int = DEFAULT_MAX_PODS
     seed: int = 0
     until: float | None = None

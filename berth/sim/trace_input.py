@@ -23,6 +23,7 @@ from berth.traces import (
     iter_specs,
     load_nodes,
 )
+from berth.traces.elastic import elastic_job
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
 COMPANION_NODES: dict[str, tuple[str, ...]] = {
@@ -43,7 +44,14 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         notes.append(_size_check(spec, fmt))
         stream = iter_jobs(spec.trace, fmt, options, spec.selection)
         manifests = Manifests()
+        fraction = spec.elastic_fraction
+        trace_pods = []  # every job's pods as the trace gives them: what the cluster is sized by
         for job in stream:
+            trace_pods.extend(job.pods)
+            elastic = elastic_job(job, fraction) if fraction else None
+            if elastic is not None:
+                manifests.jobs.append(elastic)
+                continue
             manifests.groups.append(job.group)
             manifests.pods.extend(job.pods)
     except (TraceError, ValueError, OSError) as exc:
@@ -67,7 +75,7 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             raise InputError(str(exc)) from exc
         if nodes is None:
             nodes, note = size_cluster(
-                manifests.pods,
+                trace_pods,
                 SizingRule(
                     gpus_per_node=options.gpus_per_node,
                     cpu_per_gpu=options.cpu_per_gpu,

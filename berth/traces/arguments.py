@@ -44,6 +44,17 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
     return parse
 
 
+def fraction(text: str) -> float:
+    """argparse type: a number from 0 to 1."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
+    return value
+
+
 def non_negative_int(text: str) -> int:
     try:
         value = int(text)

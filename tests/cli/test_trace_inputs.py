@@ -268,3 +268,29 @@ def test_manifests_run_beside_a_trace(tmp_path: Path, capsys) -> None:
     assert sum(name.startswith("web-") for name in phases) == 2
     assert {phases[name] for name in phases if name.startswith("web-")} == {"Running"}
     assert sum(not name.startswith("web-") for name in phases) == 2
+
+
+def test_elastic_fraction_makes_multi_worker_jobs_elastic(tmp_path: Path, capsys) -> None:
+    # 16 GPUs = two 8-GPU workers per job; every multi-worker job chosen at fraction 1
+    trace = itp(tmp_path, [f"j{i},{i * 10},600,16" for i in range(4)] + ["one,0,600,8"])
+    out = tmp_path / "o"
+    argv = ["simulate", "--trace", str(trace), "--cluster-from-trace", "--elastic-fraction", "1"]
+    rc, _, err = run(capsys, *argv, "--out", str(out), "--quiet")
+    assert rc == 0, err
+    # sized by every job's pods, the elastic jobs' included
+    assert "cluster sized from the trace: 13 8-GPU nodes" in err
+    with open(out / "jobs.csv", newline="") as handle:
+        jobs = {row["name"]: row for row in csv.DictReader(handle)}
+    assert {row["phase"] for row in jobs.values()} == {"Completed"}
+    with open(out / "pods.csv", newline="") as handle:
+        names = {row["name"] for row in csv.DictReader(handle)}
+    assert "j0-worker-0" in names and "one" in names
+
+
+def test_elastic_fraction_needs_a_trace(tmp_path: Path, capsys) -> None:
+    rc, _, err = run(
+        capsys, "simulate", "--workload", "W", "--cluster", "C", "--elastic-fraction", "0.5",
+        "--out", str(tmp_path / "o"),
+    )  # fmt: skip
+    assert (rc, err) == (1, "error: --elastic-fraction: only with --trace (it marks trace jobs "
+                            "elastic)\n")  # fmt: skip
