@@ -3,6 +3,7 @@ that gains workers mid-run ends at the hand-computed time), and bad elastic mani
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -225,3 +226,16 @@ def test_preemption_shrinks_an_elastic_job_before_it_breaks_any_gang() -> None:
     assert job.resizes >= 1
     urgent_pod = next(p for p in result.pods if p.name == "urgent")
     assert urgent_pod.start_time == 100
+
+
+def test_a_target_that_does_not_fit_runs_with_what_fits() -> None:
+    # Alnair reduces an elastic job's target by one until it fits; berth's placement gets the
+    # same end at once: 4 asked, 3 nodes, the job runs with 3 from t=1.
+    docs = [node(f"n{i}") for i in range(3)]
+    docs.append(elastic_job({"berth.io/duration": "1000"}))
+    result = simulate(docs)
+    (job,) = result.jobs
+    started = [p for p in result.pods if p.start_time is not None]
+    assert len(started) == 3 and job.phase == JobPhase.COMPLETED
+    speed3 = 3 * 0.9 ** math.log2(3)
+    assert [p.end_time for p in started] == [pytest.approx(1 + 3240 / speed3)] * 3
