@@ -113,18 +113,22 @@ class ResourceFit(Plugin):
             (f"insufficient {state.axis.names[col]}", state.free[:, col][rows] < cls.request[col])
             for col in self._checked(cls, state)
         ]
+        # Only a node no earlier reason refused can lack room on its devices or cpus.
         if cls.gpu is not None:
-            # Only a node with room in its sums can lack it on its devices.
-            sums = np.ones(len(rows), dtype=bool)
-            for _, short in reasons:
-                sums &= ~short
+            sums = _unrefused(reasons, len(rows))
             reasons.append(
                 (device_reason(cls.gpu), sums & ~_device_fit(state, rows, cls.gpu, sums.copy()))
             )
         cpuset = cls.static.get(self.name)
         if cpuset is not None:
-            sums = np.ones(len(rows), dtype=bool)
-            for _, short in reasons:
-                sums &= ~short
+            sums = _unrefused(reasons, len(rows))
             reasons.append((cpuset_reason(cpuset), sums & ~_cpuset_fit(state, rows, cpuset, sums)))
         return reasons
+
+
+def _unrefused(reasons: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
+    """The rows none of ``reasons`` refuses."""
+    sums = np.ones(n, dtype=bool)
+    for _, short in reasons:
+        sums &= ~short
+    return sums
