@@ -8,13 +8,15 @@ examined pod by pod.
 
 Victims are chosen in units that never leave a gang broken: a single pod only from the surplus
 a job holds above its minMember, otherwise every bound pod of the job at once (wherever they
-run). Units are taken in Volcano's victim order (queues by the victim-queue-order plugins, else
-the queue that would be served last first; within a queue the job that would be served last
-first) and, among equals, smallest first, until the task fits; units that turn out unnecessary
+run). Surplus pods go before any whole job; then units are taken in Volcano's victim order
+(queues by the victim-queue-order plugins, else the queue that would be served last first;
+within a queue the job that would be served last first) and, among equals, smallest first,
+until the task fits; units that turn out unnecessary
 are then given back. If the task then fits the node but not its queue (capability, deserved
 share), more units of that node go, in the same order, until the queue takes it: evicting a
-queue's own pods frees its share. The node whose victims have the lowest top priority, then the
-fewest pods, wins.
+queue's own pods frees its share. A node where no gang is stopped wins (surplus pods only, such
+as an elastic job's workers above its minimum), then the one whose victims have the lowest top
+priority, then the fewest pods.
 """
 
 from __future__ import annotations
@@ -51,8 +53,10 @@ class _Choice:
 
     @property
     def cost(self) -> tuple:
+        """A node where only surplus pods go first, then the lowest top priority, then the
+        fewest pods."""
         top = max((u.job.group.priority for u in self.units), default=-(2**63))
-        return (top, sum(len(u.pods) for u in self.units))
+        return (any(u.whole for u in self.units), top, sum(len(u.pods) for u in self.units))
 
 
 class Evictor:
@@ -220,11 +224,13 @@ class Evictor:
         return self._ranked(job, units)
 
     def _ranked(self, preemptor: JobInfo, units: list[_Unit]) -> list[_Unit]:
-        """Units in victim order: by the victim-queue-order plugins, then the queue served
-        last first (Volcano's order across queues); within a queue the lowest job priority
-        first, a job's surplus pods before a whole job (stopping a gang is the dearer loss),
-        then the job served last first (Volcano's order: gang's running jobs, DRF's largest
-        share); among equals the smaller unit. Stable sorts, least significant key first."""
+        """Units in victim order: every job's surplus pods before any whole job, since
+        taking a pod above a job's minimum (an elastic job's extra worker) restarts nobody
+        while stopping a gang loses its work; then by the victim-queue-order plugins, then
+        the queue served last first (Volcano's order across queues); within a queue the
+        lowest job priority first, then the job served last first (Volcano's order: gang's
+        running jobs, DRF's largest share); among equals the smaller unit. Stable sorts,
+        least significant key first."""
         session = self.session
         units = sorted(units, key=lambda u: (len(u.pods), u.job.key))
         units.sort(key=lambda u: session.job_order_key(u.job), reverse=True)
@@ -233,6 +239,7 @@ class Evictor:
             queue = preemptor.queue
             units.sort(key=lambda u: session.queue_order_key(u.job.queue, 0), reverse=True)
             units.sort(key=lambda u: session.victim_queue_key(u.job.queue, queue))
+        units.sort(key=lambda u: u.whole)
         return units
 
     def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:

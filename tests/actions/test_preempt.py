@@ -315,3 +315,22 @@ def test_starvation_is_voted_by_the_first_tier_with_a_voter(gang_starving, evict
         ),
         cfg,
     )
+
+
+def test_surplus_pods_of_a_more_important_job_go_before_a_whole_less_important_job():
+    """Node n0 holds a rigid job of priority 1, node n1 an elastic job of priority 5 running
+    one worker above its minimum. Volcano's order would stop the rigid job (the lower
+    priority); berth takes the elastic job's extra worker, which restarts nobody."""
+    rigid, rigid_pods = gang("rigid", 1, 4000, priority=1)
+    elastic, elastic_pods = gang("elastic", 2, 2000, min_member=1, priority=5)
+    hi, hi_pods = gang("hi", 1, 2000, priority=10)
+    case = Case(
+        [node("n0", cpu=4000), node("n1", cpu=4000)],
+        groups=[rigid, elastic, hi],
+        bound=[(rigid_pods[0], "n0"), (elastic_pods[0], "n1"), (elastic_pods[1], "n1")],
+        pods=hi_pods,
+        binds={"hi-0"},
+        evictions=by("hi", "elastic-0"),
+        phases={"hi": GroupPhase.INQUEUE},
+    )
+    check(case, CFG)
