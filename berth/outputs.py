@@ -138,6 +138,8 @@ def write_outputs(
     )
     if result.colocation is not None:
         summary["colocation"] = result.colocation  # see berth.sim.colocation
+    if result.scaling is not None:
+        summary["scaling"] = result.scaling  # see berth.sim.scaling
     if provenance is not None:
         summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)

@@ -16,6 +16,7 @@ import numpy as np
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.resources import GPU
 from berth.sim.loaning import LENT_NODE_TAKEN_BACK
+from berth.sim.scaling import SCALED_IN
 from berth.sim.timeseries import TimeSeries
 
 Stats = dict[str, float | int | None]
@@ -85,12 +86,14 @@ _EVICTION_CAUSES = (
     ("preempted by ", "preempted"),
     ("reclaimed by ", "reclaimed"),
     (LENT_NODE_TAKEN_BACK, "loaning"),
+    (SCALED_IN, "scaled_in"),
 )
 
 
 def eviction_cause(reason: str) -> str:
-    """ "preempted", "reclaimed", "loaning" (a lent node taken back for inference) or "other",
-    from an eviction's reason."""
+    """ "preempted", "reclaimed", "loaning" (a lent node taken back for inference),
+    "scaled_in" (a worker taken away by a scaling policy) or "other", from an eviction's
+    reason."""
     for prefix, cause in _EVICTION_CAUSES:
         if reason.startswith(prefix):
             return cause

@@ -1,5 +1,6 @@
 """The ``simulation`` section of the scheduler configuration: latencies of the node agent
-model, time-series sampling, node failures, colocation and capacity loaning."""
+model, time-series sampling, node failures, colocation, capacity loaning and the scaling
+policy of elastic jobs."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from typing import Any
 from berth.api.objects import Node, Pod
 from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
+from berth.sim.scaling_config import ScalingConfig, ScalingConfigError
 
 
 class SimConfigError(ValueError):
@@ -38,6 +40,7 @@ _KEYS = (
     "nodeFailures",
     "colocation",
     "loaning",
+    "scaling",
 )
 
 
@@ -54,6 +57,7 @@ class SimConfig:
     #: Usage reports, batch resources and BE protection (None: requests-only accounting).
     colocation: ColocationConfig | None = None
     loaning: LoaningConfig | None = None  # None: no capacity loaning
+    scaling: ScalingConfig | None = None  # None: elastic jobs grow first come first served
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
@@ -83,6 +87,11 @@ class SimConfig:
             try:
                 config.loaning = LoaningConfig.from_raw(raw["loaning"], source)
             except LoaningConfigError as exc:
+                raise SimConfigError(str(exc)) from None
+        if "scaling" in raw:
+            try:
+                config.scaling = ScalingConfig.from_raw(raw["scaling"], source)
+            except ScalingConfigError as exc:
                 raise SimConfigError(str(exc)) from None
         return config
 

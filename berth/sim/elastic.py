@@ -32,7 +32,9 @@ class _End:
 
 
 @dataclass(slots=True)
-class _Progress:
+class JobProgress:
+    """One elastic job's running workers, work left and standing end event."""
+
     spec: ElasticSpec
     job: BatchJob
     remaining: float  # one-worker seconds of work left
@@ -51,7 +53,7 @@ class ElasticProgress:
     def __init__(self, jobs: Iterable[BatchJob], queue: EventQueue) -> None:
         self.queue = queue
         self.jobs = {
-            job.key: _Progress(job.elastic, job, job.elastic.work)
+            job.key: JobProgress(job.elastic, job, job.elastic.work)
             for job in jobs
             if job.elastic is not None
         }
@@ -93,6 +95,15 @@ class ElasticProgress:
             and len(progress.workers) > progress.spec.min_workers
         )
 
+    def remaining(self, key: str, now: float) -> float:
+        """One-worker seconds of work the job has left at ``now``."""
+        progress = self.jobs[key]
+        if len(progress.workers) < progress.spec.min_workers:
+            return progress.remaining
+        start = max(progress.since, progress.paused_until)
+        done = progress.spec.throughput.speed(len(progress.workers)) * max(now - start, 0.0)
+        return max(progress.remaining - done, 0.0)
+
     def ended(self, end: _End) -> list[Pod]:
         """At an end event: the workers that finish now (none for a cancelled event)."""
         if end.cancelled:
@@ -105,7 +116,7 @@ class ElasticProgress:
         workers, progress.workers = list(progress.workers.values()), {}
         return workers
 
-    def _change(self, progress: _Progress, now: float, workers: dict[str, Pod]) -> None:
+    def _change(self, progress: JobProgress, now: float, workers: dict[str, Pod]) -> None:
         spec = progress.spec
         before, after = len(progress.workers), len(workers)
         running = before >= spec.min_workers

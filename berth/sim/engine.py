@@ -36,6 +36,7 @@ from berth.sim.control import ControlPlane
 from berth.sim.elastic import ElasticProgress
 from berth.sim.events import UNCOUNTED, Ev, EventQueue
 from berth.sim.loaning import Loaning, LoaningRecord
+from berth.sim.scaling import Scaler
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
 
@@ -69,6 +70,8 @@ class SimResult:
     colocation: dict[str, Any] | None = None
     #: Capacity loaning's record (``Loaning.record``), when the run had it.
     loaning: LoaningRecord | None = None
+    #: The scaling policy's record (``Scaler.summary``), when the run had one.
+    scaling: dict[str, Any] | None = None
 
 
 class Simulation:
@@ -157,6 +160,20 @@ class Simulation:
             self.agent.elastic = elastic
             if self.loaning is not None:  # workers above a job's minimum leave for free
                 self.loaning.free_to_remove = elastic.above_minimum
+        self.scaler: Scaler | None = None
+        if self.sim.scaling is not None:
+            self.scaler = Scaler(
+                self.sim.scaling,
+                self.scheduler,
+                self.agent,
+                elastic,
+                self.queue,
+                self.clock,
+                self.scheduler.submit,
+                self._request_session,
+                self.loaning,
+                self.jobs,
+            )
         state = self.scheduler.state
         queue_names = sorted(self.scheduler.queues)
         weights = {name: float(q.weight) for name, q in self.scheduler.queues.items()}
@@ -262,6 +279,11 @@ class Simulation:
             for pod in pods
             if pod.phase == PodPhase.PENDING
         }
+        if self.scaler is not None:
+            for pod in pods:
+                held = self.scaler.held_reason(pod)
+                if held is not None:
+                    reasons[pod.ref] = held
         reasons.update(agent.reasons)
         reasons.update(self.control.deleted_reasons())
         return SimResult(
@@ -278,6 +300,7 @@ class Simulation:
             workloads=list(self.control.workloads),
             colocation=None if self.colocation is None else self.colocation.stats.summary(),
             loaning=None if self.loaning is None else self.loaning.record(pods),
+            scaling=None if self.scaler is None else self.scaler.summary(),
         )
 
     # ------------------------------------------------------------------ handlers
@@ -303,6 +326,9 @@ class Simulation:
             return
         if self.loaning is not None:
             self.loaning.admit(pod)
+        if self.scaler is not None and self.scaler.holds(pod):
+            self.agent.submitted(self.scheduler.jobs[f"{pod.namespace}/{pod.group}"].group)
+            return
         job = self.scheduler.submit(pod)
         self.agent.submitted(job.group)
         self._request_session()
@@ -348,7 +374,8 @@ class Simulation:
             self._on_submit(pod)
         elif pod.phase not in FINAL_POD_PHASES:
             if pod.phase == PodPhase.PENDING:
-                self.scheduler.withdraw(pod)
+                if self.scaler is None or not self.scaler.forget(pod):
+                    self.scheduler.withdraw(pod)
             else:
                 self.scheduler.release(pod)
             self.agent.stop(pod, PodPhase.DELETED)

@@ -208,6 +208,12 @@ class Loaning:
             self.request_session()
         self.queue.push(now + self.config.check_interval, Ev.TICK, self._tick)
 
+    def training_rows(self, count: int) -> np.ndarray:
+        """Rows of the nodes training may use: outside the inference pool, or lent."""
+        rows = ~self._pool_rows[:count]
+        rows[[self.scheduler.state.rows[name] for name in self.lent]] = True
+        return rows
+
     # ------------------------------------------------------------------ reclaim
 
     def after_session(self) -> None:

@@ -292,6 +292,22 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         ("search:\n  mode: exhaustive\n", "search.mode: expected full or sampled"),
         ("simulation:\n  startLatency: -2\n", "simulation.startLatency: expected seconds >= 0"),
         (
+            "simulation:\n  scaling: {policy: fifo}\n",
+            "simulation.scaling.policy: 'fifo' is not a scaling policy (expected edl or aryl)",
+        ),
+        (
+            "simulation:\n  scaling: {policy: edl, maxLoadDesired: 1.5}\n",
+            "simulation.scaling.maxLoadDesired: expected a share in (0, 1] (got 1.5)",
+        ),
+        (
+            "simulation:\n  scaling: {policy: aryl, interval: 0}\n",
+            "simulation.scaling.interval: expected seconds > 0 (got 0)",
+        ),
+        (
+            "simulation:\n  scaling: {policy: aryl, every: 5}\n",
+            "simulation.scaling.every: unknown field (expected policy, interval, maxLoadDesired)",
+        ),
+        (
             "tiers:\n  - plugins:\n      - name: binpack\n        arguments:\n"
             "          binpack.weight: heavy\n",
             "'heavy' is not a number",

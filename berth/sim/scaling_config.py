@@ -1,0 +1,53 @@
+"""The ``simulation.scaling`` section: the scaling policy of elastic jobs (``berth.sim.scaling``,
+docs/elastic.md). Present, it turns the policy on; without it elastic jobs take workers as the
+scheduler finds room, first come first served."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from berth.controllers.scaling import POLICIES
+from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
+
+
+class ScalingConfigError(ValueError):
+    """A bad ``simulation.scaling`` section."""
+
+
+@dataclass(slots=True, frozen=True)
+class ScalingConfig:
+    policy: str
+    interval: float = 60.0  # seconds between the policy's rounds (EDL's loop runs every 30 s)
+    max_load_desired: float = DEFAULT_MAX_LOAD  # edl: the load growth stays within
+
+    @classmethod
+    def from_raw(cls, raw: Any, source: str) -> ScalingConfig:
+        where = f"{source}: simulation.scaling"
+        if not isinstance(raw, dict):
+            raise ScalingConfigError(f"{where}: expected a mapping with a policy")
+        unknown = sorted(set(raw) - {"policy", "interval", "maxLoadDesired"})
+        if unknown:
+            raise ScalingConfigError(
+                f"{where}.{unknown[0]}: unknown field (expected policy, interval, maxLoadDesired)"
+            )
+        policy = raw.get("policy")
+        if policy not in POLICIES:
+            raise ScalingConfigError(
+                f"{where}.policy: {policy!r} is not a scaling policy (expected "
+                f"{' or '.join(POLICIES)})"
+            )
+        interval = raw.get("interval", 60.0)
+        if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
+            raise ScalingConfigError(f"{where}.interval: expected seconds > 0 (got {interval!r})")
+        load = raw.get("maxLoadDesired", DEFAULT_MAX_LOAD)
+        if isinstance(load, bool) or not isinstance(load, int | float) or not 0 < load <= 1:
+            raise ScalingConfigError(
+                f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"
+            )
+        return cls(policy, float(interval), float(load))
+
+
+def policy_config(name: str) -> ScalingConfig:
+    """A policy by name with its defaults (``--scaling``)."""
+    return ScalingConfig.from_raw({"policy": name}, "--scaling")
