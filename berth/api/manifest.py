@@ -31,6 +31,7 @@ from berth.api.kubeflow import convert_pytorch_job
 from berth.api.loaded import Context, Manifests
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
+from berth.api.paddle import convert_training_job
 from berth.api.pod_spec import convert_pod
 from berth.api.problems import ManifestError, Problem, display
 from berth.api.queueing import convert_pod_group, convert_priority_class, convert_queue
@@ -243,6 +244,7 @@ for _name, _api, _model, _convert in (
     ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
     ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
     ("PyTorchJob", schema.KUBEFLOW_API, schema.PyTorchJobDoc, convert_pytorch_job),
+    ("TrainingJob", schema.PADDLE_API, schema.TrainingJobDoc, convert_training_job),
     ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
     ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
     ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),

@@ -766,7 +766,7 @@ metadata:
             "apiVersion: example.com/v1\nkind: Widget\nmetadata: {name: web}\n",
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
             "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
-            "Namespace, "
+            "TrainingJob, Namespace, "
             "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
             id="unknown-kind",
         ),
@@ -964,8 +964,9 @@ metadata:
         pytest.param(
             "apiVersion: v1\nkind: [Pod]\n",
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
-            "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, Namespace, Deployment, "
-            "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
+            "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
+            "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+            "List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1403,8 +1404,8 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [p.name for p in first.pods] == ["p", "q"]
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
-        "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, Namespace, Deployment, "
-        "ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
+        "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
+        "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
     ]
 
 

@@ -109,7 +109,7 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
         "quantity (expected e.g. 500m, 2, 4Gi)",
         f'{path}: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
         "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
-        "Namespace, "
+        "TrainingJob, Namespace, "
         "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
         f"{path}: Pod/-: metadata.name: field required",
         f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",

@@ -16,6 +16,7 @@ from berth.api.schema.kubeflow import *  # noqa: F403
 from berth.api.schema.meta import *  # noqa: F403
 from berth.api.schema.namespaces import *  # noqa: F403
 from berth.api.schema.nodes import *  # noqa: F403
+from berth.api.schema.paddle import *  # noqa: F403
 from berth.api.schema.pods import *  # noqa: F403
 from berth.api.schema.topology import *  # noqa: F403
 from berth.api.schema.volcano import *  # noqa: F403
