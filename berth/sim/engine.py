@@ -160,6 +160,7 @@ class Simulation:
             self.agent.elastic = elastic
             if self.loaning is not None:  # workers above a job's minimum leave for free
                 self.loaning.free_to_remove = elastic.above_minimum
+                self.loaning.keeps_work = lambda pod: pod.owner in elastic.jobs
         self.scaler: Scaler | None = None
         if self.sim.scaling is not None:
             self.scaler = Scaler(

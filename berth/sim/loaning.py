@@ -84,9 +84,11 @@ class ReclaimEvent:
     cost: float
     gpus: float  # GPUs the node returned to inference
     pods_preempted: int  # training pods evicted (the node's, and their gangs' elsewhere)
-    #: GPU-hours the preempted pods had run, lost since they restart from the start.
+    #: GPU-hours the preempted pods of rigid jobs had run, lost since they restart from the
+    #: start (an elastic job keeps its progress).
     gpu_hours_lost: float = 0.0
-    jobs: list[str] = field(default_factory=list)  # jobs restarted
+    #: Jobs stopped or restarted (not those that only lost workers above their minimum).
+    jobs: list[str] = field(default_factory=list)
 
 
 class Loaning:
@@ -115,6 +117,8 @@ class Loaning:
         self.submit = submit
         self.request_session = request_session
         self.free_to_remove = free_to_remove
+        #: Whether a pod's job keeps the work it did when the pod is stopped (elastic jobs).
+        self.keeps_work: FreeToRemove = rigid
         state = scheduler.state
         self.nodes = [
             n.name
@@ -245,12 +249,14 @@ class Loaning:
         pods = list(state.pods_on[state.rows[name]].values())
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
         victims = self._with_gangs(pods)
-        jobs = sorted({_job_key(p) for p in victims})
+        # A worker free to remove shrinks its job without stopping it; an elastic job's work
+        # survives even a stop (it resumes from its checkpoint), a rigid job's does not.
+        jobs = sorted({_job_key(p) for p in victims if not self.free_to_remove(p)})
         now = self.clock.now
         lost = sum(
             (now - p.start_time) * p.requests.get(GPU, 0) / 1000 / 3600
             for p in victims
-            if p.start_time is not None
+            if p.start_time is not None and not self.keeps_work(p)
         )
         self._evict(victims, reason)
         self.lent.discard(name)

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.api.manifest import Manifests
+from berth.api.manifest import Manifests, parse_documents
 from berth.api.objects import GroupPhase, PodGroup, PodPhase, Taint
 from berth.framework.config_files import load_config
 from berth.sim.config import SimConfig, SimConfigError
@@ -293,3 +293,48 @@ def test_bad_loaning_section(raw, message) -> None:
     with pytest.raises(SimConfigError) as error:
         SimConfig.from_raw({"loaning": raw}, "c.yaml")
     assert str(error.value).startswith(f"c.yaml: {message}")
+
+
+def test_taking_back_an_elastic_jobs_extra_worker_stops_no_job_and_loses_no_work() -> None:
+    """An elastic job of 1 to 2 workers of 8 GPUs, both on lent nodes. Inference takes one
+    node back at t=500: either worker is above the minimum, so the node costs nothing, the job
+    goes on with the other, and no GPU-hour counts as lost."""
+    doc = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "annotations": {
+                "berth.io/elastic": "true",
+                "berth.io/duration": "2000",
+                "berth.io/submit-time": "200",
+            },
+        },
+        "spec": {
+            "minAvailable": 1,
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": 2,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {"name": "w", "resources": {"requests": {"nvidia.com/gpu": "8"}}}
+                            ]
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    manifests = parse_documents([doc], "test")
+    manifests.pods = [inference_pod("late", 500.0, gpus=8, duration=100.0)]
+    sim = simulate(manifests, until=5000)
+    workers = [p for p in sim.result.pods if p.owner == "default/train"]
+    first = [p for p in workers if p.start_time < 500]
+    assert len(first) == 2 and all(p.bound_node.startswith("inf-") for p in first)
+    (event,) = [e for e in sim.loaning.reclaims if e.pods_preempted]
+    assert sum(p.end_time == 500 for p in first) == 1  # the other worker runs on
+    assert (event.cost, event.jobs, event.gpu_hours_lost) == (0, [], 0)
+    (job,) = sim.result.jobs
+    assert job.phase.value == "Completed" and job.resizes >= 1
