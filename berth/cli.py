@@ -26,6 +26,7 @@ from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
+    elastic_range,
     fraction,
     non_negative_int,
     positive,
@@ -35,6 +36,7 @@ from berth.traces.arguments import (
     trace_options,
 )
 from berth.traces.cli import add_trace_commands
+from berth.traces.elastic import ElasticRange
 from berth.traces.formats import FORMATS
 
 if TYPE_CHECKING:
@@ -186,6 +188,14 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "their names (docs/elastic.md)",
     )
     trace.add_argument(
+        "--elastic-range",
+        type=elastic_range,
+        default=ElasticRange(),
+        metavar="LOW:HIGH",
+        help="an elastic trace job's gang and maximum as multiples of the workers it asked for "
+        "(default 0.5:1)",
+    )
+    trace.add_argument(
         "--max-pods",
         type=positive(int),
         default=DEFAULT_MAX_PODS,
@@ -208,6 +218,8 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
     if args.trace is None and args.elastic_fraction:
         raise InputConflict("--elastic-fraction: only with --trace (it marks trace jobs elastic)")
+    if args.elastic_range != ElasticRange() and not args.elastic_fraction:
+        raise InputConflict("--elastic-range: only with --elastic-fraction (it shapes those jobs)")
     if args.trace is None:
         given = selection_given(args)
         if given:
@@ -221,6 +233,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         trace_options=trace_options(args),
         selection=_selection(args) if args.trace is not None else None,
         elastic_fraction=args.elastic_fraction,
+        elastic_range=args.elastic_range,
         max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from berth.traces import Selection, TraceOptions
+from berth.traces.elastic import ElasticRange
 
 
 class InputError(ValueError):
@@ -30,6 +31,7 @@ class InputSpec:
     trace_options: TraceOptions = field(default_factory=TraceOptions)
     selection: Selection | None = None  # which trace jobs to keep (None: all)
     elastic_fraction: float = 0.0  # share of multi-worker trace jobs made elastic
+    elastic_range: ElasticRange = field(default_factory=ElasticRange)  # their workers
     max_pods: int = DEFAULT_MAX_PODS
     seed: int = 0
     until: float | None = None

@@ -48,7 +48,7 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         trace_pods = []  # every job's pods as the trace gives them: what the cluster is sized by
         for job in stream:
             trace_pods.extend(job.pods)
-            elastic = elastic_job(job, fraction) if fraction else None
+            elastic = elastic_job(job, fraction, spec.elastic_range) if fraction else None
             if elastic is not None:
                 manifests.jobs.append(elastic)
                 continue

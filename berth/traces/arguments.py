@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from berth.api.objects import NetworkTopology
 from berth.durations import DurationError, parse_span
+from berth.traces.elastic import ElasticRange, parse_range
 from berth.traces.errors import ON_BAD_ROW
 from berth.traces.model import TraceOptions
 from berth.traces.queues import QueueRule, parse_queue_rule
@@ -53,6 +54,14 @@ def fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
     return value
+
+
+def elastic_range(text: str) -> ElasticRange:
+    """argparse type: LOW:HIGH (``berth.traces.elastic``)."""
+    try:
+        return parse_range(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def non_negative_int(text: str) -> int:
