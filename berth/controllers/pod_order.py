@@ -99,14 +99,18 @@ def _order(
     """Sort by the steps the orders below share; ``cost`` and ``ranks`` add the deletion cost
     and rank steps, ``available`` OpenKruise's availability step, ``now`` the logarithmic
     comparison of times."""
-    steps = [_by(_assigned), _by(_phase)]
+    keys: list[Callable[[Pod], object]] = [_assigned, _phase]
     if available is not None:
-        steps.append(_by(lambda p: available(p)))
-    steps.append(_by(is_ready))
+        keys.append(available)
+    keys.append(is_ready)
     if cost:
         rank = ranks or {}
-        steps += [_by(deletion_cost), _by(lambda p: -rank.get(p.ref, 0))]
-    steps += [
+        keys += [deletion_cost, lambda p: -rank.get(p.ref, 0)]
+    pods = list(pods)
+    # The steps that are plain keys come first: each pod's are worked out once, as a tuple.
+    prefix = {id(p): tuple(key(p) for key in keys) for p in pods}
+    steps = [
+        lambda a, b: _tuple_order(prefix[id(a)], prefix[id(b)]),
         lambda a, b: (
             _newer_first(a.ready_since, b.ready_since, now, a, b)
             if is_ready(a) and is_ready(b)
@@ -116,6 +120,10 @@ def _order(
         lambda a, b: _newer_first(a.submit_time, b.submit_time, now, a, b),
     ]
     return sorted(pods, key=functools.cmp_to_key(lambda a, b: _compare(a, b, steps)))
+
+
+def _tuple_order(a: tuple, b: tuple) -> int:
+    return 0 if a == b else (-1 if a < b else 1)
 
 
 def kube_deletion_order(
