@@ -185,14 +185,22 @@ class Loaning:
         nodes first and drains nodes that can then be lent (Kubernetes' own order would spread
         the survivors over every node and leave none idle)."""
         now = self.clock.now
-        self.inference_pods = [
-            p for p in self.inference_pods if p.phase in (PodPhase.PENDING, *ACTIVE)
-        ]
-        occupied = Counter(p.bound_node for p in self.inference_pods if p.phase in ACTIVE)
+        live: list[Pod] = []
+        active: list[Pod] = []
+        waiting = False
         for pod in self.inference_pods:
-            if pod.owner and pod.phase in ACTIVE:
-                pod.annotations[DELETION_COST_ANNOTATION] = str(occupied[pod.bound_node])
-        waiting = any(p.phase == PodPhase.PENDING for p in self.inference_pods)
+            if pod.phase in ACTIVE:
+                live.append(pod)
+                active.append(pod)
+            elif pod.phase == PodPhase.PENDING:
+                live.append(pod)
+                waiting = True
+        self.inference_pods = live
+        occupied = Counter(p.bound_node for p in active)
+        costs = {node: str(count) for node, count in occupied.items()}
+        for pod in active:
+            if pod.owner:
+                pod.annotations[DELETION_COST_ANNOTATION] = costs[pod.bound_node]
         lent_any = False
         for name in self.nodes:
             if name in self.lent:
