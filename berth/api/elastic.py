@@ -23,6 +23,8 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+import numpy as np
+
 ELASTIC_ANNOTATION = "berth.io/elastic"
 THROUGHPUT_ANNOTATION = "berth.io/throughput"
 RESIZE_PAUSE_ANNOTATION = "berth.io/resize-pause"
@@ -54,6 +56,15 @@ class Throughput:
             if n0 <= workers <= n1:
                 return s0 + (s1 - s0) * (workers - n0) / (n1 - n0)
         raise AssertionError("unreachable: the table covers every worker count")
+
+    def speeds(self, workers: np.ndarray) -> np.ndarray:
+        """``speed`` of each count (all >= 1) at once."""
+        n = workers.astype(np.float64)
+        if self.kind == "linear":
+            return n * self.value ** np.log2(n)
+        if self.kind == "amdahl":
+            return 1.0 / (self.value + (1.0 - self.value) / n)
+        return np.array([self.speed(int(count)) for count in workers])
 
 
 def parse_throughput(text: str) -> Throughput:

@@ -57,6 +57,7 @@ class ElasticProgress:
             for job in jobs
             if job.elastic is not None
         }
+        self.running = 0  # running workers of all elastic jobs, kept as they change
 
     def __bool__(self) -> bool:
         return bool(self.jobs)
@@ -64,7 +65,7 @@ class ElasticProgress:
     def sample(self) -> dict[str, float]:
         """Time-series columns: running workers of all elastic jobs, and of each one when
         there are at most ``PER_JOB_COLUMNS`` of them."""
-        columns = {"elastic_workers": float(sum(len(p.workers) for p in self.jobs.values()))}
+        columns = {"elastic_workers": float(self.running)}
         if len(self.jobs) <= PER_JOB_COLUMNS:
             for key, progress in self.jobs.items():
                 job = progress.job
@@ -114,6 +115,7 @@ class ElasticProgress:
         progress.remaining = 0.0
         progress.end = None
         workers, progress.workers = list(progress.workers.values()), {}
+        self.running -= len(workers)
         return workers
 
     def _change(self, progress: JobProgress, now: float, workers: dict[str, Pod]) -> None:
@@ -133,6 +135,7 @@ class ElasticProgress:
             if progress.last_resize != now:
                 progress.last_resize = now
                 progress.job.resizes += 1
+        self.running += after - before
         progress.workers = workers
         if progress.end is not None:
             progress.end.cancelled = True

@@ -87,10 +87,13 @@ class Scaler:
         self.loaning = loaning
         self.batch_jobs = {job.key: job for job in batch_jobs}
         self.targets: dict[str, int] = {}  # elastic job key → target workers
+        #: Elastic jobs the scheduler knows (their PodGroup arrived) that have not ended.
+        self.live: dict[str, JobProgress] = {}
         self.held: dict[str, list[Pod]] = {}  # elastic job key → pods held back, oldest first
         self.record = ScalingRecord(config.policy)
         self._seen: tuple | None = None
         self._waiting: dict[str, aryl.WaitingJob | None] = {}
+        self._gpus: dict[str, int] = {}  # whole GPUs of one worker, by elastic job
         state = scheduler.state
         self._columns = [state.axis.index(CPU), state.axis.index(MEMORY), state.gpu_column]
         queue.push(0.0, Ev.TICK, self._tick)
@@ -104,6 +107,7 @@ class Scaler:
         if progress is None or progress.done:
             return False
         key = pod.owner
+        self.live[key] = progress
         if self._visible(key) < self.target(key, progress):
             return False
         self.held.setdefault(key, []).append(pod)
@@ -136,10 +140,13 @@ class Scaler:
 
     def _tick(self) -> None:
         state = self.scheduler.state
+        # What training sees: requests on the nodes it may use (inference pods coming and
+        # going on their own pool change nothing for it), jobs waiting, nodes changed.
+        rows = self._rows()
         seen = (
-            tuple(state.requested_total.tolist()),
+            tuple(state.requested[: state.n][rows].sum(axis=0).tolist()),
             len(self.scheduler.waiting),
-            len(self.scheduler.jobs),
+            len(self.live),
             state.structure_epoch,
         )
         if seen != self._seen:
@@ -149,13 +156,13 @@ class Scaler:
 
     def rescale(self) -> None:
         """One round: the policy's targets, applied."""
-        jobs = self.scheduler.jobs
-        live = {
-            key: progress
-            for key, progress in self.elastic.jobs.items()
-            if not progress.done and key in jobs
-        }
-        for key in [k for k in self.targets if k not in live]:
+        live = self.live
+        elastic = self.elastic.jobs
+        for key in self.scheduler.waiting:
+            if key not in live and key in elastic and not elastic[key].done:
+                live[key] = elastic[key]
+        for key in [k for k, progress in live.items() if progress.done]:
+            del live[key]
             self._drop(key)
         if not live:
             return
@@ -169,8 +176,9 @@ class Scaler:
 
     def _drop(self, key: str) -> None:
         """A job that ended: nothing of it is held any more (its controller deleted them)."""
-        del self.targets[key]
+        self.targets.pop(key, None)
         self.held.pop(key, None)
+        self._gpus.pop(key, None)
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's
@@ -246,7 +254,9 @@ class Scaler:
             job = self.scheduler.jobs.get(key)
             bound = 0 if job is None else len(job.bound)
             started = bound >= spec.min_workers
-            gpus = math.ceil(self._worker_request(progress)[2] / 1000)
+            gpus = self._gpus.get(key)
+            if gpus is None:
+                gpus = self._gpus[key] = math.ceil(self._worker_request(progress)[2] / 1000)
             remaining = self.elastic.remaining(key, now)
             jobs.append(
                 aryl.ElasticJob(
@@ -311,8 +321,10 @@ class Scaler:
         job = self.scheduler.jobs.get(key)
         if job is None:
             return
-        held = self.held.setdefault(key, [])
         visible = len(job.bound) + len(job.pending)
+        if visible == target:
+            return
+        held = self.held.setdefault(key, [])
         if target > visible and held:
             released, held[:] = held[: target - visible], held[target - visible :]
             for pod in released:
@@ -320,6 +332,8 @@ class Scaler:
             self.request_session()
             return
         excess = visible - target
+        if excess <= 0:
+            return
         for pod in list(reversed(job.pending))[:excess]:
             self.scheduler.withdraw(pod)
             held.insert(0, pod)

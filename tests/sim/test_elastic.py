@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
 import pytest
 
 from berth.api.elastic import Throughput, parse_throughput
@@ -33,6 +34,13 @@ from berth.sim.engine import SimConfig, Simulation
 def test_throughput_models(text, workers, speed) -> None:
     assert parse_throughput(text).speed(workers) == pytest.approx(speed)
     assert parse_throughput(text).speed(0) == 0
+
+
+@pytest.mark.parametrize("text", ["linear", "linear:0.7", "amdahl:0.1", "table:1=1,2=1.8,4=3.2"])
+def test_speeds_at_once_are_the_speeds_one_by_one(text) -> None:
+    model = parse_throughput(text)
+    counts = np.arange(1, 12)
+    assert model.speeds(counts) == pytest.approx([model.speed(int(n)) for n in counts])
 
 
 @pytest.mark.parametrize(

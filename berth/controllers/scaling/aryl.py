@@ -18,6 +18,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from berth.api.elastic import Throughput
 from berth.controllers.scaling import knapsack
 
@@ -34,20 +36,14 @@ class ElasticJob:
     pause: float = 0.0
     waiting: bool = False  # not started: its minimum competes in phase 1
 
-    def time_at(self, workers: int) -> float:
-        return self.remaining / self.throughput.speed(workers)
-
     def choices(self) -> list[tuple[int, float]]:
         """(GPUs, seconds saved) for 0 .. max − min extra workers."""
-        base = self.time_at(self.min_workers)
-        out = []
-        for extra in range(self.max_workers - self.min_workers + 1):
-            size = self.min_workers + extra
-            saved = base - self.time_at(size)
-            if not self.waiting and size != self.workers:
-                saved -= self.pause
-            out.append((extra * self.gpus, saved))
-        return out
+        sizes = np.arange(self.min_workers, self.max_workers + 1)
+        times = self.remaining / self.throughput.speeds(sizes)
+        saved = times[0] - times
+        if not self.waiting:
+            saved -= np.where(sizes != self.workers, self.pause, 0.0)
+        return [(extra * self.gpus, value) for extra, value in enumerate(saved.tolist())]
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +69,10 @@ def scale(jobs: list[ElasticJob], waiting: list[WaitingJob], idle_gpus: int) -> 
     pool = idle_gpus + sum((j.workers - j.min_workers) * j.gpus for j in jobs if not j.waiting)
     admitted, pool = admit(waiting, pool)
     served = [j for j in jobs if not j.waiting or j.key in admitted]
-    chosen = knapsack.solve([j.choices() for j in served], max(pool, 0))
+    groups = [j.choices() for j in served]
+    # Beyond every job's largest choice together, more capacity changes nothing.
+    capacity = min(max(pool, 0), sum(group[-1][0] for group in groups))
+    chosen = knapsack.solve(groups, capacity)
     targets = {j.key: j.min_workers for j in jobs}
     for job, extra in zip(served, chosen, strict=True):
         targets[job.key] = job.min_workers + extra
