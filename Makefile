@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench experiment-itp experiment-openb experiment-colocation clean
+.PHONY: demo test lint bench experiment-itp experiment-openb experiment-colocation experiment-aryl clean
 
 $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -33,6 +33,10 @@ experiment-openb: $(BIN)/berth
 # docs/experiments/colocation.md: online services and Alibaba 2017 batch, three ways (about 2 min)
 experiment-colocation: $(BIN)/berth
 	$(BIN)/python docs/experiments/colocation/run.py
+
+# docs/experiments/aryl.md: loaning and elastic jobs (edl, aryl) on ITP clusters 03, 04 and 06
+experiment-aryl: $(BIN)/berth
+	$(BIN)/python docs/experiments/aryl/run.py
 
 clean:
 	rm -rf $(VENV) out build *.egg-info

@@ -257,7 +257,7 @@ def test_fragmentation_is_the_time_weighted_share_of_idle_capacity_stranded() ->
 
 
 def test_evictions_are_counted_by_the_cause_their_reason_names() -> None:
-    pods = [Pod(name=f"e{i}", phase=PodPhase.EVICTED) for i in range(7)]
+    pods = [Pod(name=f"e{i}", phase=PodPhase.EVICTED) for i in range(8)]
     pods.append(Pod(name="done", phase=PodPhase.SUCCEEDED))
     reasons = {
         "default/e0": "preempted by default/train-7",
@@ -268,13 +268,15 @@ def test_evictions_are_counted_by_the_cause_their_reason_names() -> None:
         "default/e5": "exited with code 1 after 5s (berth.io/fail-after)",
         "default/done": "preempted by default/x",  # not evicted: not counted
         "default/e6": "lent node inf-2 taken back for inference",
+        "default/e7": "scaled in by the aryl scaling policy to 3 workers",
     }
     assert _summary(pods=pods, reasons=reasons)["evictions"] == {
         "preempted": 2,
         "reclaimed": 1,
         "loaning": 1,
+        "scaled_in": 1,
         "other": 3,
-        "total": 7,
+        "total": 8,
     }
 
 
@@ -284,6 +286,7 @@ def test_without_reasons_every_eviction_is_other() -> None:
         "preempted": 0,
         "reclaimed": 0,
         "loaning": 0,
+        "scaled_in": 0,
         "other": 1,
         "total": 1,
     }
@@ -324,9 +327,18 @@ def _node_failure() -> Scenario:
 @pytest.mark.parametrize(
     ("scenario", "expected"),
     [
-        (_preemption, {"preempted": 2, "reclaimed": 0, "loaning": 0, "other": 0, "total": 2}),
-        (_reclaim, {"preempted": 0, "reclaimed": 2, "loaning": 0, "other": 0, "total": 2}),
-        (_node_failure, {"preempted": 0, "reclaimed": 0, "loaning": 0, "other": 2, "total": 2}),
+        (
+            _preemption,
+            {"preempted": 2, "reclaimed": 0, "loaning": 0, "scaled_in": 0, "other": 0, "total": 2},
+        ),
+        (
+            _reclaim,
+            {"preempted": 0, "reclaimed": 2, "loaning": 0, "scaled_in": 0, "other": 0, "total": 2},
+        ),
+        (
+            _node_failure,
+            {"preempted": 0, "reclaimed": 0, "loaning": 0, "scaled_in": 0, "other": 2, "total": 2},
+        ),
     ],
     ids=["preempt", "reclaim", "node-failure"],
 )
