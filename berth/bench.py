@@ -22,16 +22,12 @@ import numpy as np
 import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
 import berth.plugins  # noqa: F401
 from berth.api.hypernodes import PoolTier, pool_hypernodes, pool_switch_labels
-from berth.api.objects import (
-    HOSTNAME_LABEL,
-    ZONE_LABEL,
+from berth.api.keys import HOSTNAME_LABEL, ZONE_LABEL
+from berth.api.objects import NetworkTopology, Node, Pod, PodGroup
+from berth.api.selectors import (
     Affinity,
     LabelSelector,
-    NetworkTopology,
-    Node,
-    Pod,
     PodAffinityTerm,
-    PodGroup,
     Requirement,
     SpreadConstraint,
 )

@@ -11,17 +11,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.api.hypernodes import HyperNode, HyperNodeMember
-from berth.api.objects import (
-    HOSTNAME_LABEL,
-    QUEUE_NAME_ANNOTATION,
-    ZONE_LABEL,
-    GroupPhase,
+from berth.api.keys import HOSTNAME_LABEL, QUEUE_NAME_ANNOTATION, ZONE_LABEL
+from berth.api.objects import GroupPhase, Node, Pod, PodGroup, Queue
+from berth.api.selectors import (
     LabelSelector,
-    Node,
-    Pod,
     PodAffinityTerm,
-    PodGroup,
-    Queue,
     Requirement,
     Taint,
     WeightedPodAffinityTerm,

@@ -8,13 +8,9 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from berth.api import schema
+from berth.api.keys import PREEMPTABLE_ANNOTATION, SLA_WAITING_TIME_ANNOTATION
 from berth.api.loaded import Context
-from berth.api.objects import (
-    PREEMPTABLE_ANNOTATION,
-    SLA_WAITING_TIME_ANNOTATION,
-    LabelSelector,
-    Requirement,
-)
+from berth.api.selectors import LabelSelector, Requirement
 from berth.durations import DurationError, parse_duration
 from berth.resources import canonical_name, to_canonical
 

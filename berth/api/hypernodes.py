@@ -14,8 +14,9 @@ from dataclasses import dataclass
 from berth.api import schema
 from berth.api.fields import label_selector
 from berth.api.loaded import Context, Manifests
-from berth.api.objects import LabelSelector, NetworkTopology, Requirement
+from berth.api.objects import NetworkTopology
 from berth.api.problems import Problem
+from berth.api.selectors import LabelSelector, Requirement
 
 
 @dataclass(frozen=True, slots=True)

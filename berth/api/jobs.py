@@ -15,17 +15,9 @@ from berth.api.elastic import (
 )
 from berth.api.fields import at_least_zero, check_sla, float_annotation, preemptable
 from berth.api.hypernodes import network_topology
+from berth.api.keys import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION
 from berth.api.loaded import Context
-from berth.api.objects import (
-    DURATION_ANNOTATION,
-    SUBMIT_TIME_ANNOTATION,
-    BatchJob,
-    Command,
-    JobAction,
-    JobEvent,
-    LifecyclePolicy,
-    TaskSpec,
-)
+from berth.api.objects import BatchJob, Command, JobAction, JobEvent, LifecyclePolicy, TaskSpec
 from berth.api.pod_spec import build_pod
 from berth.durations import DurationError, parse_duration
 

@@ -14,8 +14,9 @@ from berth.api import schema
 from berth.api.elastic import ELASTIC_ANNOTATION
 from berth.api.fields import at_least_zero, float_annotation, preemptable
 from berth.api.jobs import elastic_spec
+from berth.api.keys import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION
 from berth.api.loaded import Context
-from berth.api.objects import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION, BatchJob, TaskSpec
+from berth.api.objects import BatchJob, TaskSpec
 from berth.api.pod_spec import build_pod
 
 

@@ -12,8 +12,7 @@ from berth.api.hypernodes import (
     pool_hypernodes,
     pool_switch_labels,
 )
-from berth.api.loaded import Context
-from berth.api.objects import (
+from berth.api.keys import (
     GPU_MEMORY_ANNOTATION,
     GPU_TOPOLOGY_ANNOTATION,
     HOSTNAME_LABEL,
@@ -24,11 +23,11 @@ from berth.api.objects import (
     TOPOLOGY_SOCKETS,
     TOPOLOGY_THREADS,
     ZONE_LABEL,
-    CpuTopology,
-    Node,
-    Taint,
     gpu_groups,
 )
+from berth.api.loaded import Context
+from berth.api.objects import CpuTopology, Node
+from berth.api.selectors import Taint
 from berth.resources import CPU, GPU, PODS
 
 DEFAULT_NODE_PODS = 110

@@ -1,103 +1,28 @@
 """berth's in-memory objects: what manifests become and what the store, the engine and the
 simulator pass around.
 
-They keep the Kubernetes shapes (selectors, affinity terms, tolerations) but with quantities
-already converted to canonical integers (see ``berth.resources``), so nothing downstream parses
-strings again.
+They keep the Kubernetes shapes (selectors, affinity terms and tolerations, in
+``berth.api.selectors``) but with quantities already converted to canonical integers (see
+``berth.resources``), so nothing downstream parses strings again. The label and annotation names
+they are read from are in ``berth.api.keys``.
 """
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
 from berth.api.elastic import ElasticSpec
+from berth.api.keys import (
+    DEFAULT_QUEUE,
+    DEFAULT_SCHEDULER,
+    PREEMPT_LOWER_PRIORITY,
+    PREEMPT_NEVER,
+    TASK_NAME_LABEL,
+)
 from berth.api.qos import LOW_BANDS, PriorityBand, QoS, band_of, qos_of
+from berth.api.selectors import Affinity, LabelSelector, SpreadConstraint, Taint, Toleration
 from berth.api.usage import UsageProfile
-
-# Label and annotation keys berth reads or writes.
-HOSTNAME_LABEL = "kubernetes.io/hostname"
-ZONE_LABEL = "topology.kubernetes.io/zone"
-GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"  # the GPU model (NVIDIA's GPU feature discovery)
-GROUP_NAME_ANNOTATION = "scheduling.k8s.io/group-name"
-QUEUE_NAME_ANNOTATION = "scheduling.volcano.sh/queue-name"
-PREEMPTABLE_ANNOTATION = "volcano.sh/preemptable"
-SLA_WAITING_TIME_ANNOTATION = "sla-waiting-time"
-SUBMIT_TIME_ANNOTATION = "berth.io/submit-time"
-DURATION_ANNOTATION = "berth.io/duration"
-UTILIZATION_ANNOTATION = "berth.io/utilization"
-FAIL_AFTER_ANNOTATION = "berth.io/fail-after"
-EXIT_CODE_ANNOTATION = "berth.io/exit-code"
-FAIL_PROBABILITY_ANNOTATION = "berth.io/fail-probability"
-#: GPU memory per device (on nodes) or needed on each device a pod uses, MiB.
-GPU_MEMORY_ANNOTATION = "berth.io/gpu-memory"
-#: A node's GPU interconnect islands (NVLink / NVSwitch domains): device indices, comma-separated
-#: within a group, groups separated by semicolons ("0,1,2,3;4,5,6,7"). Without it a node's
-#: devices form one group; a device it does not list is a group of its own.
-GPU_TOPOLOGY_ANNOTATION = "berth.io/gpu-topology"
-
-
-def gpu_groups(text: str) -> tuple[tuple[int, ...], ...]:
-    """The device groups of a ``berth.io/gpu-topology`` annotation; ValueError says what is
-    wrong with it."""
-    groups = []
-    seen: set[int] = set()
-    for part in text.split(";"):
-        if not part.strip():
-            raise ValueError("an empty group (expected e.g. 0,1,2,3;4,5,6,7)")
-        group = []
-        for item in part.split(","):
-            try:
-                device = int(item.strip())
-            except ValueError:
-                raise ValueError(
-                    f"{item.strip()!r} is not a device index (expected e.g. 0,1,2,3;4,5,6,7)"
-                ) from None
-            if device < 0:
-                raise ValueError(f"device {device}: indices start at 0")
-            if device in seen:
-                raise ValueError(f"device {device} is in two groups")
-            seen.add(device)
-            group.append(device)
-        groups.append(tuple(group))
-    return tuple(groups)
-
-
-# What Volcano's job controller puts on the pods it creates.
-JOB_NAME_LABEL = "volcano.sh/job-name"
-TASK_NAME_LABEL = "volcano.sh/task-spec"
-TASK_INDEX_ANNOTATION = "volcano.sh/task-index"
-# What workload controllers put on their pods (Kubernetes' and OpenKruise's keys).
-POD_TEMPLATE_HASH_LABEL = "pod-template-hash"
-REVISION_LABEL = "controller-revision-hash"
-DELETION_COST_ANNOTATION = "controller.kubernetes.io/pod-deletion-cost"
-#: Seconds OpenKruise waits, the pod unready, before it changes a pod's images in place.
-INPLACE_GRACE_ANNOTATION = "apps.kruise.io/inplace-update-grace"
-TOPOLOGY_SOCKETS = "berth.io/cpu-sockets"
-TOPOLOGY_CORES = "berth.io/cpu-cores-per-socket"
-TOPOLOGY_THREADS = "berth.io/cpu-threads-per-core"
-TOPOLOGY_NUMA = "berth.io/cpu-numa-nodes-per-socket"
-#: Koordinator's pod resource spec (``preferredCPUBindPolicy``) and status (``cpuset``), and
-#: the node label choosing how NUMA nodes are filled.
-RESOURCE_SPEC_ANNOTATION = "scheduling.koordinator.sh/resource-spec"
-RESOURCE_STATUS_ANNOTATION = "scheduling.koordinator.sh/resource-status"
-CPU_BIND_POLICY_KEY = "preferredCPUBindPolicy"
-NUMA_STRATEGY_LABEL = "node.koordinator.sh/numa-allocate-strategy"
-FULL_PCPUS = "FullPCPUs"
-SPREAD_BY_PCPUS = "SpreadByPCPUs"
-BIND_POLICIES = (FULL_PCPUS, SPREAD_BY_PCPUS)
-MOST_ALLOCATED = "MostAllocated"
-LEAST_ALLOCATED = "LeastAllocated"
-NUMA_STRATEGIES = (MOST_ALLOCATED, LEAST_ALLOCATED)
-DEFAULT_SCHEDULER = "berth"
-DEFAULT_QUEUE = "default"
-# Volcano's hierarchical DRF reads a queue's place in the tree from these annotations.
-HIERARCHY_ANNOTATION = "volcano.sh/hierarchy"
-HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
-# Pod and PriorityClass preemptionPolicy values.
-PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
-PREEMPT_NEVER = "Never"
 
 
 class PodPhase(StrEnum):
@@ -121,196 +46,6 @@ class GroupPhase(StrEnum):
     RUNNING = "Running"
     COMPLETED = "Completed"
     FAILED = "Failed"
-
-
-@dataclass(slots=True, frozen=True)
-class Requirement:
-    """One ``matchExpressions`` entry (node selector terms and label selectors alike)."""
-
-    key: str
-    operator: str  # In, NotIn, Exists, DoesNotExist, Gt, Lt
-    values: tuple[str, ...] = ()
-
-
-_LABEL_VALUE = re.compile(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?")
-_LABEL_NAME = re.compile(r"([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
-_DNS_SUBDOMAIN = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
-
-
-def valid_label_value(value: str) -> bool:
-    """What Kubernetes accepts as a label value: empty, or up to 63 alphanumerics, '-', '_'
-    and '.', starting and ending alphanumeric."""
-    return len(value) <= 63 and _LABEL_VALUE.fullmatch(value) is not None
-
-
-def valid_label_key(key: str) -> bool:
-    """A qualified name: an optional DNS-subdomain prefix and '/', then a name of up to 63."""
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _DNS_SUBDOMAIN.fullmatch(prefix)):
-        return False
-    return len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
-
-
-def valid_requirement(req: Requirement) -> bool:
-    """Whether kube-scheduler can turn a node selector requirement into a selector; one that it
-    cannot makes the whole term match no node."""
-    if not valid_label_key(req.key):
-        return False
-    if req.operator in ("In", "NotIn"):
-        return all(valid_label_value(v) for v in req.values)
-    if req.operator in ("Gt", "Lt"):
-        return len(req.values) == 1 and _INTEGER.fullmatch(req.values[0]) is not None
-    return True
-
-
-@dataclass(slots=True, frozen=True)
-class LabelSelector:
-    """``matchLabels`` folded into ``In`` requirements; an empty selector matches everything."""
-
-    requirements: tuple[Requirement, ...] = ()
-
-    def matches(self, labels: dict[str, str]) -> bool:
-        for req in self.requirements:
-            value = labels.get(req.key)
-            op = req.operator
-            if op == "In":
-                if value is None or value not in req.values:
-                    return False
-            elif op == "NotIn":
-                if value is not None and value in req.values:
-                    return False
-            elif op == "Exists":
-                if value is None:
-                    return False
-            elif op == "DoesNotExist":
-                if value is not None:
-                    return False
-            elif op in ("Gt", "Lt"):
-                try:
-                    number, bound = int(value), int(req.values[0])  # type: ignore[arg-type]
-                except (TypeError, ValueError):
-                    return False
-                if (op == "Gt" and not number > bound) or (op == "Lt" and not number < bound):
-                    return False
-        return True
-
-
-#: A selector no labels satisfy (``In`` with no values): what Kubernetes makes of a missing
-#: ``labelSelector``.
-MATCH_NOTHING = LabelSelector((Requirement("", "In", ()),))
-
-
-def with_label_keys(
-    selector: LabelSelector,
-    labels: dict[str, str],
-    match_keys: tuple[str, ...],
-    mismatch_keys: tuple[str, ...] = (),
-) -> LabelSelector:
-    """``selector`` narrowed to the pods whose labels agree with ``labels`` on ``match_keys``
-    and differ on ``mismatch_keys`` (``matchLabelKeys`` / ``mismatchLabelKeys``); keys the pod
-    does not carry are left out, as in Kubernetes."""
-    extra = tuple(Requirement(k, "In", (labels[k],)) for k in match_keys if k in labels)
-    extra += tuple(Requirement(k, "NotIn", (labels[k],)) for k in mismatch_keys if k in labels)
-    return LabelSelector(selector.requirements + extra) if extra else selector
-
-
-@dataclass(slots=True, frozen=True)
-class NodeSelectorTerm:
-    """Requirements on node labels (``matchExpressions``) and node fields (``matchFields``:
-    only ``metadata.name`` exists in Kubernetes)."""
-
-    expressions: tuple[Requirement, ...] = ()
-    fields: tuple[Requirement, ...] = ()
-
-
-@dataclass(slots=True, frozen=True)
-class PreferredNodeTerm:
-    weight: int
-    term: NodeSelectorTerm
-
-
-@dataclass(slots=True, frozen=True)
-class PodAffinityTerm:
-    selector: LabelSelector
-    topology_key: str
-    #: Namespaces named outright; with no ``namespace_selector`` either: the pod's own.
-    namespaces: tuple[str, ...] = ()
-    #: Namespaces by their labels (``namespaceSelector``); an empty selector means all.
-    namespace_selector: LabelSelector | None = None
-    match_label_keys: tuple[str, ...] = ()
-    mismatch_label_keys: tuple[str, ...] = ()
-
-    def for_pod(self, labels: dict[str, str]) -> PodAffinityTerm:
-        """The term with ``matchLabelKeys`` / ``mismatchLabelKeys`` folded into its selector
-        for the pod that carries it (what the API server does when it admits the pod)."""
-        if not self.match_label_keys and not self.mismatch_label_keys:
-            return self
-        selector = with_label_keys(
-            self.selector, labels, self.match_label_keys, self.mismatch_label_keys
-        )
-        return PodAffinityTerm(
-            selector, self.topology_key, self.namespaces, self.namespace_selector
-        )
-
-
-@dataclass(slots=True, frozen=True)
-class WeightedPodAffinityTerm:
-    weight: int
-    term: PodAffinityTerm
-
-
-@dataclass(slots=True, frozen=True)
-class Toleration:
-    key: str = ""
-    operator: str = "Equal"  # Equal or Exists
-    value: str = ""
-    effect: str = ""  # empty tolerates every effect
-
-    def tolerates(self, taint: Taint) -> bool:
-        if self.effect and self.effect != taint.effect:
-            return False
-        if self.operator == "Exists":
-            return not self.key or self.key == taint.key
-        return self.key == taint.key and self.value == taint.value
-
-
-@dataclass(slots=True, frozen=True)
-class Taint:
-    key: str
-    value: str = ""
-    effect: str = "NoSchedule"  # NoSchedule, PreferNoSchedule, NoExecute
-
-
-@dataclass(slots=True, frozen=True)
-class SpreadConstraint:
-    max_skew: int
-    topology_key: str
-    when_unsatisfiable: str  # DoNotSchedule or ScheduleAnyway
-    selector: LabelSelector
-    min_domains: int = 1
-    #: Which nodes' pods count: Honor keeps to the nodes the pod's node affinity and
-    #: nodeSelector allow (default); Ignore counts every node.
-    node_affinity_policy: str = "Honor"
-    #: Honor leaves out nodes with taints the pod does not tolerate; Ignore (default) does not.
-    node_taints_policy: str = "Ignore"
-    match_label_keys: tuple[str, ...] = ()
-
-
-@dataclass(slots=True, frozen=True)
-class Affinity:
-    node_required: tuple[NodeSelectorTerm, ...] = ()  # ORed terms
-    node_preferred: tuple[PreferredNodeTerm, ...] = ()
-    pod_required: tuple[PodAffinityTerm, ...] = ()
-    pod_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
-    anti_required: tuple[PodAffinityTerm, ...] = ()
-    anti_preferred: tuple[WeightedPodAffinityTerm, ...] = ()
-
-    @property
-    def has_pod_terms(self) -> bool:
-        return bool(
-            self.pod_required or self.pod_preferred or self.anti_required or self.anti_preferred
-        )
 
 
 @dataclass(slots=True, frozen=True)

@@ -19,8 +19,7 @@ from berth.api.fields import (
     preemptable,
     requirements,
 )
-from berth.api.loaded import Context, Manifests
-from berth.api.objects import (
+from berth.api.keys import (
     BIND_POLICIES,
     CPU_BIND_POLICY_KEY,
     DEFAULT_SCHEDULER,
@@ -30,13 +29,17 @@ from berth.api.objects import (
     FAIL_PROBABILITY_ANNOTATION,
     GPU_MEMORY_ANNOTATION,
     GROUP_NAME_ANNOTATION,
-    MATCH_NOTHING,
     RESOURCE_SPEC_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
     UTILIZATION_ANNOTATION,
+)
+from berth.api.loaded import Context, Manifests
+from berth.api.objects import Pod
+from berth.api.qos import check_qos_label
+from berth.api.selectors import (
+    MATCH_NOTHING,
     Affinity,
     NodeSelectorTerm,
-    Pod,
     PodAffinityTerm,
     PreferredNodeTerm,
     Requirement,
@@ -46,7 +49,6 @@ from berth.api.objects import (
     valid_label_key,
     valid_requirement,
 )
-from berth.api.qos import check_qos_label
 from berth.api.usage import (
     USAGE_CURVE_ANNOTATION,
     USAGE_PERIOD_ANNOTATION,

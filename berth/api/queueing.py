@@ -5,15 +5,13 @@ from __future__ import annotations
 from berth.api import schema
 from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
 from berth.api.hypernodes import network_topology
-from berth.api.loaded import Context
-from berth.api.objects import (
+from berth.api.keys import (
     HIERARCHY_ANNOTATION,
     HIERARCHY_WEIGHTS_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
-    PodGroup,
-    PriorityClass,
-    Queue,
 )
+from berth.api.loaded import Context
+from berth.api.objects import PodGroup, PriorityClass, Queue
 from berth.resources import format_amount
 
 #: Priority classes every Kubernetes cluster has without anyone defining them.

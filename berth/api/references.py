@@ -8,16 +8,9 @@ from typing import Any
 
 from berth.api import schema
 from berth.api.hypernodes import check_hypernodes
+from berth.api.keys import DEFAULT_QUEUE, SUBMIT_TIME_ANNOTATION
 from berth.api.loaded import Manifests
-from berth.api.objects import (
-    DEFAULT_QUEUE,
-    SUBMIT_TIME_ANNOTATION,
-    BatchJob,
-    Command,
-    Pod,
-    PodGroup,
-    PriorityClass,
-)
+from berth.api.objects import BatchJob, Command, Pod, PodGroup, PriorityClass
 from berth.api.problems import Problem, display
 from berth.api.queueing import BUILTIN_PRIORITY_CLASSES
 from berth.api.versions import check_versions

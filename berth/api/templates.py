@@ -10,9 +10,10 @@ from typing import Any
 
 from berth.api import schema
 from berth.api.fields import at_least_zero, float_annotation, label_selector
+from berth.api.keys import SUBMIT_TIME_ANNOTATION
 from berth.api.loaded import Context
-from berth.api.objects import SUBMIT_TIME_ANNOTATION, LabelSelector
 from berth.api.pod_spec import build_pod
+from berth.api.selectors import LabelSelector
 from berth.api.workloads import IntOrPercent, PodTemplate, Workload
 
 #: Kubernetes' alphabet for generated names and hashes (no vowels, no look-alike digits).

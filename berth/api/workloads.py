@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.api.load_curves import LoadScaling
-from berth.api.objects import LabelSelector, Pod
+from berth.api.objects import Pod
+from berth.api.selectors import LabelSelector
 
 # Kinds in the object store. Two upstream kinds share a name with another one (batch/v1 Job with
 # Volcano's Job, Kruise's StatefulSet with Kubernetes'): those are qualified by their API group,

@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterable
 
-from berth.api.objects import FULL_PCPUS, MOST_ALLOCATED, CpuTopology
+from berth.api.keys import FULL_PCPUS, MOST_ALLOCATED
+from berth.api.objects import CpuTopology
 
 
 class _Layout:

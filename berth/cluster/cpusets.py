@@ -20,17 +20,15 @@ import json
 
 import numpy as np
 
-from berth.api.objects import (
+from berth.api.keys import (
     CPU_BIND_POLICY_KEY,
     FULL_PCPUS,
     MOST_ALLOCATED,
     NUMA_STRATEGY_LABEL,
     RESOURCE_SPEC_ANNOTATION,
     RESOURCE_STATUS_ANNOTATION,
-    CpuTopology,
-    Node,
-    Pod,
 )
+from berth.api.objects import CpuTopology, Node, Pod
 from berth.api.qos import QoS
 from berth.cluster.cpu_accumulator import format_cpuset, take_cpus
 from berth.resources import CPU

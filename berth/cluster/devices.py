@@ -20,13 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from berth.api.objects import (
-    GPU_MEMORY_ANNOTATION,
-    GPU_TOPOLOGY_ANNOTATION,
-    Node,
-    Pod,
-    gpu_groups,
-)
+from berth.api.keys import GPU_MEMORY_ANNOTATION, GPU_TOPOLOGY_ANNOTATION, gpu_groups
+from berth.api.objects import Node, Pod
 
 #: milli-GPU in one device.
 MILLI = 1000

@@ -19,7 +19,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from berth.api.objects import GPU_PRODUCT_LABEL, Pod, Requirement
+from berth.api.keys import GPU_PRODUCT_LABEL
+from berth.api.objects import Pod
+from berth.api.selectors import Requirement
 from berth.cluster.devices import MILLI
 from berth.cluster.state import ClusterState
 from berth.resources import CPU, GPU

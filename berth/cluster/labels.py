@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.api.objects import Requirement
+from berth.api.selectors import Requirement
 
 MISSING = -1
 

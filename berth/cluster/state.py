@@ -14,15 +14,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from berth.api.hypernodes import HyperNode
-from berth.api.objects import (
-    HOSTNAME_LABEL,
-    LabelSelector,
-    Namespace,
-    Node,
-    Pod,
-    PodAffinityTerm,
-    Taint,
-)
+from berth.api.keys import HOSTNAME_LABEL
+from berth.api.objects import Namespace, Node, Pod
+from berth.api.selectors import LabelSelector, PodAffinityTerm, Taint
 from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from berth.api.objects import Node, NodeSelectorTerm, Pod, PodPhase, Requirement
+from berth.api.objects import Node, Pod, PodPhase
+from berth.api.selectors import NodeSelectorTerm, Requirement
 from berth.api.workloads import BROADCAST_JOB, Workload, scaled
 from berth.controllers.node_fit import why_not
 from berth.controllers.runtime import Runtime, register

@@ -15,7 +15,8 @@ scaling pass, within ``maxUnavailable``, and replaced through the scheduler.
 
 from __future__ import annotations
 
-from berth.api.objects import REVISION_LABEL, Pod
+from berth.api.keys import REVISION_LABEL
+from berth.api.objects import Pod
 from berth.api.workloads import CLONE_SET, PodTemplate, Workload, scaled
 from berth.controllers import rollout
 from berth.controllers.cloneset_sync import (

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from berth.api.objects import POD_TEMPLATE_HASH_LABEL, Requirement
+from berth.api.keys import POD_TEMPLATE_HASH_LABEL
+from berth.api.selectors import Requirement
 from berth.api.workloads import (
     DEPLOYMENT,
     REPLICA_SET,

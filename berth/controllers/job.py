@@ -17,13 +17,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
-from berth.api.objects import (
-    FINAL_JOB_PHASES,
-    FINAL_POD_PHASES,
+from berth.api.keys import (
     GROUP_NAME_ANNOTATION,
     JOB_NAME_LABEL,
     TASK_INDEX_ANNOTATION,
     TASK_NAME_LABEL,
+)
+from berth.api.objects import (
+    FINAL_JOB_PHASES,
+    FINAL_POD_PHASES,
     BatchJob,
     Command,
     GroupPhase,

@@ -6,7 +6,8 @@ whether they leave room is the scheduler's business)."""
 
 from __future__ import annotations
 
-from berth.api.objects import LabelSelector, Node, NodeSelectorTerm, Pod, Taint, Toleration
+from berth.api.objects import Node, Pod
+from berth.api.selectors import LabelSelector, NodeSelectorTerm, Taint, Toleration
 
 UNSCHEDULABLE_TAINT = Taint("node.kubernetes.io/unschedulable", "", "NoSchedule")
 

@@ -15,7 +15,8 @@ import hashlib
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 
-from berth.api.objects import DELETION_COST_ANNOTATION, HOSTNAME_LABEL, Pod, PodPhase
+from berth.api.keys import DELETION_COST_ANNOTATION, HOSTNAME_LABEL
+from berth.api.objects import Pod, PodPhase
 
 _PHASE_ORDINAL = {PodPhase.PENDING: 0, PodPhase.BOUND: 0, PodPhase.RUNNING: 2}
 _INT32 = 2**31

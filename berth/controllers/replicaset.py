@@ -9,7 +9,8 @@ do not count and are replaced. The status counts ready and available pods (ready
 
 from __future__ import annotations
 
-from berth.api.objects import POD_TEMPLATE_HASH_LABEL, Pod
+from berth.api.keys import POD_TEMPLATE_HASH_LABEL
+from berth.api.objects import Pod
 from berth.api.workloads import DEPLOYMENT, REPLICA_SET, Workload
 from berth.controllers import rollout
 from berth.controllers.pod_order import is_ready, kube_deletion_order, related_on_node

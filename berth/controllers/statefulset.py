@@ -14,7 +14,8 @@ only images and metadata changed (``podUpdatePolicy``). ``OnDelete`` updates not
 
 from __future__ import annotations
 
-from berth.api.objects import REVISION_LABEL, Pod, PodPhase
+from berth.api.keys import REVISION_LABEL
+from berth.api.objects import Pod, PodPhase
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,
     STATEFUL_SET,

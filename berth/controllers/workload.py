@@ -13,17 +13,13 @@ import hashlib
 from dataclasses import replace
 from typing import ClassVar
 
-from berth.api.objects import (
+from berth.api.keys import (
     DEFAULT_QUEUE,
-    FINAL_POD_PHASES,
     INPLACE_GRACE_ANNOTATION,
     QUEUE_NAME_ANNOTATION,
     REVISION_LABEL,
-    GroupPhase,
-    Pod,
-    PodGroup,
-    PodPhase,
 )
+from berth.api.objects import FINAL_POD_PHASES, GroupPhase, Pod, PodGroup, PodPhase
 from berth.api.templates import SAFE_ALPHABET
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,

@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.api.objects import DEFAULT_SCHEDULER
+from berth.api.keys import DEFAULT_SCHEDULER
 from berth.framework.config import ConfigError, PluginSpec, SchedulerConfig
 from berth.framework.search import SearchConfig
 

@@ -13,12 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from berth.api.objects import (
-    GPU_MEMORY_ANNOTATION,
-    JOB_NAME_LABEL,
-    RESOURCE_SPEC_ANNOTATION,
-    Pod,
-)
+from berth.api.keys import GPU_MEMORY_ANNOTATION, JOB_NAME_LABEL, RESOURCE_SPEC_ANNOTATION
+from berth.api.objects import Pod
 from berth.api.qos import PRIORITY_CLASS_LABEL, QOS_LABEL, band_of_priority
 from berth.cluster.devices import GpuAsk
 

@@ -6,16 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from berth.api.objects import (
-    DEFAULT_QUEUE,
-    QUEUE_NAME_ANNOTATION,
-    GroupPhase,
-    Namespace,
-    Node,
-    Pod,
-    PodGroup,
-    Queue,
-)
+from berth.api.keys import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
+from berth.api.objects import GroupPhase, Namespace, Node, Pod, PodGroup, Queue
 from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig

@@ -14,14 +14,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from berth.api.manifest import cross_check, parse_documents
-from berth.api.objects import (
-    BatchJob,
-    GroupPhase,
-    Pod,
-    PodGroup,
-    PodPhase,
-    PriorityClass,
-)
+from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
 from berth.k8s.kinds import JOB, POD_GROUP
 from berth.resources import format_quantity

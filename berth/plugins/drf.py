@@ -24,7 +24,8 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.objects import HIERARCHY_ANNOTATION, HIERARCHY_WEIGHTS_ANNOTATION, Pod, Queue
+from berth.api.keys import HIERARCHY_ANNOTATION, HIERARCHY_WEIGHTS_ANNOTATION
+from berth.api.objects import Pod, Queue
 from berth.framework.plugin import Plugin
 from berth.framework.queues import EPSILON, PathKey, ShareColumns, dominant_share
 from berth.framework.session import JobInfo, Session

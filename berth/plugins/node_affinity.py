@@ -13,14 +13,9 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.objects import (
-    NodeSelectorTerm,
-    Pod,
-    PreferredNodeTerm,
-    Requirement,
-    valid_requirement,
-)
+from berth.api.objects import Pod
 from berth.api.pod_spec import ArgumentProblem, node_affinity
+from berth.api.selectors import NodeSelectorTerm, PreferredNodeTerm, Requirement, valid_requirement
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass

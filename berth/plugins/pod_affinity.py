@@ -22,7 +22,8 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.objects import HOSTNAME_LABEL, PodAffinityTerm
+from berth.api.keys import HOSTNAME_LABEL
+from berth.api.selectors import PodAffinityTerm
 from berth.cluster.state import (
     AFFINITY,
     ANTI,

@@ -15,7 +15,7 @@ import math
 from contextlib import suppress
 from typing import Any
 
-from berth.api.objects import SLA_WAITING_TIME_ANNOTATION
+from berth.api.keys import SLA_WAITING_TIME_ANNOTATION
 from berth.durations import DurationError, parse_duration
 from berth.framework.plugin import Plugin, PluginArgumentError, Vote
 from berth.framework.session import JobInfo, Session

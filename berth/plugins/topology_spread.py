@@ -28,18 +28,16 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.objects import (
-    HOSTNAME_LABEL,
-    JOB_NAME_LABEL,
+from berth.api.keys import HOSTNAME_LABEL, JOB_NAME_LABEL, ZONE_LABEL
+from berth.api.objects import Pod
+from berth.api.pod_spec import ArgumentProblem, spread_constraints
+from berth.api.selectors import (
     MATCH_NOTHING,
-    ZONE_LABEL,
     LabelSelector,
-    Pod,
     Requirement,
     SpreadConstraint,
     with_label_keys,
 )
-from berth.api.pod_spec import ArgumentProblem, spread_constraints
 from berth.cluster.state import ClusterState, SelectorKey
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass

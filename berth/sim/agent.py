@@ -14,14 +14,8 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
-from berth.api.objects import (
-    FAIL_AFTER_ANNOTATION,
-    INPLACE_GRACE_ANNOTATION,
-    GroupPhase,
-    Pod,
-    PodGroup,
-    PodPhase,
-)
+from berth.api.keys import FAIL_AFTER_ANNOTATION, INPLACE_GRACE_ANNOTATION
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.framework.scheduler import Scheduler
 from berth.sim.config import NodeFailure, SimConfig
 from berth.sim.elastic import ElasticProgress

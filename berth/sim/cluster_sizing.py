@@ -12,7 +12,8 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from berth.api.objects import ZONE_LABEL, Node, Pod
+from berth.api.keys import ZONE_LABEL
+from berth.api.objects import Node, Pod
 from berth.resources import CPU, GIB, GPU, MEMORY, MIB, PODS
 
 DEFAULT_TARGET_LOAD = 0.7

@@ -25,15 +25,9 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from berth.api.objects import (
-    DELETION_COST_ANNOTATION,
-    GroupPhase,
-    Node,
-    Pod,
-    PodPhase,
-    Taint,
-    Toleration,
-)
+from berth.api.keys import DELETION_COST_ANNOTATION
+from berth.api.objects import GroupPhase, Node, Pod, PodPhase
+from berth.api.selectors import Taint, Toleration
 from berth.framework.scheduler import Scheduler
 from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent, pending_copy

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from berth.api.keys import DEFAULT_QUEUE
 from berth.api.manifest import Manifests
-from berth.api.objects import DEFAULT_QUEUE, Queue
+from berth.api.objects import Queue
 from berth.sim.cluster_input import load_cluster
 from berth.sim.cluster_sizing import SizingRule, size_cluster
 from berth.sim.inputs import InputError, InputSpec

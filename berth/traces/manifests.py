@@ -8,19 +8,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from berth.api.nodes import DEFAULT_NODE_PODS
-from berth.api.objects import (
+from berth.api.keys import (
     DEFAULT_QUEUE,
     DURATION_ANNOTATION,
     GROUP_NAME_ANNOTATION,
     SUBMIT_TIME_ANNOTATION,
-    Affinity,
-    Node,
-    Pod,
-    PodGroup,
-    Queue,
 )
+from berth.api.nodes import DEFAULT_NODE_PODS
+from berth.api.objects import Node, Pod, PodGroup, Queue
 from berth.api.schema import NODE_API, POD_API, PRIORITY_CLASS_API, VOLCANO_API
+from berth.api.selectors import Affinity
 from berth.resources import PODS, format_quantity
 from berth.traces.model import TraceJob
 from berth.traces.queues import QueueRule

@@ -13,18 +13,10 @@ import math
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from berth.api.keys import GPU_PRODUCT_LABEL, HOSTNAME_LABEL
 from berth.api.nodes import DEFAULT_NODE_PODS
-from berth.api.objects import (
-    GPU_PRODUCT_LABEL,
-    HOSTNAME_LABEL,
-    Affinity,
-    NetworkTopology,
-    Node,
-    NodeSelectorTerm,
-    Pod,
-    PodGroup,
-    Requirement,
-)
+from berth.api.objects import NetworkTopology, Node, Pod, PodGroup
+from berth.api.selectors import Affinity, NodeSelectorTerm, Requirement
 from berth.resources import CPU, GPU, MAX_AMOUNT, MEMORY, MIB, PODS
 from berth.traces.errors import ON_BAD_ROW, RowError, TraceLog
 from berth.traces.names import dns_name

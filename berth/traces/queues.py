@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Protocol
 
-from berth.api.objects import DEFAULT_QUEUE, Queue
+from berth.api.keys import DEFAULT_QUEUE
+from berth.api.objects import Queue
 from berth.traces.names import dns_name, stable_hash
 
 #: Upper bounds (milli-GPU, inclusive) of the ``by-size`` queues; larger jobs go to "large".

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import QUEUE_NAME_ANNOTATION, PodGroup, Queue
+from berth.api.keys import QUEUE_NAME_ANNOTATION
+from berth.api.objects import PodGroup, Queue
 from tests.builders import config, node, pod, run, scheduler
 
 WITH_ENQUEUE = None  # the default configuration

@@ -11,7 +11,8 @@ from collections import Counter
 
 import pytest
 
-from berth.api.objects import TASK_NAME_LABEL, GroupPhase, PodGroup, Queue
+from berth.api.keys import TASK_NAME_LABEL
+from berth.api.objects import GroupPhase, PodGroup, Queue
 from tests.builders import Case, amounts, check, only, run, scheduler, tiers, vnode, vpod
 
 ALLOCATE = tiers(

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import PodGroup, Queue, Taint, Toleration
+from berth.api.objects import PodGroup, Queue
+from berth.api.selectors import Taint, Toleration
 from tests.builders import best_effort, config, node, pod, run, scheduler
 
 CASES = {

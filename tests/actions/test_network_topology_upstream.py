@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 import pytest
 
 from berth.api.hypernodes import HyperNode
-from berth.api.objects import TASK_NAME_LABEL, NetworkTopology, PodGroup, Queue
+from berth.api.keys import TASK_NAME_LABEL
+from berth.api.objects import NetworkTopology, PodGroup, Queue
 from tests.builders import (
     GANG,
     Case,

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import HOSTNAME_LABEL, Affinity, LabelSelector, PodGroup, Queue, Requirement
-from berth.api.objects import PodAffinityTerm as Term
+from berth.api.keys import HOSTNAME_LABEL
+from berth.api.objects import PodGroup, Queue
+from berth.api.selectors import Affinity, LabelSelector, Requirement
+from berth.api.selectors import PodAffinityTerm as Term
 from tests.builders import Case, amounts, check, only, tiers, vnode, vpod
 
 HIGH, LOW = 100000, 10

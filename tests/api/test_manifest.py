@@ -20,9 +20,9 @@ from berth.api.manifest import (
     load_or_raise,
     parse_documents,
 )
-from berth.api.objects import (
+from berth.api.objects import CpuTopology
+from berth.api.selectors import (
     MATCH_NOTHING,
-    CpuTopology,
     LabelSelector,
     NodeSelectorTerm,
     PodAffinityTerm,

@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import (
-    FULL_PCPUS,
-    LEAST_ALLOCATED,
-    MOST_ALLOCATED,
-    SPREAD_BY_PCPUS,
-    CpuTopology,
-)
+from berth.api.keys import FULL_PCPUS, LEAST_ALLOCATED, MOST_ALLOCATED, SPREAD_BY_PCPUS
+from berth.api.objects import CpuTopology
 from berth.cluster.cpu_accumulator import (
     _Layout,
     _remaining_order,

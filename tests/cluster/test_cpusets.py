@@ -8,12 +8,8 @@ import json
 import numpy as np
 import pytest
 
-from berth.api.objects import (
-    NUMA_STRATEGY_LABEL,
-    RESOURCE_SPEC_ANNOTATION,
-    RESOURCE_STATUS_ANNOTATION,
-    CpuTopology,
-)
+from berth.api.keys import NUMA_STRATEGY_LABEL, RESOURCE_SPEC_ANNOTATION, RESOURCE_STATUS_ANNOTATION
+from berth.api.objects import CpuTopology
 from berth.api.qos import QOS_LABEL
 from berth.cluster.cpusets import cpuset_ask
 from tests.builders import config, node, pod, run, scheduler

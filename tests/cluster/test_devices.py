@@ -5,14 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from berth.api.objects import (
-    GPU_MEMORY_ANNOTATION,
-    GPU_PRODUCT_LABEL,
-    Affinity,
-    Node,
-    NodeSelectorTerm,
-    Requirement,
-)
+from berth.api.keys import GPU_MEMORY_ANNOTATION, GPU_PRODUCT_LABEL
+from berth.api.objects import Node
+from berth.api.selectors import Affinity, NodeSelectorTerm, Requirement
 from berth.cluster.devices import (
     GPU_DEVICES_ANNOTATION,
     DeviceError,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from berth.api.objects import GPU_PRODUCT_LABEL
+from berth.api.keys import GPU_PRODUCT_LABEL
 from berth.cluster.fragmentation import (
     Shape,
     Workload,

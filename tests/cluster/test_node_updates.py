@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import Taint
+from berth.api.selectors import Taint
 from tests.builders import feasible, node, pod, scheduler
 
 

@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from berth.api.objects import DELETION_COST_ANNOTATION, PodPhase
+from berth.api.keys import DELETION_COST_ANNOTATION
+from berth.api.objects import PodPhase
 from berth.api.workloads import Workload
 from berth.controllers.cloneset import SPECIFIED_DELETE_LABEL, CloneSetController
 from tests.controllers.harness import Harness

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import DELETION_COST_ANNOTATION, HOSTNAME_LABEL, ZONE_LABEL, Pod, PodPhase
+from berth.api.keys import DELETION_COST_ANNOTATION, HOSTNAME_LABEL, ZONE_LABEL
+from berth.api.objects import Pod, PodPhase
 from berth.controllers.pod_order import (
     kruise_deletion_order,
     kube_deletion_order,

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import PodGroup, Taint
+from berth.api.objects import PodGroup
+from berth.api.selectors import Taint
 from berth.framework.explain import PLACED, REFUSED, ROLLED_BACK
 from tests.builders import config, node, pod, run, scheduler
 

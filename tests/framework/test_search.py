@@ -8,7 +8,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from berth.api.objects import Affinity, NodeSelectorTerm, PreferredNodeTerm, SpreadConstraint, Taint
+from berth.api.selectors import (
+    Affinity,
+    NodeSelectorTerm,
+    PreferredNodeTerm,
+    SpreadConstraint,
+    Taint,
+)
 from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.framework.search import NodeSearch, SearchConfig, sample_target

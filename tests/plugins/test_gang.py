@@ -5,7 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from berth.api.objects import PodGroup, SpreadConstraint
+from berth.api.objects import PodGroup
+from berth.api.selectors import SpreadConstraint
 from tests.builders import ZONE, best_effort, node, pod, run, scheduler, sel
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from berth.api.keys import GPU_TOPOLOGY_ANNOTATION
 from berth.api.manifest import parse_documents
-from berth.api.objects import GPU_TOPOLOGY_ANNOTATION, Node
+from berth.api.objects import Node
 from berth.framework.config import parse_config
 from berth.plugins.gpu_topology import GpuTopology
 from tests.builders import node, pod, run, scheduler

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import Affinity, NodeSelectorTerm, PreferredNodeTerm
+from berth.api.selectors import Affinity, NodeSelectorTerm, PreferredNodeTerm
 from tests.builders import node, place_one, pod, req, run, scheduler
 
 

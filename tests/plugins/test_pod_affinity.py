@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import Affinity, PodGroup
+from berth.api.objects import PodGroup
+from berth.api.selectors import Affinity
 from tests.builders import HOST, ZONE, node, place_one, pod, run, scheduler, sel, term, weighted
 
 REASON = "pod affinity/anti-affinity rules"

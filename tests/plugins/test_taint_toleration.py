@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from berth.api.objects import Taint, Toleration
+from berth.api.selectors import Taint, Toleration
 from tests.builders import node, place_one, pod
 
 GPU_NO_SCHEDULE = Taint("dedicated", "gpu", "NoSchedule")

@@ -7,7 +7,8 @@ from collections import Counter
 
 import pytest
 
-from berth.api.objects import Pod, PodGroup, SpreadConstraint
+from berth.api.objects import Pod, PodGroup
+from berth.api.selectors import SpreadConstraint
 from tests.builders import HOST, ZONE, feasible, node, place_one, pod, run, scheduler, sel
 
 ZONED = {"a1", "a2", "b1", "c1"}

@@ -13,18 +13,13 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
+from berth.api.keys import HOSTNAME_LABEL, QUEUE_NAME_ANNOTATION, ZONE_LABEL
 from berth.api.manifest import Manifests
-from berth.api.objects import (
-    HOSTNAME_LABEL,
-    QUEUE_NAME_ANNOTATION,
-    ZONE_LABEL,
+from berth.api.objects import Node, Pod, PodGroup, Queue
+from berth.api.selectors import (
     Affinity,
     LabelSelector,
-    Node,
-    Pod,
     PodAffinityTerm,
-    PodGroup,
-    Queue,
     Requirement,
     SpreadConstraint,
     Taint,

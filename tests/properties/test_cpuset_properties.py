@@ -9,7 +9,8 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.api.objects import RESOURCE_SPEC_ANNOTATION, CpuTopology
+from berth.api.keys import RESOURCE_SPEC_ANNOTATION
+from berth.api.objects import CpuTopology
 from berth.api.qos import QOS_LABEL
 from berth.cluster.cpusets import _parse, cpuset_ask
 from tests.builders import node, pod, run, scheduler

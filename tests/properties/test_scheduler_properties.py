@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.api.objects import HOSTNAME_LABEL, Affinity, Node, Pod, PodAffinityTerm, PodGroup
+from berth.api.keys import HOSTNAME_LABEL
+from berth.api.objects import Node, Pod, PodGroup
+from berth.api.selectors import Affinity, PodAffinityTerm
 from berth.framework.config import ConfigError, parse_config
 from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.api.manifest import Manifests, parse_documents
-from berth.api.objects import GroupPhase, PodGroup, PodPhase, Taint
+from berth.api.objects import GroupPhase, PodGroup, PodPhase
+from berth.api.selectors import Taint
 from berth.framework.config_files import load_config
 from berth.sim.config import SimConfig, SimConfigError
 from berth.sim.engine import Simulation

@@ -8,14 +8,9 @@ from typing import Any
 
 import pytest
 
+from berth.api.keys import DURATION_ANNOTATION, GROUP_NAME_ANNOTATION, SUBMIT_TIME_ANNOTATION
 from berth.api.manifest import load_files
-from berth.api.objects import (
-    DURATION_ANNOTATION,
-    GROUP_NAME_ANNOTATION,
-    SUBMIT_TIME_ANNOTATION,
-    Pod,
-    PodGroup,
-)
+from berth.api.objects import Pod, PodGroup
 from berth.traces import (
     Selection,
     TraceJob,

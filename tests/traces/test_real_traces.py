@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.api.objects import HOSTNAME_LABEL, ZONE_LABEL
+from berth.api.keys import HOSTNAME_LABEL, ZONE_LABEL
 from berth.resources import CPU, GIB, GPU, MEMORY, MIB, PODS
 from berth.traces import (
     Selection,

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from berth.api.objects import ZONE_LABEL
+from berth.api.keys import ZONE_LABEL
 from berth.resources import CPU, GPU, MEMORY, MIB, PODS
 from berth.traces import (
     TraceError,

@@ -3,8 +3,8 @@ plain problem lines.
 
 The models stop at the boundary: they check types, ranges and enumerations of the raw documents,
 and ``berth.api.manifest`` turns the validated models into the dataclasses of
-``berth.api.objects``. Field names are the Kubernetes camelCase spellings, produced by an alias
-generator so the Python side stays snake_case.
+``berth.api.objects`` and ``berth.api.selectors``. Field names are the Kubernetes camelCase
+spellings, produced by an alias generator so the Python side stays snake_case.
 
 Unknown fields are found by walking the raw document against the models instead of reading
 ``model_extra``: the walk works on documents that fail validation too, and a misspelt field is

@@ -19,7 +19,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import NamedTuple
 
-from berth.api.objects import ZONE_LABEL, Node
+from berth.api.keys import ZONE_LABEL
+from berth.api.objects import Node
 from berth.traces.base import Table, TraceFormat, table_file
 from berth.traces.errors import TraceLog
 from berth.traces.model import STATUS_ANNOTATION, TraceOptions, scaled, trace_node

@@ -16,7 +16,8 @@ from typing import Any
 import numpy as np
 
 from berth.api.manifest import parse_documents
-from berth.api.objects import Namespace, Node, Pod, Taint
+from berth.api.objects import Namespace, Node, Pod
+from berth.api.selectors import Taint
 from berth.framework.kube_config import KUBE_API, KUBE_KIND, parse_kube_config
 from berth.framework.plugin import Plugin
 from berth.framework.scheduler import Scheduler

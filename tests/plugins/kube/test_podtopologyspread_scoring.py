@@ -17,7 +17,8 @@ from dataclasses import replace
 
 import pytest
 
-from berth.api.objects import JOB_NAME_LABEL, LabelSelector, Requirement
+from berth.api.keys import JOB_NAME_LABEL
+from berth.api.selectors import LabelSelector, Requirement
 from tests.plugins.kube.harness import NODE_AFF, NODE_SEL, cluster, node, pod, scores
 
 FOO = {"matchExpressions": [{"key": "foo", "operator": "Exists"}]}
