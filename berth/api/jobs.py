@@ -192,6 +192,43 @@ def elastic_spec(
     )
 
 
+def add_operator_job(
+    meta: schema.ObjectMeta,
+    tasks: list[TaskSpec],
+    min_available: int,
+    replicas: int,
+    ranged: bool,
+    reference: int,
+    ctx: Context,
+) -> None:
+    """A training operator's job (Kubeflow's PyTorchJob, PaddlePaddle's TrainingJob) as a
+    Volcano Job: elastic when its workers have a range (``ranged``; its duration is its run
+    time at ``reference`` pods), else a gang of all its pods, each running for the job's
+    ``berth.io/duration``."""
+    annotations = dict(meta.annotations)
+    if ranged:
+        annotations[ELASTIC_ANNOTATION] = "true"
+    elastic = elastic_spec(annotations, tasks, min_available, replicas, ctx, reference=reference)
+    if elastic is None and not ranged:
+        duration = float_annotation(meta.annotations, DURATION_ANNOTATION, ctx, at_least_zero)
+        for task in tasks:
+            if task.template.duration is None:
+                task.template.duration = duration
+    job = BatchJob(
+        name=meta.name,
+        namespace=meta.namespace,
+        tasks=tasks,
+        min_available=min_available,
+        min_success=min_available if elastic is not None else None,
+        submit_time=float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, at_least_zero)
+        or 0.0,
+        annotations=annotations,
+        preemptable=preemptable(meta, ctx),
+        elastic=elastic,
+    )
+    ctx.out.add(ctx.out.jobs, job, ctx.origin())
+
+
 def _check_dependencies(spec: schema.JobSpec, ctx: Context) -> None:
     """``dependsOn`` must name other tasks of the job, without cycles (a cycle never starts)."""
     names = {task.name for task in spec.tasks}

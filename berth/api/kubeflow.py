@@ -11,12 +11,9 @@ up to ``maxReplicas`` workers run, and ``berth.io/duration`` is its run time at 
 from __future__ import annotations
 
 from berth.api import schema
-from berth.api.elastic import ELASTIC_ANNOTATION
-from berth.api.fields import at_least_zero, float_annotation, preemptable
-from berth.api.jobs import elastic_spec
-from berth.api.keys import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION
+from berth.api.jobs import add_operator_job
 from berth.api.loaded import Context
-from berth.api.objects import BatchJob, TaskSpec
+from berth.api.objects import TaskSpec
 from berth.api.pod_spec import build_pod
 
 
@@ -61,29 +58,12 @@ def convert_pytorch_job(doc: schema.PyTorchJobDoc, ctx: Context) -> None:
             ctx.within(f"spec.pytorchReplicaSpecs.{kind}.template"),
         )
         tasks.append(TaskSpec(name=name, replicas=count, template=pod))
-    annotations = dict(meta.annotations)
-    if workers_min < workers_max:
-        annotations[ELASTIC_ANNOTATION] = "true"
-    min_available = masters + workers_min
-    replicas = masters + workers_max
-    elastic = elastic_spec(
-        annotations, tasks, min_available, replicas, ctx, reference=masters + worker.replicas
+    add_operator_job(
+        meta,
+        tasks,
+        masters + workers_min,
+        masters + workers_max,
+        workers_min < workers_max,
+        masters + worker.replicas,
+        ctx,
     )
-    if elastic is None and workers_min == workers_max:  # rigid: the job's duration is its pods'
-        duration = float_annotation(meta.annotations, DURATION_ANNOTATION, ctx, at_least_zero)
-        for task in tasks:
-            if task.template.duration is None:
-                task.template.duration = duration
-    job = BatchJob(
-        name=meta.name,
-        namespace=meta.namespace,
-        tasks=tasks,
-        min_available=min_available,
-        min_success=min_available if elastic is not None else None,
-        submit_time=float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, at_least_zero)
-        or 0.0,
-        annotations=annotations,
-        preemptable=preemptable(meta, ctx),
-        elastic=elastic,
-    )
-    ctx.out.add(ctx.out.jobs, job, ctx.origin())

@@ -15,12 +15,9 @@ trainers. Without a range it is a gang of all its pods, and the duration is thei
 from __future__ import annotations
 
 from berth.api import schema
-from berth.api.elastic import ELASTIC_ANNOTATION
-from berth.api.fields import at_least_zero, float_annotation, preemptable
-from berth.api.jobs import elastic_spec
-from berth.api.keys import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION
+from berth.api.jobs import add_operator_job
 from berth.api.loaded import Context
-from berth.api.objects import BatchJob, TaskSpec
+from berth.api.objects import TaskSpec
 from berth.api.pod_spec import build_pod
 from berth.resources import GPU
 
@@ -92,29 +89,16 @@ def convert_training_job(doc: schema.TrainingJobDoc, ctx: Context) -> None:
             role_ctx,
         )
         tasks.append(TaskSpec(name=role, replicas=count, template=pod))
-    annotations = dict(meta.annotations)
-    if trainers_min < trainers_max:
-        annotations[ELASTIC_ANNOTATION] = "true"
-    min_available = masters + pservers + trainers_min
     replicas = masters + pservers + trainers_max
-    elastic = elastic_spec(annotations, tasks, min_available, replicas, ctx, reference=replicas)
-    if elastic is None and trainers_min == trainers_max:  # rigid: the job's duration is its pods'
-        duration = float_annotation(meta.annotations, DURATION_ANNOTATION, ctx, at_least_zero)
-        for task in tasks:
-            task.template.duration = duration
-    job = BatchJob(
-        name=meta.name,
-        namespace=meta.namespace,
-        tasks=tasks,
-        min_available=min_available,
-        min_success=min_available if elastic is not None else None,
-        submit_time=float_annotation(meta.annotations, SUBMIT_TIME_ANNOTATION, ctx, at_least_zero)
-        or 0.0,
-        annotations=annotations,
-        preemptable=preemptable(meta, ctx),
-        elastic=elastic,
+    add_operator_job(
+        meta,
+        tasks,
+        masters + pservers + trainers_min,
+        replicas,
+        trainers_min < trainers_max,
+        replicas,
+        ctx,
     )
-    ctx.out.add(ctx.out.jobs, job, ctx.origin())
 
 
 def _pod_spec(
