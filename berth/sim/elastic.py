@@ -46,6 +46,15 @@ class JobProgress:
     end: _End | None = None  # its standing end event
     done: bool = False
 
+    def progressed(self, now: float) -> float:
+        """One-worker seconds of work done since ``since``, at its running workers (none
+        below its minimum or while paused)."""
+        workers = len(self.workers)
+        if workers < self.spec.min_workers:
+            return 0.0
+        start = max(self.since, self.paused_until)
+        return self.spec.throughput.speed(workers) * max(now - start, 0.0)
+
 
 class ElasticProgress:
     """The elastic jobs of a run: their running workers, work left and end."""
@@ -99,11 +108,7 @@ class ElasticProgress:
     def remaining(self, key: str, now: float) -> float:
         """One-worker seconds of work the job has left at ``now``."""
         progress = self.jobs[key]
-        if len(progress.workers) < progress.spec.min_workers:
-            return progress.remaining
-        start = max(progress.since, progress.paused_until)
-        done = progress.spec.throughput.speed(len(progress.workers)) * max(now - start, 0.0)
-        return max(progress.remaining - done, 0.0)
+        return max(progress.remaining - progress.progressed(now), 0.0)
 
     def ended(self, end: _End) -> list[Pod]:
         """At an end event: the workers that finish now (none for a cancelled event)."""
@@ -123,9 +128,7 @@ class ElasticProgress:
         before, after = len(progress.workers), len(workers)
         running = before >= spec.min_workers
         if running:
-            start = max(progress.since, progress.paused_until)
-            if now > start:
-                progress.remaining -= spec.throughput.speed(before) * (now - start)
+            progress.remaining -= progress.progressed(now)
         elif after >= spec.min_workers:
             progress.running_since = now
         progress.since = now
