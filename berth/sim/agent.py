@@ -244,6 +244,14 @@ class NodeAgent:
             self._forget(pod)
         self._settle(group, stats)
 
+    def take_off(self, pods: list[Pod], reason: str) -> None:
+        """Pods taken off their nodes outside a scheduling cycle (a failed node, a scaling
+        policy's cut): released from ClusterState, their reason kept, then evicted."""
+        for pod in pods:
+            self.scheduler.release(pod)
+            self.reasons[pod.ref] = reason
+        self.evicted(pods)
+
     def evicted(self, pods: list[Pod]) -> None:
         """Pods taken off their nodes by the scheduler or a node failure (ClusterState is
         already updated). All are marked before any controller hears of one: its reaction
@@ -289,10 +297,7 @@ class NodeAgent:
             for pod in self.pods
             if pod.bound_node == failure.node and pod.phase in (PodPhase.BOUND, PodPhase.RUNNING)
         ]
-        for pod in lost:
-            self.scheduler.release(pod)
-            self.reasons[pod.ref] = f"node {failure.node} failed"
-        self.evicted(lost)
+        self.take_off(lost, f"node {failure.node} failed")
         if failure.recover_after is not None:
             self.queue.push(self.clock.now + failure.recover_after, Ev.NODE_UP, failure)
         self.request_session()
