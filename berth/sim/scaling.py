@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -46,16 +46,16 @@ class ScalingRecord:
     grown: int = 0  # target raises
     shrunk: int = 0  # target cuts
     workers_removed: int = 0  # running workers taken away to meet a cut
-    held: int = field(default=0)  # pods held back at the end
 
-    def summary(self) -> dict[str, int | str]:
+    def summary(self, held: int) -> dict[str, int | str]:
+        """``held``: pods held back at the end."""
         return {
             "policy": self.policy,
             "rounds": self.rounds,
             "targets_raised": self.grown,
             "targets_cut": self.shrunk,
             "workers_removed": self.workers_removed,
-            "pods_held_at_end": self.held,
+            "pods_held_at_end": held,
         }
 
 
@@ -151,11 +151,12 @@ class Scaler:
         )
         if seen != self._seen:
             self._seen = seen
-            self.rescale()
+            self.rescale(rows)
         self.queue.push(self.clock.now + self.config.interval, Ev.TICK, self._tick)
 
-    def rescale(self) -> None:
-        """One round: the policy's targets, applied."""
+    def rescale(self, rows: np.ndarray) -> None:
+        """One round over the nodes training may use (``rows``): the policy's targets,
+        applied."""
         live = self.live
         elastic = self.elastic.jobs
         for key in self.scheduler.waiting:
@@ -168,9 +169,9 @@ class Scaler:
             return
         self.record.rounds += 1
         if self.config.policy == "edl":
-            targets = self._edl(live)
+            targets = self._edl(live, rows)
         else:
-            targets = self._aryl(live)
+            targets = self._aryl(live, rows)
         for key, target in targets.items():
             self._apply(key, target)
 
@@ -204,9 +205,8 @@ class Scaler:
     def _is_training(self, pod: Pod) -> bool:
         return self.loaning is None or not self.loaning.is_inference(pod)
 
-    def _edl(self, live: dict[str, JobProgress]) -> dict[str, int]:
+    def _edl(self, live: dict[str, JobProgress], rows: np.ndarray) -> dict[str, int]:
         state = self.scheduler.state
-        rows = self._rows()
         n = state.n
         asking = [
             job.asking
@@ -240,9 +240,8 @@ class Scaler:
         diff = edl.scale(jobs, load, self.config.max_load_desired)
         return {job.key: job.workers + diff[job.key] for job in jobs}
 
-    def _aryl(self, live: dict[str, JobProgress]) -> dict[str, int]:
+    def _aryl(self, live: dict[str, JobProgress], rows: np.ndarray) -> dict[str, int]:
         state = self.scheduler.state
-        rows = self._rows()
         now = self.clock.now
         free = np.zeros(0)
         if state.gpu_column < state.width:
@@ -351,13 +350,9 @@ class Scaler:
             reverse=True,
         )[:count]
         reason = f"{SCALED_IN}the {self.config.policy} scaling policy to {target} workers"
-        for pod in victims:
-            self.scheduler.release(pod)
-            self.agent.reasons[pod.ref] = reason
-        self.agent.evicted(victims)
+        self.agent.take_off(victims, reason)
         self.record.workers_removed += len(victims)
         self.request_session()
 
     def summary(self) -> dict[str, int | str]:
-        self.record.held = sum(len(pods) for pods in self.held.values())
-        return self.record.summary()
+        return self.record.summary(sum(len(pods) for pods in self.held.values()))

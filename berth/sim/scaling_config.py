@@ -46,8 +46,3 @@ class ScalingConfig:
                 f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"
             )
         return cls(policy, float(interval), float(load))
-
-
-def policy_config(name: str) -> ScalingConfig:
-    """A policy by name with its defaults (``--scaling``)."""
-    return ScalingConfig.from_raw({"policy": name}, "--scaling")
