@@ -43,7 +43,3 @@ def solve(groups: Sequence[Sequence[tuple[int, float]]], capacity: int) -> list[
         chosen[index] = choice
         free -= groups[index][choice][0]
     return chosen
-
-
-def value(groups: Sequence[Sequence[tuple[int, float]]], chosen: Sequence[int]) -> float:
-    return float(sum(groups[g][c][1] for g, c in enumerate(chosen)))
