@@ -111,7 +111,7 @@ def _order(
     # The steps that are plain keys come first: each pod's are worked out once, as a tuple.
     prefix = {id(p): tuple(key(p) for key in keys) for p in pods}
     steps = [
-        lambda a, b: _tuple_order(prefix[id(a)], prefix[id(b)]),
+        _by(lambda p: prefix[id(p)]),
         lambda a, b: (
             _newer_first(a.ready_since, b.ready_since, now, a, b)
             if is_ready(a) and is_ready(b)
@@ -121,10 +121,6 @@ def _order(
         lambda a, b: _newer_first(a.submit_time, b.submit_time, now, a, b),
     ]
     return sorted(pods, key=functools.cmp_to_key(lambda a, b: _compare(a, b, steps)))
-
-
-def _tuple_order(a: tuple, b: tuple) -> int:
-    return 0 if a == b else (-1 if a < b else 1)
 
 
 def kube_deletion_order(
