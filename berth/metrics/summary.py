@@ -14,9 +14,9 @@ from typing import Any
 import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.controllers.scaling.holding import SCALED_IN
 from berth.resources import GPU
 from berth.sim.loaning import LENT_NODE_TAKEN_BACK
-from berth.sim.scaling import SCALED_IN
 from berth.sim.timeseries import TimeSeries
 
 Stats = dict[str, float | int | None]

@@ -87,20 +87,20 @@ def test_scaling_keeps_ranges_capacity_and_every_pod(scenario, seed) -> None:
     scaler = simulation.scaler
     assert isinstance(scaler, Scaler)
     state = simulation.scheduler.state
-    bind, apply = state.bind, scaler._apply
+    bind, apply = state.bind, scaler.holding.apply
 
     def checked_bind(*args, **kwargs):
         placement = bind(*args, **kwargs)
         assert (state.free[: state.n] >= 0).all(), "a node over capacity"
         return placement
 
-    def checked_apply(key: str, target: int) -> None:
+    def checked_apply(key: str, target: int, minimum: int) -> bool:
         spec = simulation.agent.elastic.jobs[key].spec
         assert spec.min_workers <= target <= spec.max_workers, (key, target)
-        apply(key, target)
+        return apply(key, target, minimum)
 
     state.bind = checked_bind  # type: ignore[method-assign]
-    scaler._apply = checked_apply  # type: ignore[method-assign]
+    scaler.holding.apply = checked_apply  # type: ignore[method-assign]
     result = simulation.run()
     check_accounting(state)
     for job in result.jobs:

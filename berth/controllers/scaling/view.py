@@ -1,0 +1,80 @@
+"""The cluster as a scaling policy sees it, read from the Scheduler: (cpu, memory, GPU) of
+nodes, of waiting pods and of one worker; and the ``edl`` round both backends run on it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.api.objects import BatchJob, Pod
+from berth.cluster.state import ClusterState
+from berth.controllers.scaling import edl
+from berth.controllers.scaling.holding import Holding
+from berth.framework.scheduler import Scheduler
+from berth.resources import CPU, GPU, MEMORY
+
+
+class Columns:
+    """Picks (cpu, memory, GPU) out of the state's resource axis (zeros where it has none)."""
+
+    def __init__(self, state: ClusterState) -> None:
+        self.columns = [state.axis.index(CPU), state.axis.index(MEMORY), state.gpu_column]
+
+    def __call__(self, array: np.ndarray) -> np.ndarray:
+        width = array.shape[-1]
+        picked = [array[..., c] if c < width else np.zeros(array.shape[:-1]) for c in self.columns]
+        return np.stack(picked, axis=-1).astype(np.float64)
+
+
+def worker_request(job: BatchJob) -> np.ndarray:
+    """One worker's (cpu, memory, GPU): the last task's, the one an elastic job scales."""
+    requests = job.tasks[-1].template.requests
+    return np.array(
+        [requests.get(CPU, 0), requests.get(MEMORY, 0), requests.get(GPU, 0)], dtype=np.float64
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ElasticJob:
+    """What the policies need of an elastic job that has not ended."""
+
+    key: str
+    min_workers: int
+    max_workers: int
+    request: np.ndarray  # one worker's (cpu, memory, GPU)
+
+
+def edl_targets(
+    scheduler: Scheduler,
+    holding: Holding,
+    jobs: Iterable[ElasticJob],
+    rows: np.ndarray,
+    max_load: float,
+    counts: Callable[[Pod], bool] = lambda pod: True,
+) -> dict[str, int]:
+    """EDL's new target for each job, over the nodes ``rows`` (a mask). The load is what
+    those nodes' pods request plus what waits: the jobs whose first waiting pod ``counts``,
+    and the pods of the elastic jobs' targets not yet made or given to the scheduler."""
+    state = scheduler.state
+    n = state.n
+    pick = Columns(state)
+    waiting = np.zeros(3)
+    for job in scheduler.waiting.values():
+        if job.pending and len(job.asking) and counts(job.pending[0]):
+            waiting += pick(job.asking[None, :])[0]
+    planned = []
+    for job in jobs:
+        target = holding.target(job.key, job.min_workers)
+        missing = target - holding.visible(job.key)
+        if missing > 0:
+            waiting += missing * job.request
+        planned.append(edl.Job(job.key, job.min_workers, job.max_workers, target, job.request))
+    load = edl.Load(
+        total=pick(state.allocatable[:n][rows]).sum(axis=0),
+        requested=pick(state.requested[:n][rows]).sum(axis=0) + waiting,
+        idle=pick(np.maximum(state.free[:n][rows], 0)),
+    )
+    diff = edl.scale(planned, load, max_load)
+    return {job.key: job.workers + diff[job.key] for job in planned}
