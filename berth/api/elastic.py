@@ -116,14 +116,15 @@ class ElasticSpec:
 
     min_workers: int
     max_workers: int
-    duration: float
+    duration: float | None  # None: read from a cluster, where the job runs as long as it runs
     throughput: Throughput
     pause: float = DEFAULT_RESIZE_PAUSE
     reference: int = 0  # the workers ``duration`` is measured at (0: max_workers)
 
     @property
     def work(self) -> float:
-        """The job's work in one-worker seconds."""
+        """The job's work in one-worker seconds (a simulated job's: it has a duration)."""
+        assert self.duration is not None
         return self.duration * self.throughput.speed(self.reference or self.max_workers)
 
 

@@ -148,7 +148,8 @@ def elastic_spec(
 ) -> ElasticSpec | None:
     """The job's elastic spec (``berth.api.elastic``), or None for a rigid job. Its workers
     get no run time of their own: the job's progress decides when they finish. Its duration
-    is its run time at ``reference`` workers (its replicas when 0)."""
+    is its run time at ``reference`` workers (its replicas when 0); only a simulation needs
+    it."""
     if not is_elastic(annotations):
         return None
     base = "metadata.annotations."
@@ -172,7 +173,7 @@ def elastic_spec(
     duration = float_annotation(annotations, DURATION_ANNOTATION, ctx, at_least_zero)
     if duration is None:
         duration = next((t.template.duration for t in tasks if t.template.duration), None)
-    if duration is None:
+    if duration is None and not ctx.out.live:
         ctx.error(
             f"{base}{DURATION_ANNOTATION}",
             f"an elastic job needs its run time at its {reference or replicas} workers",
@@ -180,7 +181,7 @@ def elastic_spec(
         ok = False
     for task in tasks:
         task.template.duration = None
-    if not ok or duration is None:
+    if not ok:
         return None
     return ElasticSpec(
         min_available,

@@ -43,6 +43,9 @@ class Manifests:
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
     skipped: Counter[str] = field(default_factory=Counter)
+    #: Read from a live cluster (``berth serve``), where pods run for as long as they run:
+    #: the simulator's run-time annotations are not asked for.
+    live: bool = False
     # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
     _origins: dict[int, Origin] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -121,13 +121,14 @@ def load_or_raise(paths: Iterable[str | Path] | str | Path) -> Manifests:
     return result
 
 
-def parse_documents(docs: list[Any], source: str) -> Manifests:
-    """Objects from already-parsed documents; ``source`` names them in problems.
+def parse_documents(docs: list[Any], source: str, live: bool = False) -> Manifests:
+    """Objects from already-parsed documents; ``source`` names them in problems; ``live``
+    when they come from a cluster's API (``Manifests.live``).
 
     A document may be a single object, a ``kind: List``, or a list of objects (a JSON array);
     empty documents are skipped.
     """
-    result = Manifests()
+    result = Manifests(live=live)
     for doc in docs:
         if isinstance(doc, list):
             for index, item in enumerate(doc):

@@ -39,7 +39,7 @@ def from_api(
     kind: str, raw: dict[str, Any], classes: list[PriorityClass]
 ) -> tuple[Any | None, list[Problem]]:
     """The berth object for an API object (None when it has errors) and every problem found."""
-    manifests = parse_documents([raw], SOURCE)
+    manifests = parse_documents([raw], SOURCE, live=True)
     if kind in ("Pod", "PodGroup", "Job"):
         manifests.priority_classes.extend(classes)
         cross_check(manifests)
