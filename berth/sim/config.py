@@ -8,9 +8,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.objects import Node, Pod
+from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
 from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
-from berth.sim.scaling_config import ScalingConfig, ScalingConfigError
 
 
 class SimConfigError(ValueError):

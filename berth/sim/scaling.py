@@ -19,6 +19,7 @@ import numpy as np
 
 from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling import aryl
+from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
 from berth.framework.scheduler import Scheduler
@@ -27,7 +28,6 @@ from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent
 from berth.sim.elastic import ElasticProgress, JobProgress
 from berth.sim.events import Ev, EventQueue
-from berth.sim.scaling_config import ScalingConfig
 
 if TYPE_CHECKING:
     from berth.sim.loaning import Loaning

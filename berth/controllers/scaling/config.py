@@ -1,6 +1,7 @@
-"""The ``simulation.scaling`` section: the scaling policy of elastic jobs (``berth.sim.scaling``,
-docs/elastic.md). Present, it turns the policy on; without it elastic jobs take workers as the
-scheduler finds room, first come first served."""
+"""A scaling policy's settings: the simulator's ``simulation.scaling`` section
+(``berth.sim.scaling``) and ``berth serve --scaling`` (``berth.k8s.scaling``); docs/elastic.md.
+Present, it turns the policy on; without it elastic jobs take workers as the scheduler finds
+room, first come first served."""
 
 from __future__ import annotations
 
