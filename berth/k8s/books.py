@@ -8,10 +8,19 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from typing import Protocol
 
 from berth.api.objects import FINAL_POD_PHASES, Pod, PodPhase
 from berth.framework.scheduler import Scheduler
 from berth.store import WatchEvent
+
+
+class Holder(Protocol):
+    """Keeps some pending pods out of the scheduler's sight (a scaling policy's)."""
+
+    def holds(self, pod: Pod) -> bool: ...
+
+    def forget(self, pod: Pod) -> None: ...
 
 
 class PodBooks:
@@ -31,6 +40,7 @@ class PodBooks:
         #: When the event being applied was received (None: now).
         self.arrival: float | None = None
         self._orphans: dict[str, list[Pod]] = {}  # pods on nodes not seen yet, by node
+        self.holder: Holder | None = None
 
     def observe(self, event: WatchEvent, pod: Pod) -> None:
         """A pod event from the cache."""
@@ -42,6 +52,8 @@ class PodBooks:
             return
         placed = self.placed.get(key)
         if pod.bound_node:
+            if self.holder is not None:
+                self.holder.forget(pod)  # bound by someone else while held
             if placed == pod.bound_node:
                 if pod.phase == PodPhase.RUNNING:
                     self._running(pod)
@@ -54,7 +66,7 @@ class PodBooks:
             return
         if placed is not None or key in self.pending:
             return  # a bind in flight, or already queued
-        if self.scheduler.handles(pod):
+        if self.scheduler.handles(pod) and not (self.holder and self.holder.holds(pod)):
             self.submit(pod)
 
     def submit(self, pod: Pod) -> None:
@@ -110,6 +122,8 @@ class PodBooks:
         self.submit(pod)
 
     def forget(self, pod: Pod) -> None:
+        if self.holder is not None:
+            self.holder.forget(pod)
         if pod.key in self.placed:
             self.unplace(pod)
         elif pod.key in self.pending:

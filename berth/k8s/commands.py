@@ -9,10 +9,15 @@ import socket
 import sys
 from pathlib import Path
 
+from berth.controllers.scaling import POLICIES
+from berth.controllers.scaling.config import ScalingConfig
+from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
 from berth.framework.config import ConfigError
 from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 from berth.framework.plugin import PluginArgumentError
+from berth.k8s.scaling import unsupported
+from berth.traces.arguments import positive_seconds, share
 
 EXIT_INPUT = 1
 
@@ -38,6 +43,23 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument("--bind-concurrency", type=int, default=16, help="binds in flight at once")
     serve.add_argument("--resync", type=float, default=300.0, help="seconds between relists")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    serve.add_argument(
+        "--scaling",
+        choices=POLICIES,
+        help="scale elastic jobs with this policy (default: they grow as room appears)",
+    )
+    serve.add_argument(
+        "--scaling-interval",
+        type=positive_seconds,
+        default=60.0,
+        help="seconds between the policy's rounds (60)",
+    )
+    serve.add_argument(
+        "--max-load-desired",
+        type=share,
+        default=DEFAULT_MAX_LOAD,
+        help=f"edl: the cluster's load that growth stays within ({DEFAULT_MAX_LOAD})",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -77,6 +99,10 @@ def _serve(args: argparse.Namespace) -> int:
     except (ConfigError, PluginArgumentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    why = unsupported(args.scaling) if args.scaling else None
+    if why is not None:
+        print(f"error: --scaling: {why}", file=sys.stderr)
+        return EXIT_INPUT
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     client = _client(args.kubeconfig)
@@ -92,6 +118,11 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         bind_concurrency=args.bind_concurrency,
         resync=args.resync,
+        scaling=(
+            ScalingConfig(args.scaling, args.scaling_interval, args.max_load_desired)
+            if args.scaling
+            else None
+        ),
     )
     server = Server(client, config, options)
     for sig in (signal.SIGTERM, signal.SIGINT):

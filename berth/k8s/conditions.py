@@ -10,6 +10,7 @@ cycle into thousands of writes.
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime
 from typing import Any
 
@@ -81,37 +82,46 @@ class SchedulingConditions:
     def report(self, scheduler: Scheduler) -> int:
         """Write the condition on the waiting pods whose reason changed; how many were
         written."""
+        return self.write(_waiting(scheduler))
+
+    def write(self, pods: Iterable[tuple[Pod, str]]) -> int:
+        """Write the condition on each pod whose message changed; how many were written."""
         now = datetime.now(UTC)
         writes = 0
-        for job in list(scheduler.waiting.values()):
-            if not job.pending:
+        for pod, message in pods:
+            if writes >= WRITES_PER_CYCLE:
+                return writes
+            if self.written.get(pod.key) == message:
                 continue
-            # A job's pods wait for one reason (its gang, its queue, or no node for its kind).
-            message = scheduler.pending_reason(job.pending[0])
-            for pod in job.pending:
-                if writes >= WRITES_PER_CYCLE:
-                    return writes
-                if self.written.get(pod.key) == message:
-                    continue
-                raw = self.store.raw("Pod", pod.key)
-                if raw is None or _bound(raw):
-                    continue
-                kept = [
-                    c
-                    for c in (raw.get("status") or {}).get("conditions") or []
-                    if c.get("type") != "PodScheduled"
-                ]
-                status = {"conditions": [*kept, unschedulable(message, now)]}
-                try:
-                    self.store.write_status("Pod", pod.key, status, unless=_bound)
-                    self.store.client.request(
-                        "POST",
-                        EVENT.collection(pod.namespace),
-                        body=failed_scheduling(raw, message, now),
-                    )
-                except (ApiError, ConnectionLost) as exc:
-                    log.warning("condition not written", extra={"pod": pod.key, "error": str(exc)})
-                    return writes
-                self.written[pod.key] = message
-                writes += 1
+            raw = self.store.raw("Pod", pod.key)
+            if raw is None or _bound(raw):
+                continue
+            kept = [
+                c
+                for c in (raw.get("status") or {}).get("conditions") or []
+                if c.get("type") != "PodScheduled"
+            ]
+            status = {"conditions": [*kept, unschedulable(message, now)]}
+            try:
+                self.store.write_status("Pod", pod.key, status, unless=_bound)
+                self.store.client.request(
+                    "POST",
+                    EVENT.collection(pod.namespace),
+                    body=failed_scheduling(raw, message, now),
+                )
+            except (ApiError, ConnectionLost) as exc:
+                log.warning("condition not written", extra={"pod": pod.key, "error": str(exc)})
+                return writes
+            self.written[pod.key] = message
+            writes += 1
         return writes
+
+
+def _waiting(scheduler: Scheduler) -> Iterator[tuple[Pod, str]]:
+    for job in list(scheduler.waiting.values()):
+        if not job.pending:
+            continue
+        # A job's pods wait for one reason (its gang, its queue, or no node for its kind).
+        message = scheduler.pending_reason(job.pending[0])
+        for pod in job.pending:
+            yield pod, message

@@ -21,10 +21,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from berth.api.objects import GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
 from berth.controllers.job import JobController
+from berth.controllers.scaling.config import ScalingConfig
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
 from berth.k8s.binder import AnnotationHook, Binder, BindResult
@@ -32,11 +32,12 @@ from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.conditions import SchedulingConditions
-from berth.k8s.convert import job_status
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import WATCHED
 from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
+from berth.k8s.scaling import ServeScaling
+from berth.k8s.status import StatusWriter
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -65,6 +66,7 @@ class ServeOptions:
     metrics_port: int | None = None  # None: no HTTP endpoint (0: any free port)
     seed: int = 0
     annotate: list[AnnotationHook] = field(default_factory=list)
+    scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
 
 
 class Server:
@@ -91,8 +93,9 @@ class Server:
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
         self.store.watch("Pod", self._on_pod)
-        self.store.watch("Job", lambda _, job: self._check_jobs.add(job.key))
-        self.store.watch("Command", lambda _, c: self._check_jobs.add(f"{c.namespace}/{c.target}"))
+        self.status = StatusWriter(self.store, self.scheduler, self.controller)
+        self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
+        self.store.watch("Command", lambda _, c: self.status.jobs.add(f"{c.namespace}/{c.target}"))
         self.informers = [
             Informer(
                 client,
@@ -123,6 +126,17 @@ class Server:
         #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
         self.settled = threading.Event()
         self.books = PodBooks(self.scheduler, self._mark_dirty, self._maybe_running)
+        self.scaling: ServeScaling | None = None
+        if options.scaling is not None:
+            self.scaling = ServeScaling(
+                options.scaling,
+                self.scheduler,
+                self.books,
+                self.controller,
+                self._scale_in,
+                clock,
+            )
+            self.books.holder = self.scaling
         self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
@@ -133,11 +147,6 @@ class Server:
         #: the pause before that (doubling while refusals go on).
         self._retry_at: float | None = None
         self._retry_pause = RETRY_PAUSE
-        self._written_groups: dict[str, GroupPhase] = {}
-        self._written_jobs: dict[str, tuple[Any, ...]] = {}
-        #: PodGroups and Jobs whose status may have changed since it was last written.
-        self._check_groups: set[str] = set()
-        self._check_jobs: set[str] = set()
         #: Why each waiting pod waits, written on the pod as kube-scheduler does.
         self.conditions = SchedulingConditions(self.store)
         #: perf_counter() of the last accepted bind (with books.first_pending_at: the
@@ -200,7 +209,8 @@ class Server:
                 continue
             try:
                 self._run_timers()
-                self._write_statuses()
+                self._scale()
+                self.status.write()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("write failed", extra={"error": str(exc)})
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
@@ -226,6 +236,8 @@ class Server:
             wait = min(wait, max(0.0, self._timers[0][0] - now))
         if self._retry_at is not None:
             wait = min(wait, max(0.0, self._retry_at - now))
+        if self.scaling is not None and self.synced:
+            wait = min(wait, max(0.0, self.scaling.due - now))
         return wait
 
     def _drain(self, wait: float) -> None:
@@ -285,9 +297,33 @@ class Server:
     def _run_timers(self) -> None:
         now = self.clock()
         if self._timers and self._timers[0][0] <= now:
-            self._check_jobs.update(self.controller.runs)  # a timer may act on any job
+            self.status.jobs.update(self.controller.runs)  # a timer may act on any job
         while self._timers and self._timers[0][0] <= now:
             heapq.heappop(self._timers)[2]()
+
+    def _scale(self) -> None:
+        """The scaling policy's round when due (a recurring timer of its own, so the loop
+        still settles between rounds), then the held pods' conditions."""
+        scaling = self.scaling
+        if scaling is None or self.clock() < scaling.due:
+            return
+        scaling.tick()
+        self.conditions.write(scaling.held())
+
+    def _scale_in(self, pods: list[Pod], reason: str) -> None:
+        """Evict running workers a scaling policy cut (a refused eviction leaves the worker
+        where it is)."""
+        evicted = []
+        for pod in pods:
+            node = self.books.placed.get(pod.key)
+            if node is None:
+                continue
+            self.books.unplace(pod)
+            if self._post_eviction(pod, node, reason):
+                evicted.append(pod)
+        for pod in evicted:
+            self.store.notify("Pod", WatchEvent.MODIFIED, pod)
+        self._dirty = True
 
     # ------------------------------------------------------------------ scheduler inputs
 
@@ -318,15 +354,15 @@ class Server:
     def _on_group(self, event: WatchEvent, group: PodGroup) -> None:
         if event == WatchEvent.ADDED:
             self.scheduler.add_group(group)
-            self._written_groups[group.key] = group.phase
+            self.status.group_written(group)
         elif event == WatchEvent.DELETED:
             self.scheduler.remove_group(group.key)
-            self._written_groups.pop(group.key, None)
+            self.status.group_gone(group.key)
         self._dirty = True
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         if pod.owner:
-            self._check_jobs.add(pod.owner)
+            self.status.jobs.add(pod.owner)
         if pod.bound_node or event == WatchEvent.DELETED:
             self.conditions.forget(pod)
         self.books.observe(event, pod)
@@ -343,7 +379,7 @@ class Server:
         running = sum(1 for p in job.bound.values() if p.phase == PodPhase.RUNNING)
         if running >= max(job.group.min_member, 1):
             job.group.phase = GroupPhase.RUNNING
-            self._check_groups.add(job.key)
+            self.status.groups.add(job.key)
             if job.group.start_time is None:
                 job.group.start_time = self.clock()
 
@@ -355,7 +391,7 @@ class Server:
         self._last_cycle = self.clock()
         if not self.scheduler.has_waiting:
             return
-        self._check_groups.update(self.scheduler.waiting)  # the groups a session may move
+        self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
         started = time.perf_counter()
         binds = self.scheduler.run_session(self.clock())
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
@@ -393,31 +429,21 @@ class Server:
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("admission not written", extra={"group": group.key, "error": str(exc)})
                 continue
-            self._written_groups[group.key] = group.phase
+            self.status.group_written(group)
 
     def _evict(self) -> set[str]:
         """Post the session's evictions before its binds; the controllers hear of the evicted
         pods only after all are marked (as in the simulator). A refused eviction (a
         PodDisruptionBudget) puts the pod back on its node in the Scheduler's books; the nodes
         where that happened are returned, and this cycle binds nothing there."""
-        assert self.binder is not None
         evicted = []
         refused_on: set[str] = set()
         for eviction in self.scheduler.evictions:
             pod = eviction.pod
             self.books.placed.pop(pod.key, None)  # the session has released it already
-            error = self.binder.evict(pod)
-            if error is None:
-                self.metrics.evictions.labels("evicted").inc()
-                pod.phase = PodPhase.EVICTED
-                pod.end_time = self.clock()
+            if self._post_eviction(pod, eviction.node, eviction.reason):
                 evicted.append(pod)
-                log.info("evicted", extra={"pod": pod.key, "reason": eviction.reason})
             else:
-                refused = getattr(error, "status", 0) == 429
-                self.metrics.evictions.labels("refused" if refused else "failed").inc()
-                log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
-                self.books.place_on(pod, eviction.node)
                 refused_on.add(eviction.node)
         for pod in evicted:
             if pod.owner:
@@ -425,6 +451,23 @@ class Server:
         if self.scheduler.evictions:
             self._dirty = True
         return refused_on
+
+    def _post_eviction(self, pod: Pod, node: str, reason: str) -> bool:
+        """Evict a pod berth has already released through the API; a refusal puts it back on
+        ``node`` in the Scheduler's books. True when it was evicted."""
+        assert self.binder is not None
+        error = self.binder.evict(pod)
+        if error is None:
+            self.metrics.evictions.labels("evicted").inc()
+            pod.phase = PodPhase.EVICTED
+            pod.end_time = self.clock()
+            log.info("evicted", extra={"pod": pod.key, "reason": reason})
+            return True
+        refused = getattr(error, "status", 0) == 429
+        self.metrics.evictions.labels("refused" if refused else "failed").inc()
+        log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
+        self.books.place_on(pod, node)
+        return False
 
     def _bind_result(self, result: BindResult) -> None:
         pod = result.pod
@@ -450,28 +493,3 @@ class Server:
             pod.bound_node, pod.phase = "", PodPhase.PENDING
             return
         self.books.requeue(pod)
-
-    # ------------------------------------------------------------------ status write-back
-
-    def _write_statuses(self) -> None:
-        for key in self._check_groups:
-            job = self.scheduler.jobs.get(key)
-            if job is None:
-                continue
-            group = job.group
-            if group.implicit or job.placeholder or self.store.get("PodGroup", key) is not group:
-                continue
-            if self._written_groups.get(key) != group.phase:
-                self.store.update("PodGroup", group)
-                self._written_groups[key] = group.phase
-        self._check_groups.clear()
-        for key in self._check_jobs:
-            run = self.controller.runs.get(key)
-            if run is None:
-                continue
-            job = run.job
-            mark = (job.phase, job.retries, tuple(sorted(job.counts.items())), len(job.conditions))
-            if self._written_jobs.get(key) != mark and self.store.get("Job", key) is job:
-                self.store.write_status("Job", key, job_status(job))
-                self._written_jobs[key] = mark
-        self._check_jobs.clear()

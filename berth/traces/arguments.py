@@ -47,12 +47,23 @@ def positive(kind: type[int] | type[float]) -> Callable[[str], float]:
 
 def fraction(text: str) -> float:
     """argparse type: a number from 0 to 1."""
+    return _unit(text, zero=True)
+
+
+def share(text: str) -> float:
+    """argparse type: a number above 0, at most 1."""
+    return _unit(text, zero=False)
+
+
+def _unit(text: str, zero: bool) -> float:
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
+    if zero and not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text} must be between 0 and 1")
+    if not zero and not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"{text} must be in (0, 1]")
     return value
 
 

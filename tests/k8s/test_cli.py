@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from berth.cli import main
@@ -65,6 +66,24 @@ def test_serve_refuses_a_bad_configuration(tmp_path: Path, capsys):
     assert "tiers" in capsys.readouterr().err
     assert main(["serve", "--kubeconfig", str(tmp_path / "missing")]) == 1
     assert "cannot load a Kubernetes configuration" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        (["--scaling", "aryl"], "--scaling: scaling policy 'aryl': berth serve runs edl"),
+        (["--scaling", "edl", "--max-load-desired", "0"], "0 must be in (0, 1]"),
+        (["--scaling", "edl", "--scaling-interval", "-5"], "-5 must be > 0"),
+        (["--scaling", "edl", "--scaling-interval", "soon"], "'soon' is not a"),
+    ],
+)
+def test_serve_refuses_a_bad_scaling_policy(arguments, message, capsys):
+    try:
+        code = main(["serve", "--kubeconfig", "/nowhere", *arguments])
+    except SystemExit as exc:  # argparse's own refusals
+        code = exc.code
+    assert code in (1, 2)
+    assert message in capsys.readouterr().err
 
 
 def test_snapshot_writes_what_simulate_runs_as_it_is(cluster: Cluster, tmp_path: Path):

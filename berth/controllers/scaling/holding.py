@@ -84,9 +84,12 @@ class Holding:
     # ------------------------------------------------------------------ pods
 
     def holds(self, pod: Pod, minimum: int) -> bool:
-        """Whether an arriving pod of a live elastic job is held back: its job has as many
-        pods bound or waiting in the scheduler as its target."""
+        """Whether a pod of a live elastic job is held back: it is already, or its job has as
+        many pods bound or waiting in the scheduler as its target."""
         key = pod.owner
+        held = self.held.get(key)
+        if held is not None and any(p is pod for p in held):
+            return True
         if self.visible(key) < self.target(key, minimum):
             return False
         self.held.setdefault(key, []).append(pod)

@@ -1,0 +1,128 @@
+"""Elastic jobs under a scaling policy in ``berth serve --scaling edl``.
+
+The simulator's rules (``berth.sim.scaling``), against the API: every ``interval`` seconds, when
+what the policy sees has changed, EDL's round sets a target of workers for each elastic Volcano
+Job the Job controller runs, and ``Holding`` applies it. Workers beyond a target stay Pending in
+the API, out of the scheduler's sight, and their PodScheduled condition says why; running
+workers beyond it are evicted through the Eviction API (a PodDisruptionBudget may refuse, and
+the worker stays until the next round); the Job controller replaces an evicted worker, and the
+replacement is held.
+
+Only ``edl`` runs here: ``aryl`` values each extra worker by the completion time it saves, which
+needs each job's remaining work, and only the simulator knows that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
+from berth.controllers.job import JobController
+from berth.controllers.scaling.config import ScalingConfig
+from berth.controllers.scaling.holding import Holding
+from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
+from berth.framework.scheduler import Scheduler
+from berth.k8s.books import PodBooks
+
+#: The policies ``berth serve`` can run.
+SERVE_POLICIES = ("edl",)
+
+
+def unsupported(policy: str) -> str | None:
+    """Why ``berth serve`` cannot run a scaling policy (None: it can)."""
+    if policy in SERVE_POLICIES:
+        return None
+    return (
+        f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_POLICIES)} (aryl needs "
+        "each job's remaining work, which only the simulator knows)"
+    )
+
+
+class ServeScaling:
+    """``take_off(pods, reason)`` evicts running workers through the API."""
+
+    def __init__(
+        self,
+        config: ScalingConfig,
+        scheduler: Scheduler,
+        books: PodBooks,
+        controller: JobController,
+        take_off: Callable[[list[Pod], str], None],
+        clock: Callable[[], float],
+    ) -> None:
+        why = unsupported(config.policy)
+        if why is not None:
+            raise ValueError(why)
+        self.config = config
+        self.scheduler = scheduler
+        self.controller = controller
+        self.clock = clock
+        self.holding = Holding(
+            config.policy, scheduler, books.submit, books.withdraw, take_off, clock
+        )
+        self.due = 0.0  # when the next round is due
+        self._seen: tuple | None = None
+
+    # ------------------------------------------------------------------ pods
+
+    def holds(self, pod: Pod) -> bool:
+        """Whether a pending pod stays out of the scheduler's sight (``Holding.holds``)."""
+        job = self._elastic(pod.owner)
+        if job is None or job.elastic is None:
+            return False
+        return self.holding.holds(pod, job.elastic.min_workers)
+
+    def forget(self, pod: Pod) -> None:
+        self.holding.forget(pod)
+
+    def held(self) -> Iterator[tuple[Pod, str]]:
+        """Every pod held back, with why (for its PodScheduled condition)."""
+        for pods in self.holding.held.values():
+            for pod in pods:
+                reason = self.holding.held_reason(pod)
+                if reason is not None:
+                    yield pod, reason
+
+    def _elastic(self, key: str) -> BatchJob | None:
+        """The elastic job ``key`` while it runs."""
+        run = self.controller.runs.get(key)
+        if run is None or run.job.elastic is None or run.job.phase in FINAL_JOB_PHASES:
+            return None
+        return run.job
+
+    # ------------------------------------------------------------------ rounds
+
+    def tick(self) -> None:
+        """A round, if the cluster changed since the last; the next is due ``interval``
+        seconds on."""
+        self.due = self.clock() + self.config.interval
+        jobs = []
+        for key in list(self.controller.runs):
+            job = self._elastic(key)
+            if job is not None and job.elastic is not None and key in self.scheduler.jobs:
+                spec = job.elastic
+                jobs.append(
+                    ElasticJob(key, spec.min_workers, spec.max_workers, worker_request(job))
+                )
+        live = {job.key for job in jobs}
+        for key in [k for k in self.holding.targets if k not in live]:
+            self.holding.drop(key)
+        state = self.scheduler.state
+        rows = state.schedulable[: state.n].copy()
+        seen = (
+            tuple(state.requested[: state.n][rows].sum(axis=0).tolist()),
+            len(self.scheduler.waiting),
+            tuple(sorted(live)),
+            state.structure_epoch,
+        )
+        if seen == self._seen or not jobs:
+            self._seen = seen
+            return
+        self._seen = seen
+        self.holding.record.rounds += 1
+        targets = edl_targets(
+            self.scheduler, self.holding, jobs, rows, self.config.max_load_desired
+        )
+        minimum = {job.key: job.min_workers for job in jobs}
+        for key, target in targets.items():
+            self.holding.apply(key, target, minimum[key])

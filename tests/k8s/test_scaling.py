@@ -1,0 +1,131 @@
+"""``berth serve --scaling edl`` against the API emulator: an elastic Volcano Job grows to fill
+the cluster, gives workers back when another pod waits, and grows again when it leaves; the
+workers it does not run wait in the API with a condition that says why."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from berth.controllers.scaling.config import ScalingConfig
+from berth.k8s.scaling import ServeScaling
+from berth.k8s.server import Server
+from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, serving, wait_for
+
+HELD = "held back by the edl scaling policy (target {} workers)"
+
+
+def elastic_job(replicas: int = 4, minimum: int = 1) -> dict[str, Any]:
+    """An elastic Volcano Job as a cluster holds it: no simulated run time."""
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "namespace": "default",
+            "uid": "job-uid",
+            "annotations": {"berth.io/elastic": "true"},
+        },
+        "spec": {
+            "minAvailable": minimum,
+            "schedulerName": "berth",
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": replicas,
+                    "template": {
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "w",
+                                    "image": "trainer:1.0",
+                                    "resources": {"requests": {"cpu": "1"}},
+                                }
+                            ]
+                        }
+                    },
+                }
+            ],
+        },
+    }
+
+
+def options(max_load: float = 1.0) -> Any:
+    return fast_options(scaling=ScalingConfig("edl", 0.05, max_load))
+
+
+def pods(cluster: Cluster) -> dict[str, dict[str, Any]]:
+    return {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+
+
+def workers(cluster: Cluster, bound: bool) -> list[str]:
+    return sorted(
+        name
+        for name, pod in pods(cluster).items()
+        if name.startswith("train-") and bool(pod["spec"].get("nodeName")) == bound
+    )
+
+
+def condition(pod: dict[str, Any]) -> str:
+    for c in (pod.get("status") or {}).get("conditions") or []:
+        if c.get("type") == "PodScheduled":
+            return c.get("message", "")
+    return ""
+
+
+def scaling(server: Server) -> ServeScaling:
+    assert server.scaling is not None
+    return server.scaling
+
+
+def test_an_elastic_job_grows_gives_way_and_grows_again(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()) as server, cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        assert scaling(server).holding.targets == {"default/train": 4}
+
+        # A pod that needs two cores waits: EDL counts it and cuts the job to two workers.
+        cluster.add(pod_doc("other", cpu="2"))
+        wait_for(lambda: cluster.bindings().get("default/other") == "n1")
+        wait_for(lambda: len(workers(cluster, bound=False)) == 2)
+        assert len(workers(cluster, bound=True)) == 2
+        record = scaling(server).holding.record
+        assert record.workers_removed == 2
+        assert scaling(server).holding.targets == {"default/train": 2}
+        # The Job controller replaced the two evicted workers; the replacements wait, held.
+        waiting = workers(cluster, bound=False)
+        assert all("." in name for name in waiting), waiting
+        wait_for(lambda: all(condition(pods(cluster)[n]) == HELD.format(2) for n in waiting))
+
+        # The other pod leaves: the job grows back onto the two cores it frees.
+        cluster.delete("Pod", "default", "other")
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        assert scaling(server).holding.targets == {"default/train": 4}
+        assert record.grown >= 2 and record.shrunk >= 1
+
+
+def test_growth_stops_at_the_desired_load(cluster: Cluster):
+    # 0.5 of 4 cores: the job may grow while its requests stay within 2 cores.
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options(max_load=0.5)) as server, cluster.kubelet():
+        wait_for(lambda: scaling(server).holding.record.rounds >= 1)
+        wait_for(lambda: len(workers(cluster, bound=True)) == 2)
+        wait_for(lambda: len(workers(cluster, bound=False)) == 2)
+        assert scaling(server).holding.targets == {"default/train": 2}
+        waiting = workers(cluster, bound=False)
+        wait_for(lambda: all(condition(pods(cluster)[n]) == HELD.format(2) for n in waiting))
+
+
+def test_without_a_policy_an_elastic_job_takes_what_fits(cluster: Cluster):
+    # The cluster object has no berth.io/duration: serve takes it all the same.
+    cluster.add(node_doc("n1", cpu="3"), elastic_job())
+    with serving(cluster) as server, cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 3)
+        assert server.scaling is None
+        assert not server.store.skipped
+
+
+def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
+    with pytest.raises(ValueError, match="aryl needs each job's remaining work"):
+        Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("aryl")))
