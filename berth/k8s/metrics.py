@@ -63,6 +63,21 @@ class Metrics:
             registry=r,
         )
         self.leader = Gauge("berth_leader", "1 while this replica leads.", registry=r)
+        self.scaling_rounds = Counter(
+            "berth_scaling_rounds",
+            "Rounds of the scaling policy that set elastic jobs' targets (--scaling).",
+            registry=r,
+        )
+        self.scaling_held = Gauge(
+            "berth_scaling_held_pods",
+            "Workers of elastic jobs held back above their targets by the scaling policy.",
+            registry=r,
+        )
+        self.scaling_scaled_in = Counter(
+            "berth_scaling_scaled_in",
+            "Running workers the scaling policy took away (through evictions).",
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -307,7 +307,12 @@ class Server:
         scaling = self.scaling
         if scaling is None or self.clock() < scaling.due:
             return
+        record = scaling.holding.record
+        rounds, removed = record.rounds, record.workers_removed
         scaling.tick()
+        self.metrics.scaling_rounds.inc(record.rounds - rounds)
+        self.metrics.scaling_scaled_in.inc(record.workers_removed - removed)
+        self.metrics.scaling_held.set(scaling.holding.held_count())
         self.conditions.write(scaling.held())
 
     def _scale_in(self, pods: list[Pod], reason: str) -> None:

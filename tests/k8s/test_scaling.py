@@ -93,6 +93,9 @@ def test_an_elastic_job_grows_gives_way_and_grows_again(cluster: Cluster):
         record = scaling(server).holding.record
         assert record.workers_removed == 2
         assert scaling(server).holding.targets == {"default/train": 2}
+        exposition = server.metrics.exposition().decode()
+        assert "berth_scaling_scaled_in_total 2.0" in exposition
+        wait_for(lambda: "berth_scaling_held_pods 2.0" in server.metrics.exposition().decode())
         # The Job controller replaced the two evicted workers; the replacements wait, held.
         waiting = workers(cluster, bound=False)
         assert all("." in name for name in waiting), waiting
