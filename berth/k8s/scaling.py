@@ -107,6 +107,12 @@ class ServeScaling:
         live = {job.key for job in jobs}
         for key in [k for k in self.holding.targets if k not in live]:
             self.holding.drop(key)
+        for job in jobs:
+            if job.key not in self.holding.targets:
+                # A job met for the first time keeps what it runs (after a restart, or a
+                # leader change, that may be more than its minimum).
+                visible = self.holding.visible(job.key)
+                self.holding.targets[job.key] = min(max(visible, job.min_workers), job.max_workers)
         state = self.scheduler.state
         rows = state.schedulable[: state.n].copy()
         seen = (

@@ -132,3 +132,14 @@ def test_without_a_policy_an_elastic_job_takes_what_fits(cluster: Cluster):
 def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
     with pytest.raises(ValueError, match="aryl needs each job's remaining work"):
         Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("aryl")))
+
+
+def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()), cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+    with serving(cluster, options=options()) as server, cluster.kubelet():
+        wait_for(lambda: scaling(server).holding.record.rounds >= 1)
+        assert scaling(server).holding.targets == {"default/train": 4}
+        assert scaling(server).holding.record.workers_removed == 0
+        assert len(workers(cluster, bound=True)) == 4
