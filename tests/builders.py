@@ -1,4 +1,5 @@
-"""Small builders shared by the engine tests (plugins, actions, framework).
+"""Small builders shared by the tests (plugins, actions, framework; documents for the
+simulator and the API emulator).
 
 Quantities are canonical (cpu in millicores, ``nvidia.com/gpu`` in milli-GPU, memory in bytes),
 except that the ``mem`` arguments of ``node`` and ``pod`` are MiB, for readable tables.
@@ -299,3 +300,36 @@ def three_tiers() -> list[HyperNode]:
         hypernode("s2", 2, "s5", "s6"),
         hypernode("s0", 3, "s1", "s2"),
     ]
+
+
+def elastic_job_doc(
+    requests: dict[str, str],
+    *,
+    replicas: int = 4,
+    min_available: int = 2,
+    annotations: dict[str, str] | None = None,
+    **metadata: Any,
+) -> dict[str, Any]:
+    """An elastic Volcano Job ``train`` (``berth.io/elastic``) of one task of ``replicas``
+    workers, each requesting ``requests``; ``metadata`` adds fields (namespace, uid)."""
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {
+            "name": "train",
+            "annotations": {"berth.io/elastic": "true", **(annotations or {})},
+            **metadata,
+        },
+        "spec": {
+            "minAvailable": min_available,
+            "tasks": [
+                {
+                    "name": "worker",
+                    "replicas": replicas,
+                    "template": {
+                        "spec": {"containers": [{"name": "w", "resources": {"requests": requests}}]}
+                    },
+                }
+            ],
+        },
+    }

@@ -11,44 +11,17 @@ import pytest
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.scaling import ServeScaling
 from berth.k8s.server import Server
+from tests.builders import elastic_job_doc
 from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, serving, wait_for
 
 HELD = "held back by the edl scaling policy (target {} workers)"
 
 
-def elastic_job(replicas: int = 4, minimum: int = 1) -> dict[str, Any]:
-    """An elastic Volcano Job as a cluster holds it: no simulated run time."""
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "namespace": "default",
-            "uid": "job-uid",
-            "annotations": {"berth.io/elastic": "true"},
-        },
-        "spec": {
-            "minAvailable": minimum,
-            "schedulerName": "berth",
-            "tasks": [
-                {
-                    "name": "worker",
-                    "replicas": replicas,
-                    "template": {
-                        "spec": {
-                            "containers": [
-                                {
-                                    "name": "w",
-                                    "image": "trainer:1.0",
-                                    "resources": {"requests": {"cpu": "1"}},
-                                }
-                            ]
-                        }
-                    },
-                }
-            ],
-        },
-    }
+def elastic_job() -> dict[str, Any]:
+    """Four workers of one core, at least one; as a cluster holds it: no simulated run time."""
+    doc = elastic_job_doc({"cpu": "1"}, min_available=1, namespace="default", uid="job-uid")
+    doc["spec"]["schedulerName"] = "berth"
+    return doc
 
 
 def options(max_load: float = 1.0) -> Any:

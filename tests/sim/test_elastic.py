@@ -14,6 +14,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
+from tests.builders import elastic_job_doc
 
 
 @pytest.mark.parametrize(
@@ -82,28 +83,7 @@ def blocker(name: str, on: str, seconds: int) -> dict[str, Any]:
 
 
 def elastic_job(annotations: dict[str, str], min_available: int = 2) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "annotations": {"berth.io/elastic": "true", **annotations},
-        },
-        "spec": {
-            "minAvailable": min_available,
-            "tasks": [
-                {
-                    "name": "worker",
-                    "replicas": 4,
-                    "template": {
-                        "spec": {
-                            "containers": [{"name": "w", "resources": {"requests": {"cpu": "4"}}}]
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    return elastic_job_doc({"cpu": "4"}, min_available=min_available, annotations=annotations)
 
 
 def simulate(docs: list[dict[str, Any]]):

@@ -15,7 +15,7 @@ from berth.sim.config import SimConfig, SimConfigError
 from berth.sim.engine import Simulation
 from berth.sim.loaning import reclaim_order, rigid, server_costs
 from berth.sim.loaning_config import LoaningConfig
-from tests.builders import node, pod
+from tests.builders import elastic_job_doc, node, pod
 
 POOL = "berth.io/pool"
 GPU8 = 8000
@@ -300,34 +300,12 @@ def test_taking_back_an_elastic_jobs_extra_worker_stops_no_job_and_loses_no_work
     """An elastic job of 1 to 2 workers of 8 GPUs, both on lent nodes. Inference takes one
     node back at t=500: either worker is above the minimum, so the node costs nothing, the job
     goes on with the other, and no GPU-hour counts as lost."""
-    doc = {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "annotations": {
-                "berth.io/elastic": "true",
-                "berth.io/duration": "2000",
-                "berth.io/submit-time": "200",
-            },
-        },
-        "spec": {
-            "minAvailable": 1,
-            "tasks": [
-                {
-                    "name": "worker",
-                    "replicas": 2,
-                    "template": {
-                        "spec": {
-                            "containers": [
-                                {"name": "w", "resources": {"requests": {"nvidia.com/gpu": "8"}}}
-                            ]
-                        }
-                    },
-                }
-            ],
-        },
-    }
+    doc = elastic_job_doc(
+        {"nvidia.com/gpu": "8"},
+        replicas=2,
+        min_available=1,
+        annotations={"berth.io/duration": "2000", "berth.io/submit-time": "200"},
+    )
     manifests = parse_documents([doc], "test")
     manifests.pods = [inference_pod("late", 500.0, gpus=8, duration=100.0)]
     sim = simulate(manifests, until=5000)

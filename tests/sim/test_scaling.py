@@ -13,6 +13,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
+from tests.builders import elastic_job_doc
 
 
 def gpu_node(name: str) -> dict[str, Any]:
@@ -24,32 +25,13 @@ def gpu_node(name: str) -> dict[str, Any]:
     }
 
 
-WORKER = {"requests": {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}}
+WORKER = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}
 
 
 def elastic_job(duration: int = 4000) -> dict[str, Any]:
-    return {
-        "apiVersion": "batch.volcano.sh/v1alpha1",
-        "kind": "Job",
-        "metadata": {
-            "name": "train",
-            "annotations": {
-                "berth.io/elastic": "true",
-                "berth.io/duration": str(duration),  # at its 4 workers
-                "berth.io/throughput": "linear:1",
-            },
-        },
-        "spec": {
-            "minAvailable": 2,
-            "tasks": [
-                {
-                    "name": "worker",
-                    "replicas": 4,
-                    "template": {"spec": {"containers": [{"name": "w", "resources": WORKER}]}},
-                }
-            ],
-        },
-    }
+    # duration at its 4 workers
+    annotations = {"berth.io/duration": str(duration), "berth.io/throughput": "linear:1"}
+    return elastic_job_doc(WORKER, annotations=annotations)
 
 
 def rigid_pod(at: int) -> dict[str, Any]:
@@ -60,7 +42,7 @@ def rigid_pod(at: int) -> dict[str, Any]:
             "name": "rigid",
             "annotations": {"berth.io/submit-time": str(at), "berth.io/duration": "100"},
         },
-        "spec": {"containers": [{"name": "c", "resources": WORKER}]},
+        "spec": {"containers": [{"name": "c", "resources": {"requests": WORKER}}]},
     }
 
 
