@@ -142,6 +142,9 @@ class Pod:
     #: it is not ready.
     ready_since: float | None = None
     restarts: int = 0  # container restarts (in-place updates)
+    #: Being deleted (a cluster pod with a deletionTimestamp, in its grace period): still on
+    #: its node, but no longer one of its job's workers.
+    terminating: bool = False
     #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
     waited_for: str = ""
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from berth.controllers.scaling import POLICIES
-from berth.controllers.scaling.config import ScalingConfig
+from berth.controllers.scaling.config import DEFAULT_INTERVAL, ScalingConfig
 from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
 from berth.framework.config import ConfigError
 from berth.framework.config_files import load_config
@@ -51,13 +51,11 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--scaling-interval",
         type=positive_seconds,
-        default=60.0,
         help="seconds between the policy's rounds (60)",
     )
     serve.add_argument(
         "--max-load-desired",
         type=share,
-        default=DEFAULT_MAX_LOAD,
         help=f"edl: the cluster's load that growth stays within ({DEFAULT_MAX_LOAD})",
     )
     serve.set_defaults(handler=_serve)
@@ -103,6 +101,17 @@ def _serve(args: argparse.Namespace) -> int:
     if why is not None:
         print(f"error: --scaling: {why}", file=sys.stderr)
         return EXIT_INPUT
+    tuned = [
+        flag
+        for flag, value in (
+            ("--scaling-interval", args.scaling_interval),
+            ("--max-load-desired", args.max_load_desired),
+        )
+        if value is not None
+    ]
+    if tuned and not args.scaling:
+        print(f"error: {tuned[0]} needs --scaling (a policy to tune)", file=sys.stderr)
+        return EXIT_INPUT
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
     client = _client(args.kubeconfig)
@@ -119,7 +128,11 @@ def _serve(args: argparse.Namespace) -> int:
         bind_concurrency=args.bind_concurrency,
         resync=args.resync,
         scaling=(
-            ScalingConfig(args.scaling, args.scaling_interval, args.max_load_desired)
+            ScalingConfig(
+                args.scaling,
+                args.scaling_interval or DEFAULT_INTERVAL,
+                args.max_load_desired or DEFAULT_MAX_LOAD,
+            )
             if args.scaling
             else None
         ),

@@ -100,10 +100,13 @@ def pod_state(raw: dict[str, Any]) -> tuple[str, PodPhase, int | None]:
 
 
 def read_pod_status(pod: Pod, raw: dict[str, Any]) -> bool:
-    """Copy the API pod's node and phase onto ``pod``; True if anything changed."""
+    """Copy the API pod's node, phase and whether it is being deleted onto ``pod``; True if
+    anything changed."""
     node, phase, exit_code = pod_state(raw)
-    changed = (node, phase, exit_code) != (pod.bound_node, pod.phase, pod.exit_code)
-    pod.bound_node, pod.phase, pod.exit_code = node, phase, exit_code
+    terminating = bool((raw.get("metadata") or {}).get("deletionTimestamp"))
+    now = (node, phase, exit_code, terminating)
+    changed = now != (pod.bound_node, pod.phase, pod.exit_code, pod.terminating)
+    pod.bound_node, pod.phase, pod.exit_code, pod.terminating = now
     return changed
 
 

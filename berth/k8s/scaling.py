@@ -6,7 +6,9 @@ Job the Job controller runs, and ``Holding`` applies it. Workers beyond a target
 the API, out of the scheduler's sight, and their PodScheduled condition says why; running
 workers beyond it are evicted through the Eviction API (a PodDisruptionBudget may refuse, and
 the worker stays until the next round); the Job controller replaces an evicted worker, and the
-replacement is held.
+replacement is held. An evicted worker still shutting down (its grace period, a
+deletionTimestamp) is load on its node but no longer one of the job's workers, so no round
+cuts it twice; a worker whose bind is in flight is not evicted.
 
 Only ``edl`` runs here: ``aryl`` values each extra worker by the completion time it saves, which
 needs each job's remaining work, and only the simulator knows that.
@@ -15,6 +17,8 @@ needs each job's remaining work, and only the simulator knows that.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+
+import numpy as np
 
 from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
 from berth.controllers.job import JobController
@@ -39,7 +43,8 @@ def unsupported(policy: str) -> str | None:
 
 
 class ServeScaling:
-    """``take_off(pods, reason)`` evicts running workers through the API."""
+    """``take_off(pods, reason)`` evicts running workers through the API and returns how many
+    it evicted; ``removable(pod)`` is False while a pod's bind is in flight."""
 
     def __init__(
         self,
@@ -47,8 +52,9 @@ class ServeScaling:
         scheduler: Scheduler,
         books: PodBooks,
         controller: JobController,
-        take_off: Callable[[list[Pod], str], None],
+        take_off: Callable[[list[Pod], str], int],
         clock: Callable[[], float],
+        removable: Callable[[Pod], bool] = lambda pod: True,
     ) -> None:
         why = unsupported(config.policy)
         if why is not None:
@@ -58,9 +64,17 @@ class ServeScaling:
         self.controller = controller
         self.clock = clock
         self.holding = Holding(
-            config.policy, scheduler, books.submit, books.withdraw, take_off, clock
+            config.policy,
+            scheduler,
+            books.submit,
+            books.withdraw,
+            take_off,
+            clock,
+            removable=removable,
         )
         self.due = 0.0  # when the next round is due
+        #: A pod was held since the held pods' conditions were last written.
+        self.newly_held = False
         self._seen: tuple | None = None
 
     # ------------------------------------------------------------------ pods
@@ -69,10 +83,16 @@ class ServeScaling:
         """Whether a pending pod stays out of the scheduler's sight (``Holding.holds``)."""
         job = self._elastic(pod.owner)
         if job is None or job.elastic is None:
+            self.holding.forget(pod)  # its job ended: the scheduler may have it
             return False
-        return self.holding.holds(pod, job.elastic.min_workers)
+        held = self.holding.held_reason(pod) is not None
+        if not self.holding.holds(pod, job.elastic.min_workers):
+            return False
+        self.newly_held |= not held
+        return True
 
     def forget(self, pod: Pod) -> None:
+        """A pod that ended, or that was bound by someone else while held."""
         self.holding.forget(pod)
 
     def held(self) -> Iterator[tuple[Pod, str]]:
@@ -124,11 +144,22 @@ class ServeScaling:
         if seen == self._seen or not jobs:
             self._seen = seen
             return
-        self._seen = seen
         self.holding.record.rounds += 1
+        departing = np.zeros(3)
+        for job in jobs:
+            info = self.scheduler.jobs[job.key]
+            departing += sum(p.terminating for p in info.bound.values()) * job.request
         targets = edl_targets(
-            self.scheduler, self.holding, jobs, rows, self.config.max_load_desired
+            self.scheduler,
+            self.holding,
+            jobs,
+            rows,
+            self.config.max_load_desired,
+            departing=departing,
         )
         minimum = {job.key: job.min_workers for job in jobs}
         for key, target in targets.items():
             self.holding.apply(key, target, minimum[key])
+        # Only a round that went through is not run again for the same cluster (a write
+        # that failed in it leaves the next round to try).
+        self._seen = seen

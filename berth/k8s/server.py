@@ -135,6 +135,7 @@ class Server:
                 self.controller,
                 self._scale_in,
                 clock,
+                removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
         self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
@@ -303,21 +304,28 @@ class Server:
 
     def _scale(self) -> None:
         """The scaling policy's round when due (a recurring timer of its own, so the loop
-        still settles between rounds), then the held pods' conditions."""
+        still settles between rounds); the held pods' conditions when a round ran or a pod
+        was newly held."""
         scaling = self.scaling
-        if scaling is None or self.clock() < scaling.due:
+        if scaling is None:
             return
         record = scaling.holding.record
         rounds, removed = record.rounds, record.workers_removed
-        scaling.tick()
-        self.metrics.scaling_rounds.inc(record.rounds - rounds)
-        self.metrics.scaling_scaled_in.inc(record.workers_removed - removed)
-        self.metrics.scaling_held.set(scaling.holding.held_count())
-        self.conditions.write(scaling.held())
+        try:
+            if self.clock() >= scaling.due:
+                scaling.tick()
+            elif not scaling.newly_held:
+                return
+            scaling.newly_held = False
+            self.conditions.write(scaling.held())
+        finally:
+            self.metrics.scaling_rounds.inc(record.rounds - rounds)
+            self.metrics.scaling_scaled_in.inc(record.workers_removed - removed)
+            self.metrics.scaling_held.set(scaling.holding.held_count())
 
-    def _scale_in(self, pods: list[Pod], reason: str) -> None:
-        """Evict running workers a scaling policy cut (a refused eviction leaves the worker
-        where it is)."""
+    def _scale_in(self, pods: list[Pod], reason: str) -> int:
+        """Evict running workers a scaling policy cut; how many were evicted (a refused
+        eviction leaves the worker where it is)."""
         evicted = []
         for pod in pods:
             node = self.books.placed.get(pod.key)
@@ -329,6 +337,7 @@ class Server:
         for pod in evicted:
             self.store.notify("Pod", WatchEvent.MODIFIED, pod)
         self._dirty = True
+        return len(evicted)
 
     # ------------------------------------------------------------------ scheduler inputs
 

@@ -244,13 +244,15 @@ class NodeAgent:
             self._forget(pod)
         self._settle(group, stats)
 
-    def take_off(self, pods: list[Pod], reason: str) -> None:
+    def take_off(self, pods: list[Pod], reason: str) -> int:
         """Pods taken off their nodes outside a scheduling cycle (a failed node, a scaling
-        policy's cut): released from ClusterState, their reason kept, then evicted."""
+        policy's cut): released from ClusterState, their reason kept, then evicted. All of
+        them are: their number is returned."""
         for pod in pods:
             self.scheduler.release(pod)
             self.reasons[pod.ref] = reason
         self.evicted(pods)
+        return len(pods)
 
     def evicted(self, pods: list[Pod]) -> None:
         """Pods taken off their nodes by the scheduler or a node failure (ClusterState is

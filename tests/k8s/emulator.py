@@ -92,6 +92,9 @@ class ApiEmulator(kmock.KubernetesScaffold):
     #: (for the benchmark: kmock's per-request work caps the emulator near 450 requests/s on
     #: the development machine). Injected answers still apply; kmock DSL reactions do not.
     direct: bool = False
+    #: Seconds an evicted pod stays, terminating (deletionTimestamp set, its phase as it was),
+    #: before it is gone: a kubelet honouring terminationGracePeriodSeconds. 0: gone at once.
+    eviction_grace: float = 0.0
 
     store: dict[ResourceKey, dict[ObjectKey, dict]] = attrs.field(
         factory=lambda: defaultdict(dict), init=False
@@ -343,7 +346,18 @@ class ApiEmulator(kmock.KubernetesScaffold):
                 ("policy", "v1", "poddisruptionbudgets"), {**pdb, "status": status}, "MODIFIED"
             )
         self.evictions.append(f"{namespace}/{name}")
-        self.put(resource, pod, "DELETED")
+        if not self.eviction_grace:
+            self.put(resource, pod, "DELETED")
+            return {"kind": "Status", "status": "Success"}
+        meta = {**pod.get("metadata", {}), "deletionTimestamp": "2026-01-01T00:00:00Z"}
+        self.put(resource, {**pod, "metadata": meta}, "MODIFIED")
+
+        def gone() -> None:
+            current = self.store[resource].get((namespace, name))
+            if current is not None:
+                self.put(resource, current, "DELETED")
+
+        asyncio.get_running_loop().call_later(self.eviction_grace, gone)
         return {"kind": "Status", "status": "Success"}
 
     async def _error_stream(self, code: int, reason: str) -> AsyncIterator[Any]:

@@ -75,6 +75,7 @@ def test_serve_refuses_a_bad_configuration(tmp_path: Path, capsys):
         (["--scaling", "edl", "--max-load-desired", "0"], "0 must be in (0, 1]"),
         (["--scaling", "edl", "--scaling-interval", "-5"], "-5 must be > 0"),
         (["--scaling", "edl", "--scaling-interval", "soon"], "'soon' is not a"),
+        (["--max-load-desired", "0.9"], "--max-load-desired needs --scaling"),
     ],
 )
 def test_serve_refuses_a_bad_scaling_policy(arguments, message, capsys):

@@ -116,3 +116,24 @@ def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):
         assert scaling(server).holding.targets == {"default/train": 4}
         assert scaling(server).holding.record.workers_removed == 0
         assert len(workers(cluster, bound=True)) == 4
+
+
+def test_a_worker_in_its_grace_period_is_not_cut_twice(cluster: Cluster):
+    # Evicted pods stay, still running, for 0.4 s: eight rounds of 0.05 s see them.
+    cluster.api.eviction_grace = 0.4
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()) as server, cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        cluster.add(pod_doc("other", cpu="2"))
+        wait_for(lambda: len(cluster.api.evictions) == 2)
+        # A change while they shut down makes the policy look again: they are not the
+        # job's any more, so it cuts nothing.
+        cordoned = node_doc("n2", cpu="4")
+        cordoned["spec"] = {"unschedulable": True}
+        cluster.add(cordoned)
+        wait_for(lambda: cluster.bindings().get("default/other") == "n1")
+        wait_for(lambda: len(workers(cluster, bound=False)) == 2)
+        assert len(cluster.api.evictions) == 2, cluster.api.evictions
+        assert scaling(server).holding.record.workers_removed == 2
+        bound = server.scheduler.jobs["default/train"].bound
+        wait_for(lambda: not any(p.terminating for p in list(bound.values())))  # gone at last

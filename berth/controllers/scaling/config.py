@@ -11,6 +11,9 @@ from typing import Any
 from berth.controllers.scaling import POLICIES
 from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
 
+#: Seconds between a policy's rounds (EDL's own loop runs every 30 s).
+DEFAULT_INTERVAL = 60.0
+
 
 class ScalingConfigError(ValueError):
     """A bad ``simulation.scaling`` section."""
@@ -19,7 +22,7 @@ class ScalingConfigError(ValueError):
 @dataclass(slots=True, frozen=True)
 class ScalingConfig:
     policy: str
-    interval: float = 60.0  # seconds between the policy's rounds (EDL's loop runs every 30 s)
+    interval: float = DEFAULT_INTERVAL  # seconds between the policy's rounds
     max_load_desired: float = DEFAULT_MAX_LOAD  # edl: the load growth stays within
 
     @classmethod
@@ -38,7 +41,7 @@ class ScalingConfig:
                 f"{where}.policy: {policy!r} is not a scaling policy (expected "
                 f"{' or '.join(POLICIES)})"
             )
-        interval = raw.get("interval", 60.0)
+        interval = raw.get("interval", DEFAULT_INTERVAL)
         if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
             raise ScalingConfigError(f"{where}.interval: expected seconds > 0 (got {interval!r})")
         load = raw.get("maxLoadDesired", DEFAULT_MAX_LOAD)

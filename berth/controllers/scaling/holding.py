@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from berth.api.objects import Pod
+from berth.api.objects import Pod, PodPhase
 from berth.framework.scheduler import Scheduler
 
 #: How the reason of a worker taken away by a scaling policy begins (summary.json counts them).
@@ -48,8 +48,10 @@ class Holding:
     """Targets and held-back pods, by elastic job key.
 
     ``submit(pod)`` gives a held pod to the scheduler, ``withdraw(pod)`` takes a waiting one
-    back, ``take_off(pods, reason)`` takes running workers off their nodes; ``lent()`` names
-    the nodes on loan (their workers go first) and ``now()`` is the clock.
+    back, ``take_off(pods, reason)`` takes running workers off their nodes and says how many
+    it did; ``lent()`` names the nodes on loan (their workers go first) and ``now()`` is the
+    clock. ``removable(pod)`` says whether a bound worker may be taken off now (serve: not
+    while its bind is in flight).
     """
 
     def __init__(
@@ -58,9 +60,10 @@ class Holding:
         scheduler: Scheduler,
         submit: Callable[[Pod], None],
         withdraw: Callable[[Pod], None],
-        take_off: Callable[[list[Pod], str], None],
+        take_off: Callable[[list[Pod], str], int],
         now: Callable[[], float],
         lent: Callable[[], Iterable[str]] = tuple,
+        removable: Callable[[Pod], bool] = lambda pod: True,
     ) -> None:
         self.policy = policy
         self.scheduler = scheduler
@@ -69,6 +72,7 @@ class Holding:
         self.take_off = take_off
         self.now = now
         self.lent = lent
+        self.removable = removable
         self.targets: dict[str, int] = {}
         self.held: dict[str, list[Pod]] = {}  # oldest first
         self.record = ScalingRecord(policy)
@@ -77,9 +81,13 @@ class Holding:
         return self.targets.get(key, minimum)
 
     def visible(self, key: str) -> int:
-        """The job's pods the scheduler has, bound or waiting."""
+        """The job's pods the scheduler has, bound or waiting; a pod on its way out (serve:
+        evicted, in its grace period) is load on its node but not counted."""
         job = self.scheduler.jobs.get(key)
-        return 0 if job is None else len(job.bound) + len(job.pending)
+        if job is None:
+            return 0
+        leaving = sum(1 for p in job.bound.values() if p.terminating)
+        return len(job.bound) + len(job.pending) - leaving
 
     # ------------------------------------------------------------------ pods
 
@@ -133,7 +141,7 @@ class Holding:
         job = self.scheduler.jobs.get(key)
         if job is None:
             return False
-        visible = len(job.bound) + len(job.pending)
+        visible = self.visible(key)
         if visible == target:
             return False
         held = self.held.setdefault(key, [])
@@ -149,16 +157,28 @@ class Holding:
             excess -= 1
         if excess <= 0:
             return False
-        self._remove(job.bound.values(), excess, target)
-        return True
+        return self._remove(job.bound.values(), excess, target) > 0
 
-    def _remove(self, bound: Iterable[Pod], count: int, target: int) -> None:
+    def _remove(self, bound: Iterable[Pod], count: int, target: int) -> int:
         lent = set(self.lent())
         now = self.now()
+
+        def started(pod: Pod) -> float:
+            # Not started yet: the latest of all. A running pod whose start berth did not
+            # see (serve) counts from its bind.
+            if pod.start_time is not None:
+                return pod.start_time
+            if pod.phase == PodPhase.RUNNING and pod.bind_time is not None:
+                return pod.bind_time
+            return now
+
+        candidates = [p for p in bound if not p.terminating and self.removable(p)]
         victims = sorted(
-            bound,
-            key=lambda p: (p.bound_node in lent, p.start_time or now, p.name),
-            reverse=True,
+            candidates, key=lambda p: (p.bound_node in lent, started(p), p.name), reverse=True
         )[:count]
-        self.take_off(victims, f"{SCALED_IN}the {self.policy} scaling policy to {target} workers")
-        self.record.workers_removed += len(victims)
+        if not victims:
+            return 0
+        reason = f"{SCALED_IN}the {self.policy} scaling policy to {target} workers"
+        removed = self.take_off(victims, reason)
+        self.record.workers_removed += removed
+        return removed

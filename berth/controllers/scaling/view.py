@@ -53,10 +53,13 @@ def edl_targets(
     rows: np.ndarray,
     max_load: float,
     counts: Callable[[Pod], bool] = lambda pod: True,
+    departing: np.ndarray | None = None,
 ) -> dict[str, int]:
     """EDL's new target for each job, over the nodes ``rows`` (a mask). The load is what
     those nodes' pods request plus what waits: the jobs whose first waiting pod ``counts``,
-    and the pods of the elastic jobs' targets not yet made or given to the scheduler."""
+    and the pods of the elastic jobs' targets not yet made or given to the scheduler; less
+    ``departing`` (cpu, memory, GPU of workers already taken off that have not left yet, as a
+    simulated cut frees its room at once)."""
     state = scheduler.state
     n = state.n
     pick = Columns(state)
@@ -73,7 +76,9 @@ def edl_targets(
         planned.append(edl.Job(job.key, job.min_workers, job.max_workers, target, job.request))
     load = edl.Load(
         total=pick(state.allocatable[:n][rows]).sum(axis=0),
-        requested=pick(state.requested[:n][rows]).sum(axis=0) + waiting,
+        requested=pick(state.requested[:n][rows]).sum(axis=0)
+        + waiting
+        - (0.0 if departing is None else departing),
         idle=pick(np.maximum(state.free[:n][rows], 0)),
     )
     diff = edl.scale(planned, load, max_load)
