@@ -70,7 +70,11 @@ def group_phase(raw: dict[str, Any], default: GroupPhase) -> GroupPhase:
 
 
 def creation_time(raw: dict[str, Any]) -> float | None:
-    stamp = (raw.get("metadata") or {}).get("creationTimestamp")
+    return _seconds((raw.get("metadata") or {}).get("creationTimestamp"))
+
+
+def _seconds(stamp: Any) -> float | None:
+    """An RFC 3339 time as seconds since the epoch (None for anything else)."""
     if not isinstance(stamp, str):
         return None
     try:
@@ -101,7 +105,10 @@ def pod_state(raw: dict[str, Any]) -> tuple[str, PodPhase, int | None]:
 
 def read_pod_status(pod: Pod, raw: dict[str, Any]) -> bool:
     """Copy the API pod's node, phase and whether it is being deleted onto ``pod``; True if
-    anything changed."""
+    anything changed. Its start time (the kubelet's ``status.startTime``) is taken once, for
+    the pods a scaling policy may take away (the latest started go first)."""
+    if pod.start_time is None:
+        pod.start_time = _seconds((raw.get("status") or {}).get("startTime"))
     node, phase, exit_code = pod_state(raw)
     terminating = bool((raw.get("metadata") or {}).get("deletionTimestamp"))
     now = (node, phase, exit_code, terminating)

@@ -137,3 +137,20 @@ def test_a_worker_in_its_grace_period_is_not_cut_twice(cluster: Cluster):
         assert scaling(server).holding.record.workers_removed == 2
         bound = server.scheduler.jobs["default/train"].bound
         wait_for(lambda: not any(p.terminating for p in list(bound.values())))  # gone at last
+
+
+def test_the_latest_started_worker_is_taken_away_first(cluster: Cluster):
+    # The kubelet's startTime orders them: worker-0 started last, so it goes first.
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()) as server:
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        for index, minute in enumerate((40, 10, 20, 30)):
+            stamp = f"2026-11-26T10:{minute}:00Z"
+            status = {"phase": "Running", "startTime": stamp}
+            cluster.patch("Pod", "default", f"train-worker-{index}", {"status": status})
+        wait_for(
+            lambda: all(p.start_time for p in server.scheduler.jobs["default/train"].bound.values())
+        )
+        cluster.add(pod_doc("other", cpu="1"))
+        wait_for(lambda: len(cluster.api.evictions) == 1)
+        assert cluster.api.evictions == ["default/train-worker-0"]
