@@ -27,6 +27,7 @@ from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
+from berth.resources import CPU, GPU, MEMORY
 
 #: The policies ``berth serve`` can run.
 SERVE_POLICIES = ("edl",)
@@ -145,10 +146,7 @@ class ServeScaling:
             self._seen = seen
             return
         self.holding.record.rounds += 1
-        departing = np.zeros(3)
-        for job in jobs:
-            info = self.scheduler.jobs[job.key]
-            departing += sum(p.terminating for p in info.bound.values()) * job.request
+        departing = self._departing(jobs, rows)
         targets = edl_targets(
             self.scheduler,
             self.holding,
@@ -160,6 +158,20 @@ class ServeScaling:
         minimum = {job.key: job.min_workers for job in jobs}
         for key, target in targets.items():
             self.holding.apply(key, target, minimum[key])
-        # Only a round that went through is not run again for the same cluster (a write
-        # that failed in it leaves the next round to try).
-        self._seen = seen
+        # A round is not run again for the same cluster only when it went through and every
+        # cut was made: a write that failed, a bind still in flight or an eviction a budget
+        # refused leaves the next round to try again.
+        if all(self.holding.visible(k) <= t for k, t in self.holding.targets.items()):
+            self._seen = seen
+
+    def _departing(self, jobs: list[ElasticJob], rows: np.ndarray) -> np.ndarray:
+        """(cpu, memory, GPU) of the jobs' workers on the nodes ``rows`` that are being
+        deleted: still on their nodes, but as good as gone for the policy."""
+        state = self.scheduler.state
+        total = np.zeros(3)
+        for job in jobs:
+            for pod in self.scheduler.jobs[job.key].bound.values():
+                row = state.rows.get(pod.bound_node)
+                if pod.terminating and row is not None and rows[row]:
+                    total += [pod.requests.get(name, 0) for name in (CPU, MEMORY, GPU)]
+        return total

@@ -334,9 +334,12 @@ class Server:
             self.books.unplace(pod)
             if self._post_eviction(pod, node, reason):
                 evicted.append(pod)
-        for pod in evicted:
-            self.store.notify("Pod", WatchEvent.MODIFIED, pod)
         self._dirty = True
+        for pod in evicted:
+            try:
+                self.store.notify("Pod", WatchEvent.MODIFIED, pod)  # its controller replaces it
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("replacement not made", extra={"pod": pod.key, "error": str(exc)})
         return len(evicted)
 
     # ------------------------------------------------------------------ scheduler inputs

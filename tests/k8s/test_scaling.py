@@ -154,3 +154,32 @@ def test_the_latest_started_worker_is_taken_away_first(cluster: Cluster):
         cluster.add(pod_doc("other", cpu="1"))
         wait_for(lambda: len(cluster.api.evictions) == 1)
         assert cluster.api.evictions == ["default/train-worker-0"]
+
+
+def test_a_cut_that_could_not_be_made_is_tried_again(cluster: Cluster):
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()) as server, cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        holding = scaling(server).holding
+        holding.removable = lambda pod: False  # as if every bind were still in flight
+        cluster.add(pod_doc("other", cpu="2"))
+        wait_for(lambda: holding.targets == {"default/train": 2})
+        assert not cluster.api.evictions
+        holding.removable = lambda pod: True  # the binds answered; nothing else changed
+        wait_for(lambda: len(cluster.api.evictions) == 2)
+        wait_for(lambda: cluster.bindings().get("default/other") == "n1")
+
+
+def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluster: Cluster):
+    # Two workers on each of two nodes; n2 is drained: cordoned, its pods being deleted.
+    cluster.add(node_doc("n1", cpu="2"), node_doc("n2", cpu="2"), elastic_job())
+    with serving(cluster, options=options()) as server, cluster.kubelet():
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+        drained = [n for n, p in pods(cluster).items() if p["spec"].get("nodeName") == "n2"]
+        cluster.patch("Node", "", "n2", {"spec": {"unschedulable": True}})
+        for name in drained:
+            meta = {"deletionTimestamp": "2026-11-26T10:00:00Z"}
+            cluster.patch("Pod", "default", name, {"metadata": meta})
+        # n1 is full with the job's two other workers: the job is cut to them.
+        wait_for(lambda: scaling(server).holding.targets == {"default/train": 2})
+        assert not cluster.api.evictions

@@ -70,10 +70,13 @@ def edl_targets(
     planned = []
     for job in jobs:
         target = holding.target(job.key, job.min_workers)
-        missing = target - holding.visible(job.key)
-        if missing > 0:
-            waiting += missing * job.request
-        planned.append(edl.Job(job.key, job.min_workers, job.max_workers, target, job.request))
+        visible = holding.visible(job.key)
+        if target > visible:
+            waiting += (target - visible) * job.request
+        # A cut not made yet (serve: a bind in flight, a refused eviction) leaves the job
+        # with more workers than its target, all in the load: EDL starts from what it has.
+        workers = max(target, visible)
+        planned.append(edl.Job(job.key, job.min_workers, job.max_workers, workers, job.request))
     load = edl.Load(
         total=pick(state.allocatable[:n][rows]).sum(axis=0),
         requested=pick(state.requested[:n][rows]).sum(axis=0)
