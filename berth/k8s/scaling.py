@@ -141,6 +141,8 @@ class ServeScaling:
             len(self.scheduler.waiting),
             tuple(sorted(live)),
             state.structure_epoch,
+            # the workers each job has (a worker starting to leave changes nothing above)
+            tuple(self.holding.visible(job.key) for job in jobs),
         )
         if seen == self._seen or not jobs:
             self._seen = seen

@@ -176,8 +176,11 @@ def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluste
     with serving(cluster, options=options()) as server, cluster.kubelet():
         wait_for(lambda: len(workers(cluster, bound=True)) == 4)
         drained = [n for n, p in pods(cluster).items() if p["spec"].get("nodeName") == "n2"]
+        record = scaling(server).holding.record
         cluster.patch("Node", "", "n2", {"spec": {"unschedulable": True}})
-        for name in drained:
+        for name in drained:  # one at a time, a round between (nothing else changes)
+            rounds = record.rounds
+            wait_for(lambda rounds=rounds: record.rounds > rounds)
             meta = {"deletionTimestamp": "2026-11-26T10:00:00Z"}
             cluster.patch("Pod", "default", name, {"metadata": meta})
         # n1 is full with the job's two other workers: the job is cut to them.
