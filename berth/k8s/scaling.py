@@ -27,6 +27,8 @@ from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
+from berth.k8s.conditions import SchedulingConditions
+from berth.k8s.metrics import Metrics
 from berth.resources import CPU, GPU, MEMORY
 
 #: The policies ``berth serve`` can run.
@@ -112,6 +114,23 @@ class ServeScaling:
         return run.job
 
     # ------------------------------------------------------------------ rounds
+
+    def serve(self, conditions: SchedulingConditions, metrics: Metrics) -> None:
+        """The round when due; the held pods' conditions when a round ran or a pod was newly
+        held; the metrics, whatever happened."""
+        record = self.holding.record
+        rounds, removed = record.rounds, record.workers_removed
+        try:
+            if self.clock() >= self.due:
+                self.tick()
+            elif not self.newly_held:
+                return
+            self.newly_held = False
+            conditions.write(self.held())
+        finally:
+            metrics.scaling_rounds.inc(record.rounds - rounds)
+            metrics.scaling_scaled_in.inc(record.workers_removed - removed)
+            metrics.scaling_held.set(self.holding.held_count())
 
     def tick(self) -> None:
         """A round, if the cluster changed since the last; the next is due ``interval``

@@ -303,25 +303,10 @@ class Server:
             heapq.heappop(self._timers)[2]()
 
     def _scale(self) -> None:
-        """The scaling policy's round when due (a recurring timer of its own, so the loop
-        still settles between rounds); the held pods' conditions when a round ran or a pod
-        was newly held."""
-        scaling = self.scaling
-        if scaling is None:
-            return
-        record = scaling.holding.record
-        rounds, removed = record.rounds, record.workers_removed
-        try:
-            if self.clock() >= scaling.due:
-                scaling.tick()
-            elif not scaling.newly_held:
-                return
-            scaling.newly_held = False
-            self.conditions.write(scaling.held())
-        finally:
-            self.metrics.scaling_rounds.inc(record.rounds - rounds)
-            self.metrics.scaling_scaled_in.inc(record.workers_removed - removed)
-            self.metrics.scaling_held.set(scaling.holding.held_count())
+        """The scaling policy's work, on a recurring timer of its own (so the loop still
+        settles between rounds)."""
+        if self.scaling is not None:
+            self.scaling.serve(self.conditions, self.metrics)
 
     def _scale_in(self, pods: list[Pod], reason: str) -> int:
         """Evict running workers a scaling policy cut; how many were evicted (a refused
