@@ -20,16 +20,15 @@ from collections.abc import Callable, Iterator
 
 import numpy as np
 
-from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
+from berth.api.objects import FINAL_JOB_PHASES, Pod
 from berth.controllers.job import JobController
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
+from berth.controllers.scaling.view import ElasticJob, edl_targets, request_vector
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.metrics import Metrics
-from berth.resources import CPU, GPU, MEMORY
 
 #: The policies ``berth serve`` can run.
 SERVE_POLICIES = ("edl",)
@@ -85,13 +84,13 @@ class ServeScaling:
     def holds(self, pod: Pod) -> bool:
         """Whether a pending pod stays out of the scheduler's sight (``Holding.holds``)."""
         job = self._elastic(pod.owner)
-        if job is None or job.elastic is None:
+        if job is None:
             self.holding.forget(pod)  # its job ended: the scheduler may have it
             return False
-        held = self.holding.held_reason(pod) is not None
-        if not self.holding.holds(pod, job.elastic.min_workers):
+        was_held = self.holding.is_held(pod)
+        if not self.holding.holds(pod, job.min_workers):
             return False
-        self.newly_held |= not held
+        self.newly_held |= not was_held
         return True
 
     def forget(self, pod: Pod) -> None:
@@ -100,18 +99,17 @@ class ServeScaling:
 
     def held(self) -> Iterator[tuple[Pod, str]]:
         """Every pod held back, with why (for its PodScheduled condition)."""
-        for pods in self.holding.held.values():
+        for key, pods in self.holding.held.items():
+            reason = self.holding.reason(key)
             for pod in pods:
-                reason = self.holding.held_reason(pod)
-                if reason is not None:
-                    yield pod, reason
+                yield pod, reason
 
-    def _elastic(self, key: str) -> BatchJob | None:
+    def _elastic(self, key: str) -> ElasticJob | None:
         """The elastic job ``key`` while it runs."""
         run = self.controller.runs.get(key)
         if run is None or run.job.elastic is None or run.job.phase in FINAL_JOB_PHASES:
             return None
-        return run.job
+        return ElasticJob.of(run.job)
 
     # ------------------------------------------------------------------ rounds
 
@@ -136,14 +134,11 @@ class ServeScaling:
         """A round, if the cluster changed since the last; the next is due ``interval``
         seconds on."""
         self.due = self.clock() + self.config.interval
-        jobs = []
-        for key in list(self.controller.runs):
-            job = self._elastic(key)
-            if job is not None and job.elastic is not None and key in self.scheduler.jobs:
-                spec = job.elastic
-                jobs.append(
-                    ElasticJob(key, spec.min_workers, spec.max_workers, worker_request(job))
-                )
+        jobs = [
+            job
+            for job in map(self._elastic, list(self.controller.runs))
+            if job is not None and job.key in self.scheduler.jobs
+        ]
         live = {job.key for job in jobs}
         for key in [k for k in self.holding.targets if k not in live]:
             self.holding.drop(key)
@@ -194,5 +189,5 @@ class ServeScaling:
             for pod in self.scheduler.jobs[job.key].bound.values():
                 row = state.rows.get(pod.bound_node)
                 if pod.terminating and row is not None and rows[row]:
-                    total += [pod.requests.get(name, 0) for name in (CPU, MEMORY, GPU)]
+                    total += request_vector(pod.requests)
         return total

@@ -124,10 +124,7 @@ class Scaler:
             return
         self.holding.record.rounds += 1
         if self.config.policy == "edl":
-            jobs = [
-                ElasticJob(key, p.spec.min_workers, p.spec.max_workers, worker_request(p.job))
-                for key, p in live.items()
-            ]
+            jobs = [ElasticJob.of(progress.job) for progress in live.values()]
             targets = edl_targets(
                 self.scheduler,
                 self.holding,

@@ -91,12 +91,14 @@ class Holding:
 
     # ------------------------------------------------------------------ pods
 
+    def is_held(self, pod: Pod) -> bool:
+        return any(p is pod for p in self.held.get(pod.owner, ()))
+
     def holds(self, pod: Pod, minimum: int) -> bool:
         """Whether a pod of a live elastic job is held back: it is already, or its job has as
         many pods bound or waiting in the scheduler as its target."""
         key = pod.owner
-        held = self.held.get(key)
-        if held is not None and any(p is pod for p in held):
+        if self.is_held(pod):
             return True
         if self.visible(key) < self.target(key, minimum):
             return False
@@ -106,17 +108,18 @@ class Holding:
     def forget(self, pod: Pod) -> bool:
         """A pending pod deleted by its controller: True if it was held back here (the
         scheduler never had it)."""
-        held = self.held.get(pod.owner)
-        if held is None or all(p is not pod for p in held):
+        if not self.is_held(pod):
             return False
+        held = self.held[pod.owner]
         held[:] = [p for p in held if p is not pod]
         return True
 
     def held_reason(self, pod: Pod) -> str | None:
-        held = self.held.get(pod.owner)
-        if held is None or all(p is not pod for p in held):
-            return None
-        target = self.targets.get(pod.owner, 0)
+        return self.reason(pod.owner) if self.is_held(pod) else None
+
+    def reason(self, key: str) -> str:
+        """Why the job's held pods wait."""
+        target = self.targets.get(key, 0)
         return f"held back by the {self.policy} scaling policy (target {target} workers)"
 
     def held_count(self) -> int:

@@ -3,7 +3,7 @@ nodes, of waiting pods and of one worker; and the ``edl`` round both backends ru
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,12 +28,16 @@ class Columns:
         return np.stack(picked, axis=-1).astype(np.float64)
 
 
-def worker_request(job: BatchJob) -> np.ndarray:
-    """One worker's (cpu, memory, GPU): the last task's, the one an elastic job scales."""
-    requests = job.tasks[-1].template.requests
+def request_vector(requests: Mapping[str, int]) -> np.ndarray:
+    """A pod's (cpu, memory, GPU) requests."""
     return np.array(
         [requests.get(CPU, 0), requests.get(MEMORY, 0), requests.get(GPU, 0)], dtype=np.float64
     )
+
+
+def worker_request(job: BatchJob) -> np.ndarray:
+    """One worker's (cpu, memory, GPU): the last task's, the one an elastic job scales."""
+    return request_vector(job.tasks[-1].template.requests)
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +48,13 @@ class ElasticJob:
     min_workers: int
     max_workers: int
     request: np.ndarray  # one worker's (cpu, memory, GPU)
+
+    @classmethod
+    def of(cls, job: BatchJob) -> ElasticJob:
+        """An elastic job (``job.elastic`` set) as the policies see it."""
+        spec = job.elastic
+        assert spec is not None
+        return cls(job.key, spec.min_workers, spec.max_workers, worker_request(job))
 
 
 def edl_targets(
