@@ -333,3 +333,29 @@ def elastic_job_doc(
             ],
         },
     }
+
+
+def node_doc(name: str, **allocatable: str) -> dict[str, Any]:
+    """A Node document of 4 cores, 8Gi and 110 pods, with ``allocatable`` added (or
+    replacing those), e.g. ``**{"nvidia.com/gpu": "1"}``."""
+    amounts = {"cpu": "4", "memory": "8Gi", "pods": "110", **allocatable}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "status": {"allocatable": amounts},
+    }
+
+
+def timed_pod_doc(name: str, on: str, seconds: int, requests: dict[str, str]) -> dict[str, Any]:
+    """A Pod document that runs ``seconds`` (``berth.io/duration``), bound to node ``on``
+    already (empty: it waits to be scheduled)."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "annotations": {"berth.io/duration": str(seconds)}},
+        "spec": {
+            "nodeName": on,
+            "containers": [{"name": "c", "resources": {"requests": requests}}],
+        },
+    }

@@ -14,6 +14,7 @@ from berth.api.manifest import cross_check, load_file, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
+from tests.builders import node_doc, timed_pod_doc
 
 EXAMPLE = Path(__file__).parents[2] / "examples" / "elastic" / "paddle-trainingjob.yaml"
 
@@ -177,25 +178,11 @@ def test_the_example_loads() -> None:
 
 
 def node(name: str) -> dict[str, Any]:
-    allocatable = {"cpu": "4", "memory": "8Gi", "nvidia.com/gpu": "1", "pods": "110"}
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name},
-        "status": {"allocatable": allocatable},
-    }
+    return node_doc(name, **{"nvidia.com/gpu": "1"})
 
 
 def gpu_blocker(name: str, on: str, seconds: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": {"berth.io/duration": str(seconds)}},
-        "spec": {
-            "nodeName": on,
-            "containers": [{"name": "c", "resources": {"requests": {"nvidia.com/gpu": "1"}}}],
-        },
-    }
+    return timed_pod_doc(name, on, seconds, {"nvidia.com/gpu": "1"})
 
 
 def test_a_training_job_that_gains_trainers_ends_at_the_hand_computed_time() -> None:

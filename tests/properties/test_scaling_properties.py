@@ -14,6 +14,7 @@ from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
 from berth.sim.scaling import Scaler
+from tests.builders import node_doc
 
 from .generators import check_accounting
 
@@ -21,12 +22,7 @@ FINAL = (PodPhase.SUCCEEDED, PodPhase.EVICTED, PodPhase.DELETED)
 
 
 def gpu_node(index: int, gpus: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": f"n{index}"},
-        "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "nvidia.com/gpu": str(gpus)}},
-    }
+    return node_doc(f"n{index}", cpu="16", memory="64Gi", **{"nvidia.com/gpu": str(gpus)})
 
 
 def container(gpus: int) -> list[dict[str, Any]]:

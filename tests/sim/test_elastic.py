@@ -14,7 +14,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
-from tests.builders import elastic_job_doc
+from tests.builders import elastic_job_doc, node_doc, timed_pod_doc
 
 
 @pytest.mark.parametrize(
@@ -62,24 +62,11 @@ def test_bad_throughput_models(text, message) -> None:
 
 
 def node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name},
-        "status": {"allocatable": {"cpu": "4", "memory": "8Gi", "pods": "110"}},
-    }
+    return node_doc(name)
 
 
 def blocker(name: str, on: str, seconds: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": name, "annotations": {"berth.io/duration": str(seconds)}},
-        "spec": {
-            "nodeName": on,
-            "containers": [{"name": "c", "resources": {"requests": {"cpu": "4"}}}],
-        },
-    }
+    return timed_pod_doc(name, on, seconds, {"cpu": "4"})
 
 
 def elastic_job(annotations: dict[str, str], min_available: int = 2) -> dict[str, Any]:

@@ -13,16 +13,11 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import JobPhase, PodPhase
 from berth.framework.config import parse_config
 from berth.sim.engine import SimConfig, Simulation
-from tests.builders import elastic_job_doc
+from tests.builders import elastic_job_doc, node_doc
 
 
 def gpu_node(name: str) -> dict[str, Any]:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": name},
-        "status": {"allocatable": {"cpu": "8", "memory": "32Gi", "nvidia.com/gpu": "1"}},
-    }
+    return node_doc(name, cpu="8", memory="32Gi", **{"nvidia.com/gpu": "1"})
 
 
 WORKER = {"cpu": "1", "memory": "1Gi", "nvidia.com/gpu": "1"}
