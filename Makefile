@@ -2,7 +2,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench experiment-itp experiment-openb experiment-colocation experiment-aryl clean
+.PHONY: demo test controlplane cluster lint bench experiment-itp experiment-openb experiment-colocation experiment-aryl clean
 
 $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -14,7 +14,18 @@ demo: $(BIN)/berth
 	$(BIN)/berth simulate --out out/demo
 
 test: $(BIN)/berth
+	@if command -v go >/dev/null; then controlplane/build.sh; \
+	else echo "no Go toolchain: the tests on a real control plane will skip"; fi
 	$(BIN)/python -m pytest
+
+# etcd, kube-apiserver, kube-controller-manager and kube-scheduler from their Go modules
+# (controlplane/go.mod pins the release) into build/controlplane/bin; a warm build does nothing
+controlplane:
+	controlplane/build.sh
+
+# a throwaway control plane on loopback with deploy/ applied, until Ctrl-C
+cluster: $(BIN)/berth controlplane
+	$(BIN)/python -m tests.k8s.controlplane
 
 lint: $(BIN)/berth
 	$(BIN)/ruff check berth tests benchmarks
