@@ -1,9 +1,9 @@
-"""Helpers for the Kubernetes backend tests: the emulator with object helpers, a client of it
-through the official ``kubernetes`` package, and a berth server run in a thread."""
+"""Helpers for the Kubernetes backend tests: a real control plane (tests/k8s/controlplane.py)
+with the fault proxy in front of it, object helpers that write as an administrator, a fake
+kubelet, and a berth server run in a thread with its own service account's token."""
 
 from __future__ import annotations
 
-import copy
 import threading
 import time
 import weakref
@@ -12,56 +12,132 @@ from contextlib import contextmanager
 from typing import Any
 
 import yaml
-from kubernetes import client as k8s_client
 
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.config_files import load_config
-from berth.k8s.client import KubeClient
-from berth.k8s.kinds import BY_KIND
+from berth.k8s.client import ApiError, KubeClient
+from berth.k8s.kinds import BY_KIND, Resource, object_key
 from berth.k8s.server import ServeOptions, Server
-from tests.k8s.emulator import PDB, EmulatorThread, merge_patch
+from tests.k8s.controlplane import ControlPlane
+from tests.k8s.kubelet import FakeKubelet
+from tests.k8s.proxy import FaultProxy
 
-RESOURCES = {kind: (r.group, r.version, r.plural) for kind, r in BY_KIND.items()}
-RESOURCES["PodDisruptionBudget"] = PDB
+PDB = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
+NAMESPACE = Resource("Namespace", "", "v1", "namespaces", False)
+RESOURCES: dict[str, Resource] = {**BY_KIND, "PodDisruptionBudget": PDB, "Namespace": NAMESPACE}
+#: Emptied between tests, in this order (pods first, so no controller recreates them).
+CLEANED = (
+    "Pod",
+    "Job",
+    "PodGroup",
+    "Command",
+    "PodDisruptionBudget",
+    "Event",
+    "Lease",
+    "Queue",
+    "PriorityClass",
+    "Node",
+)
+#: Namespaces the control plane starts with (deploy/ makes berth-system); others are removed.
+INITIAL_NAMESPACES = frozenset(
+    {"default", "kube-system", "kube-public", "kube-node-lease", "berth-system"}
+)
 #: The cluster each client was made for, by its URL (settle() asks it what to wait for).
 _CLUSTERS: weakref.WeakValueDictionary[str, Cluster] = weakref.WeakValueDictionary()
 
 
 class Cluster:
-    """The emulator with helpers to put objects in and read decisions out (every change goes
-    through the emulator's own loop, so watchers hear of it as of any API write)."""
+    """The API server as a test sees it. ``api`` is the fault proxy berth talks through: its
+    record (``binds``, ``evictions``, ``log``) and its faults (``inject``, ``drop_watches``,
+    ``delay``, ``down``). Writes made here go straight to the API server as an administrator;
+    berth's own go through the proxy with its service account's token."""
 
-    def __init__(self, emulator: EmulatorThread) -> None:
-        self.emulator = emulator
-        assert emulator.handler is not None
-        self.api = emulator.handler
+    def __init__(self, plane: ControlPlane, proxy: FaultProxy) -> None:
+        self.plane = plane
+        self.api = proxy
+        self.admin = KubeClient(plane.configuration("admin"), backoff=0.05)
+        self.node_agent = FakeKubelet(self.admin)
+        self._namespaces = set(INITIAL_NAMESPACES)
+
+    # ------------------------------------------------------------------ writing
 
     def add(self, *docs: dict[str, Any]) -> None:
         for doc in docs:
-            self.emulator.run(self.api.put, RESOURCES[doc["kind"]], copy.deepcopy(doc))
+            if doc["kind"] == "Node":
+                self.node_agent.register(doc)
+                continue
+            resource = RESOURCES[doc["kind"]]
+            namespace = (doc.get("metadata") or {}).get("namespace") or "default"
+            if resource.namespaced:
+                self._ensure_namespace(namespace)
+            created = self.admin.request(
+                "POST", resource.collection(namespace if resource.namespaced else None), body=doc
+            )
+            status = doc.get("status")
+            if status and resource.status_subresource and resource.kind != "Pod":
+                # Written by a controller in a real cluster; a test sets it as that would.
+                created["status"] = status
+                self.admin.request(
+                    "PUT",
+                    resource.item(namespace, doc["metadata"]["name"], "status"),
+                    body=created,
+                )
 
     def add_yaml(self, text: str) -> None:
         self.add(*(doc for doc in yaml.safe_load_all(text) if doc))
 
     def patch(self, kind: str, namespace: str, name: str, patch: dict[str, Any]) -> None:
-        def go() -> None:
-            resource = RESOURCES[kind]
-            current = self.api.store[resource][(namespace, name)]
-            self.api.put(resource, merge_patch(current, patch), "MODIFIED")
+        """A merge patch; its ``status`` part goes through the status subresource where the
+        kind has one."""
+        resource = RESOURCES[kind]
+        rest = {k: v for k, v in patch.items() if k != "status"}
+        if "status" in patch and resource.status_subresource:
+            self.admin.request(
+                "PATCH",
+                resource.item(namespace, name, "status"),
+                body={"status": patch["status"]},
+                content_type="application/merge-patch+json",
+            )
+        elif "status" in patch:
+            rest["status"] = patch["status"]
+        if rest:
+            self.admin.request(
+                "PATCH",
+                resource.item(namespace, name),
+                body=rest,
+                content_type="application/merge-patch+json",
+            )
 
-        self.emulator.run(go)
+    def delete(self, kind: str, namespace: str, name: str, grace: int = 0) -> None:
+        """Gone at once by default (``grace`` 0); a bound pod deleted with a grace period stays
+        terminating until the fake kubelet, if running, removes it."""
+        self.admin.request(
+            "DELETE", RESOURCES[kind].item(namespace, name), body={"gracePeriodSeconds": grace}
+        )
 
-    def delete(self, kind: str, namespace: str, name: str) -> None:
-        def go() -> None:
-            resource = RESOURCES[kind]
-            self.api.put(resource, self.api.store[resource][(namespace, name)], "DELETED")
+    def _ensure_namespace(self, namespace: str) -> None:
+        if namespace in self._namespaces:
+            return
+        try:
+            self.admin.request(
+                "POST", NAMESPACE.collection(), body={"metadata": {"name": namespace}}
+            )
+        except ApiError as exc:
+            if exc.status != 409:
+                raise
+        self._namespaces.add(namespace)
 
-        self.emulator.run(go)
+    # ------------------------------------------------------------------ reading
+
+    def _list(self, resource: Resource) -> list[dict[str, Any]]:
+        answer = self.admin.request("GET", resource.collection())
+        return answer.get("items") or []
 
     def objects(self, kind: str) -> list[dict[str, Any]]:
-        return self.emulator.run(
-            lambda: [copy.deepcopy(o) for o in self.api.objects(*RESOURCES[kind])]
-        )
+        items = self._list(RESOURCES[kind])
+        if kind == "PriorityClass":
+            items = [i for i in items if not i["metadata"]["name"].startswith("system-")]
+        return items
 
     def bindings(self) -> dict[str, str]:
         """pod key → node, for every pod the API has on a node."""
@@ -71,47 +147,62 @@ class Cluster:
             if p.get("spec", {}).get("nodeName")
         }
 
+    def versions(self, resource: Resource) -> tuple[dict[str, int], int]:
+        """Each object's resourceVersion by key, and the list's own."""
+        answer = self.admin.request("GET", resource.collection())
+        items = {
+            object_key(item): int(item["metadata"]["resourceVersion"])
+            for item in answer.get("items") or []
+        }
+        return items, int(answer["metadata"]["resourceVersion"])
+
+    # ------------------------------------------------------------------ running
+
     @contextmanager
-    def kubelet(self, every: float = 0.01) -> Iterator[None]:
-        """Start the containers of bound pods, as the node agent would: a pod with a node and
-        no phase past Pending becomes Running."""
-        stop = threading.Event()
-
-        def start_bound() -> None:
-            for resource_key, pods in (("Pod", self.api.store[RESOURCES["Pod"]]),):
-                for pod in list(pods.values()):
-                    status = pod.get("status") or {}
-                    if pod.get("spec", {}).get("nodeName") and status.get("phase") in (
-                        None,
-                        "Pending",
-                    ):
-                        running = merge_patch(pod, {"status": {"phase": "Running"}})
-                        self.api.put(RESOURCES[resource_key], running, "MODIFIED")
-
-        def loop() -> None:
-            while not stop.wait(every):
-                self.emulator.run(start_bound)
-
-        thread = threading.Thread(target=loop, daemon=True)
-        thread.start()
-        try:
+    def kubelet(self) -> Iterator[None]:
+        """The fake kubelet plays the registered nodes' pods while the context lasts."""
+        with self.node_agent.run():
             yield
-        finally:
-            stop.set()
-            thread.join(5)
-
-    def latest(self) -> dict[str, int]:
-        """The last resourceVersion written, per resource plural."""
-        return self.emulator.run(
-            lambda: {key[2]: events[-1][0] for key, events in self.api.history.items() if events}
-        )
 
     def client(self, **options: Any) -> KubeClient:
-        configuration = k8s_client.Configuration()
-        configuration.host = self.emulator.url
+        """A client as berth's: its service account's token, through the proxy."""
+        configuration = self.plane.configuration("berth")
+        configuration.host = self.api.url
         _CLUSTERS[configuration.host] = self
         options.setdefault("backoff", 0.01)
         return KubeClient(configuration, **options)
+
+    # ------------------------------------------------------------------ between tests
+
+    def clean(self) -> None:
+        """Empty what tests create, and forget the proxy's record and faults."""
+        self.api.reset()
+        for kind in CLEANED:
+            resource = RESOURCES[kind]
+            items = self._list(resource)
+            if kind == "PriorityClass":
+                for item in items:
+                    name = item["metadata"]["name"]
+                    if not name.startswith("system-"):
+                        self._delete_quietly(resource.item(None, name))
+                continue
+            namespaces = {(i["metadata"].get("namespace") or None) for i in items}
+            namespaces.discard("kube-system")  # the API server's own identity Leases
+            for namespace in namespaces:
+                self._delete_quietly(
+                    resource.collection(namespace), query={"gracePeriodSeconds": "0"}
+                )
+        for namespace in sorted(self._namespaces - INITIAL_NAMESPACES):
+            self._delete_quietly(NAMESPACE.item(None, namespace))
+        self.node_agent.nodes.clear()
+        self._namespaces = set(INITIAL_NAMESPACES)
+
+    def _delete_quietly(self, path: str, query: dict[str, str] | None = None) -> None:
+        try:
+            self.admin.request("DELETE", path, query=query)
+        except ApiError as exc:
+            if exc.status not in (404, 409):
+                raise
 
 
 def config(raw: dict[str, Any] | None = None, period: float = 0.02) -> SchedulerConfig:
@@ -153,23 +244,36 @@ def serving(
         assert not thread.is_alive()
 
 
-def _caught_up(server: Server, seen: dict[str, int]) -> bool:
+def _targets(cluster: Cluster, server: Server) -> dict[str, tuple[dict[str, int], int]]:
+    return {i.resource.kind: cluster.versions(i.resource) for i in server.informers}
+
+
+def _caught_up(server: Server, targets: dict[str, tuple[dict[str, int], int]]) -> bool:
+    """Every informer has delivered each object at least as new as the API had it when
+    settle() was called, and has let go of every object the API no longer had then (one it
+    knows that is newer than that list was made since)."""
     for informer in server.informers:
-        target = seen.get(informer.resource.plural)
-        if target is not None and int(informer.version or 0) < target:
-            return False
+        items, listed = targets[informer.resource.kind]
+        known = dict(informer.known)
+        for key, version in items.items():
+            if int(known.get(key) or 0) < version:
+                return False
+        for key, version in known.items():
+            if key not in items and int(version or 0) <= listed:
+                return False
     return True
 
 
-def settle(server: Server, timeout: float = 15.0, quiet: float = 0.15) -> None:
+def settle(server: Server, timeout: float = 20.0, quiet: float = 0.2) -> None:
     """Wait until the server has seen every change the API had when called, and has had
     nothing to do for ``quiet`` seconds since."""
     cluster = _CLUSTERS.get(server.client.host)
-    seen = cluster.latest() if cluster is not None else {}
+    targets = _targets(cluster, server) if cluster is not None else {}
     deadline = time.monotonic() + timeout
     calm_since: float | None = None
     while time.monotonic() < deadline:
-        if server.synced and server.settled.is_set() and _caught_up(server, seen):
+        ready = server.synced and server.settled.is_set()
+        if ready and (not targets or _caught_up(server, targets)):
             calm_since = calm_since or time.monotonic()
             if time.monotonic() - calm_since >= quiet:
                 return
@@ -179,12 +283,12 @@ def settle(server: Server, timeout: float = 15.0, quiet: float = 0.15) -> None:
     raise AssertionError("the server did not settle")
 
 
-def wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
+def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if condition():
             return
-        time.sleep(0.01)
+        time.sleep(0.02)
     raise AssertionError("condition not met in time")
 
 

@@ -139,7 +139,14 @@ def test_a_waiting_pod_says_why_in_its_pod_scheduled_condition(cluster: Cluster)
 
 
 def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, caplog):
-    bad_quantity = pod_doc("bad", cpu="lots")
+    """The API server takes what its schemas allow (a CRD's int-or-string quantity may be any
+    string); berth refuses what it cannot read, names it, and goes on with the rest."""
+    bad_quantity = {
+        "apiVersion": "scheduling.volcano.sh/v1beta1",
+        "kind": "Queue",
+        "metadata": {"name": "broken"},
+        "spec": {"weight": 1, "capability": {"cpu": "lots"}},
+    }
     unknown_field = {
         "apiVersion": "scheduling.volcano.sh/v1beta1",
         "kind": "Queue",
@@ -150,10 +157,11 @@ def test_objects_berth_cannot_read_are_reported_and_skipped(cluster: Cluster, ca
     with caplog.at_level(logging.WARNING, logger="berth.k8s"), serving(cluster) as server:
         settle(server)
         assert server.store.skipped == {
-            "Pod/default/bad": "cluster: Pod/bad: spec.containers[0].resources.requests.cpu: "
+            "Queue/broken": "cluster: Queue/broken: spec.capability.cpu: "
             '"lots" is not a quantity (expected e.g. 500m, 2, 4Gi)'
         }
         assert "research" in server.scheduler.queues  # a warning does not drop the object
+        assert "broken" not in server.scheduler.queues
         assert server.metrics.skipped_objects._value.get() == 1
     assert cluster.bindings() == {"default/good": "n1"}
     messages = [record.getMessage() for record in caplog.records]
@@ -171,11 +179,22 @@ def test_podgroup_status_is_written_back_through_conflicts(cluster: Cluster):
         pod_doc(f"m{i}", annotations={"scheduling.k8s.io/group-name": "gang"}) for i in range(2)
     ]
     cluster.add(node_doc("n1"), group, *members)
-    cluster.emulator.run(cluster.api.inject, "PUT", r"/podgroups/gang$", 409, "Conflict", 2)
+
+    touches = iter(range(10))
+
+    def someone_else_writes() -> None:  # the object changes under berth's feet: a real 409
+        touched = {"touched": str(next(touches))}
+        cluster.patch("PodGroup", "default", "gang", {"metadata": {"labels": touched}})
+
+    cluster.api.before("PUT", r"/podgroups/gang$", someone_else_writes, times=2)
     with serving(cluster) as server:
         settle(server)
+    path = "/apis/scheduling.volcano.sh/v1beta1/namespaces/default/podgroups/gang"
+    writes = [status for method, at, status in cluster.api.answers if (method, at) == ("PUT", path)]
+    assert writes[:3] == [409, 409, 200]
     (stored,) = cluster.objects("PodGroup")
     assert stored["status"]["phase"] == "Inqueue"
+    assert stored["metadata"]["labels"]["touched"] == "1"  # the other writer's change kept
     assert set(cluster.bindings()) == {"default/m0", "default/m1"}
 
 
@@ -183,7 +202,7 @@ def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
     job = {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
-        "metadata": {"name": "train", "namespace": "default", "uid": "job-uid"},
+        "metadata": {"name": "train", "namespace": "default"},
         "spec": {
             "minAvailable": 2,
             "schedulerName": "berth",
@@ -222,12 +241,12 @@ def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
     pod = pods["train-worker-0"]
     assert pod["spec"]["containers"][0]["image"] == "trainer:1.0"  # the template as written
     assert pod["spec"]["nodeName"] == "n1"
-    assert pod["metadata"]["ownerReferences"][0]["uid"] == "job-uid"
+    (stored,) = cluster.objects("Job")
+    assert pod["metadata"]["ownerReferences"][0]["uid"] == stored["metadata"]["uid"]
     assert pod["metadata"]["labels"]["volcano.sh/job-name"] == "train"
     (group,) = cluster.objects("PodGroup")
     assert group["spec"]["minMember"] == 2
     assert group["metadata"]["ownerReferences"][0]["kind"] == "Job"
-    (stored,) = cluster.objects("Job")
     assert stored["status"]["state"]["phase"] == "Running"
     assert stored["status"]["running"] == 2
 
@@ -250,21 +269,31 @@ def test_annotations_are_written_before_the_bind(cluster: Cluster):
 
 @pytest.mark.parametrize("allowed", [0, 1])
 def test_evictions_respect_pod_disruption_budgets(cluster: Cluster, allowed: int):
+    """The budget's status is the disruption controller's own, from the pods the kubelet
+    reports Ready; the API server refuses an eviction it forbids with 429."""
     pdb = {
         "apiVersion": "policy/v1",
         "kind": "PodDisruptionBudget",
         "metadata": {"name": "batch", "namespace": "default"},
-        "spec": {"selector": {"matchLabels": {"app": "batch"}}},
-        "status": {"disruptionsAllowed": allowed},
+        "spec": {"selector": {"matchLabels": {"app": "batch"}}, "minAvailable": 2 - allowed},
     }
     cluster.add(node_doc("n1", cpu="2"), *CLASSES, pdb)
     cluster.add(
         *(pod_doc(f"b{i}", labels={"app": "batch"}, priority_class="low") for i in range(2))
     )
-    with serving(cluster, config(PREEMPT)) as server:
+
+    def disruptions_allowed() -> int | None:
+        (stored,) = cluster.objects("PodDisruptionBudget")
+        status = stored.get("status") or {}
+        return status.get("disruptionsAllowed") if status.get("currentHealthy") == 2 else None
+
+    with serving(cluster, config(PREEMPT)) as server, cluster.kubelet():
         settle(server)
+        wait_for(lambda: disruptions_allowed() == allowed)
         cluster.add(pod_doc("urgent", priority_class="high"))
         settle(server)
+        if allowed:
+            wait_for(lambda: cluster.bindings().get("default/urgent") == "n1")
         refused = server.metrics.evictions.labels("refused")._value.get()
         evicted = server.metrics.evictions.labels("evicted")._value.get()
     if allowed:
@@ -305,7 +334,9 @@ def test_the_gpu_devices_a_session_chose_are_written_before_the_bind(cluster: Cl
     gpu_node = node_doc("g1")
     gpu_node["status"]["allocatable"]["nvidia.com/gpu"] = "4"
     pod = pod_doc("train")
-    pod["spec"]["containers"][0]["resources"]["requests"]["nvidia.com/gpu"] = "2"
+    resources = pod["spec"]["containers"][0]["resources"]
+    resources["requests"]["nvidia.com/gpu"] = "2"
+    resources["limits"] = {"nvidia.com/gpu": "2"}  # an extended resource is never overcommitted
     cluster.add(gpu_node, pod, pod_doc("cpu-only"))
     with serving(cluster) as server:
         settle(server)
@@ -314,4 +345,4 @@ def test_the_gpu_devices_a_session_chose_are_written_before_the_bind(cluster: Cl
     assert pods["train"]["spec"]["nodeName"] == "g1"
     assert pods["train"]["metadata"]["annotations"]["berth.io/gpu-devices"] == chosen
     assert chosen.count(",") == 1  # two devices
-    assert "berth.io/gpu-devices" not in pods["cpu-only"]["metadata"]["annotations"]
+    assert "berth.io/gpu-devices" not in pods["cpu-only"]["metadata"].get("annotations", {})
