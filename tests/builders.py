@@ -356,6 +356,6 @@ def timed_pod_doc(name: str, on: str, seconds: int, requests: dict[str, str]) ->
         "metadata": {"name": name, "annotations": {"berth.io/duration": str(seconds)}},
         "spec": {
             "nodeName": on,
-            "containers": [{"name": "c", "resources": {"requests": requests}}],
+            "containers": [{"name": "c", "image": "busybox", "resources": {"requests": requests}}],
         },
     }

@@ -11,7 +11,9 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -30,37 +32,56 @@ def _unavailable() -> str:
     return why
 
 
-@pytest.fixture(scope="session")
-def control_plane() -> Iterator[ControlPlane]:
+@contextmanager
+def _running(**options: Any) -> Iterator[tuple[ControlPlane, FaultProxy]]:
     why = _unavailable()
     if why:
         if os.environ.get("CI"):
             pytest.fail(why)
         pytest.skip(why)
     folder = Path(tempfile.mkdtemp(prefix="berth-controlplane-"))
-    plane = ControlPlane(folder)
+    plane = ControlPlane(folder, **options)
     plane.start()
+    proxy = FaultProxy(plane.url, plane.pki)
     try:
-        yield plane
+        yield plane, proxy
     finally:
+        proxy.close()
         plane.stop()
         shutil.rmtree(folder, ignore_errors=True)
 
 
-@pytest.fixture(scope="session")
-def fault_proxy(control_plane: ControlPlane) -> Iterator[FaultProxy]:
-    proxy = FaultProxy(control_plane.url, control_plane.pki)
-    try:
-        yield proxy
-    finally:
-        proxy.close()
-
-
-@pytest.fixture
-def cluster(control_plane: ControlPlane, fault_proxy: FaultProxy) -> Iterator[Cluster]:
-    cluster = Cluster(control_plane, fault_proxy)
+@contextmanager
+def _clean(plane: ControlPlane, proxy: FaultProxy) -> Iterator[Cluster]:
+    cluster = Cluster(plane, proxy)
     cluster.clean()
     try:
         yield cluster
     finally:
         cluster.clean()
+
+
+@pytest.fixture(scope="session")
+def control_plane() -> Iterator[tuple[ControlPlane, FaultProxy]]:
+    with _running() as running:
+        yield running
+
+
+@pytest.fixture
+def cluster(control_plane: tuple[ControlPlane, FaultProxy]) -> Iterator[Cluster]:
+    with _clean(*control_plane) as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def uncached_plane() -> Iterator[tuple[ControlPlane, FaultProxy]]:
+    """A second control plane whose API server serves watches from etcd itself (no watch
+    cache) and never compacts on its own, so a test's compaction decides what is too old."""
+    with _running(apiserver_args=["--watch-cache=false", "--etcd-compaction-interval=0"]) as r:
+        yield r
+
+
+@pytest.fixture
+def uncached(uncached_plane: tuple[ControlPlane, FaultProxy]) -> Iterator[Cluster]:
+    with _clean(*uncached_plane) as cluster:
+        yield cluster

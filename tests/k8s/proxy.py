@@ -45,6 +45,9 @@ class FaultProxy:
         self.evictions: list[str] = []
         #: (method, path regex, status, reason, times left, action run first); see inject().
         self.injected: list[list[Any]] = []
+        #: Watch events about objects whose ``namespace/name`` matches one of these are dropped
+        #: (an event the client never hears of).
+        self.hidden: list[re.Pattern] = []
         #: Seconds added before every answer (a slow server).
         self.delay = 0.0
         #: While set, new connections are refused as by a server that is down.
@@ -93,6 +96,11 @@ class FaultProxy:
         server answers a real 409 Conflict."""
         self.run(self.injected.append, [method, re.compile(pattern), 0, "", times, action])
 
+    def hide(self, pattern: str) -> None:
+        """Drop, from every watch stream from now on, the events of objects whose
+        ``namespace/name`` matches ``pattern``."""
+        self.run(self.hidden.append, re.compile(pattern))
+
     def drop_watches(self) -> None:
         """Cut every open watch stream, as a broken connection would."""
 
@@ -114,6 +122,7 @@ class FaultProxy:
             self.binds.clear()
             self.evictions.clear()
             self.injected.clear()
+            self.hidden.clear()
             self.delay = 0.0
             self.down = False
 
@@ -208,13 +217,30 @@ class FaultProxy:
             await response.prepare(request)
             self._watches.add(response)
             try:
+                buffer = b""
                 async for chunk in upstream.content.iter_any():
-                    await response.write(chunk)
+                    if not self.hidden:
+                        await response.write(chunk)
+                        continue
+                    buffer += chunk
+                    *lines, buffer = buffer.split(b"\n")
+                    kept = [line for line in lines if not self._is_hidden(line)]
+                    if kept:
+                        await response.write(b"\n".join(kept) + b"\n")
             except (aiohttp.ClientError, ConnectionResetError, OSError):
                 pass
             finally:
                 self._watches.discard(response)
             return response
+
+
+    def _is_hidden(self, line: bytes) -> bool:
+        try:
+            meta = json.loads(line)["object"]["metadata"]
+        except (ValueError, KeyError, TypeError):
+            return False
+        key = f"{meta.get('namespace', '')}/{meta.get('name', '')}"
+        return any(pattern.search(key) for pattern in self.hidden)
 
 
 def _status_answer(code: int, reason: str, is_watch: bool) -> aiohttp.web.Response:

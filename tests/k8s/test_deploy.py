@@ -117,7 +117,13 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
                     "replicas": 1,
                     "template": {
                         "spec": {
-                            "containers": [{"name": "c", "resources": {"requests": {"cpu": "1"}}}]
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "image": "busybox",
+                                    "resources": {"requests": {"cpu": "1"}},
+                                }
+                            ]
                         }
                     },
                 }
