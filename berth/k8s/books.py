@@ -41,6 +41,11 @@ class PodBooks:
         self.arrival: float | None = None
         self._orphans: dict[str, list[Pod]] = {}  # pods on nodes not seen yet, by node
         self.holder: Holder | None = None
+        #: Pods a session evicted whose room it has handed on already: while their kubelet
+        #: stops them (the API shows them terminating, still on their node) they are not
+        #: accounted again, or their queue would look fuller than it is and the room they
+        #: leave would be counted twice, once for them and once for the pod that took it.
+        self.released: set[str] = set()
 
     def observe(self, event: WatchEvent, pod: Pod) -> None:
         """A pod event from the cache."""
@@ -48,7 +53,10 @@ class PodBooks:
         if event == WatchEvent.DELETED and pod.phase not in FINAL_POD_PHASES:
             pod.phase = PodPhase.DELETED
         if pod.phase in FINAL_POD_PHASES:
+            self.released.discard(key)
             self.forget(pod)
+            return
+        if key in self.released:
             return
         placed = self.placed.get(key)
         if pod.bound_node:

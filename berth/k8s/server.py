@@ -444,6 +444,7 @@ class Server:
             pod = eviction.pod
             self.books.placed.pop(pod.key, None)  # the session has released it already
             if self._post_eviction(pod, eviction.node, eviction.reason):
+                self.books.released.add(pod.key)
                 evicted.append(pod)
             else:
                 refused_on.add(eviction.node)

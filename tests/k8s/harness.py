@@ -140,11 +140,12 @@ class Cluster:
         return items
 
     def bindings(self) -> dict[str, str]:
-        """pod key → node, for every pod the API has on a node."""
+        """pod key → node, for every pod the API has on a node and not leaving it (an
+        evicted pod stays, terminating, until its kubelet has stopped it)."""
         return {
             f"{p['metadata']['namespace']}/{p['metadata']['name']}": p["spec"]["nodeName"]
             for p in self.objects("Pod")
-            if p.get("spec", {}).get("nodeName")
+            if p.get("spec", {}).get("nodeName") and not p["metadata"].get("deletionTimestamp")
         }
 
     def versions(self, resource: Resource) -> tuple[dict[str, int], int]:
