@@ -327,7 +327,15 @@ def elastic_job_doc(
                     "name": "worker",
                     "replicas": replicas,
                     "template": {
-                        "spec": {"containers": [{"name": "w", "resources": {"requests": requests}}]}
+                        "spec": {
+                            "containers": [
+                                {
+                                    "name": "w",
+                                    "image": "trainer:1.0",
+                                    "resources": {"requests": requests},
+                                }
+                            ]
+                        }
                     },
                 }
             ],

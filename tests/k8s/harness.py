@@ -9,6 +9,7 @@ import time
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -74,14 +75,10 @@ class Cluster:
                 "POST", resource.collection(namespace if resource.namespaced else None), body=doc
             )
             status = doc.get("status")
-            if status and resource.status_subresource and resource.kind != "Pod":
-                # Written by a controller in a real cluster; a test sets it as that would.
-                created["status"] = status
-                self.admin.request(
-                    "PUT",
-                    resource.item(namespace, doc["metadata"]["name"], "status"),
-                    body=created,
-                )
+            if status and resource.status_subresource:
+                # Written by a kubelet or a controller in a real cluster; a test sets it as
+                # that would, through the status subresource.
+                self.patch(doc["kind"], namespace, doc["metadata"]["name"], {"status": status})
 
     def add_yaml(self, text: str) -> None:
         self.add(*(doc for doc in yaml.safe_load_all(text) if doc))
@@ -165,6 +162,30 @@ class Cluster:
         with self.node_agent.run():
             yield
 
+    def kubeconfig(self, path: Path) -> Path:
+        """A kubeconfig for berth's service account, through the proxy."""
+        path.write_text(
+            yaml.safe_dump(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Config",
+                    "clusters": [
+                        {
+                            "name": "test",
+                            "cluster": {
+                                "server": self.api.url,
+                                "certificate-authority": str(self.plane.pki / "ca.crt"),
+                            },
+                        }
+                    ],
+                    "users": [{"name": "berth", "user": {"token": self.plane.berth_token}}],
+                    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "berth"}}],
+                    "current-context": "test",
+                }
+            )
+        )
+        return path
+
     def client(self, **options: Any) -> KubeClient:
         """A client as berth's: its service account's token, through the proxy."""
         configuration = self.plane.configuration("berth")
@@ -195,7 +216,7 @@ class Cluster:
                 )
         for namespace in sorted(self._namespaces - INITIAL_NAMESPACES):
             self._delete_quietly(NAMESPACE.item(None, namespace))
-        self.node_agent.nodes.clear()
+        self.node_agent = FakeKubelet(self.admin)
         self._namespaces = set(INITIAL_NAMESPACES)
 
     def _delete_quietly(self, path: str, query: dict[str, str] | None = None) -> None:

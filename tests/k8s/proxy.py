@@ -143,7 +143,9 @@ class FaultProxy:
         )
         app = aiohttp.web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/{tail:.*}", self._handle)
-        self._runner = aiohttp.web.AppRunner(app, handle_signals=False, access_log=None)
+        self._runner = aiohttp.web.AppRunner(
+            app, handle_signals=False, access_log=None, shutdown_timeout=1.0
+        )
         await self._runner.setup()
         site = aiohttp.web.TCPSite(
             self._runner, "127.0.0.1", self.port, ssl_context=self._server_tls
@@ -232,7 +234,6 @@ class FaultProxy:
             finally:
                 self._watches.discard(response)
             return response
-
 
     def _is_hidden(self, line: bytes) -> bool:
         try:

@@ -1,4 +1,5 @@
-"""``berth serve`` and ``berth snapshot`` through the command line, against the emulator."""
+"""``berth serve`` and ``berth snapshot`` through the command line, against the real API server
+(with berth's own service account)."""
 
 from __future__ import annotations
 
@@ -17,19 +18,7 @@ from tests.k8s.harness import Cluster, node_doc, pod_doc, wait_for
 
 
 def kubeconfig(cluster: Cluster, path: Path) -> Path:
-    path.write_text(
-        yaml.safe_dump(
-            {
-                "apiVersion": "v1",
-                "kind": "Config",
-                "clusters": [{"name": "emulator", "cluster": {"server": cluster.emulator.url}}],
-                "users": [{"name": "test", "user": {"token": "test-token"}}],
-                "contexts": [{"name": "test", "context": {"cluster": "emulator", "user": "test"}}],
-                "current-context": "test",
-            }
-        )
-    )
-    return path
+    return cluster.kubeconfig(path)
 
 
 def test_serve_runs_until_terminated(cluster: Cluster, tmp_path: Path):
@@ -96,7 +85,7 @@ def test_snapshot_writes_what_simulate_runs_as_it_is(cluster: Cluster, tmp_path:
         "status": {"state": "Open", "running": 1},
     }
     running = pod_doc("running", node="n2")
-    running["status"] = {"phase": "Running", "podIP": "10.0.0.1"}
+    running["status"] = {"phase": "Running", "podIP": "10.1.0.1"}
     done = pod_doc("done", node="n1")
     done["status"] = {"phase": "Succeeded"}
     node = node_doc("n1")
@@ -116,8 +105,16 @@ def test_snapshot_writes_what_simulate_runs_as_it_is(cluster: Cluster, tmp_path:
         == 0
     )
     workload = list(yaml.safe_load_all((out / "workload.yaml").read_text()))
-    assert [d["metadata"]["name"] for d in workload] == ["research", "running", "waiting"]
-    assert "managedFields" not in workload[0]["metadata"]
+    names = [d["metadata"]["name"] for d in workload]
+    # the API server's own PriorityClasses come too: pods of the cluster may name them
+    assert names == [
+        "system-cluster-critical",
+        "system-node-critical",
+        "research",
+        "running",
+        "waiting",
+    ]
+    assert all("managedFields" not in d["metadata"] for d in workload)
     assert main(["validate", str(out / "cluster.yaml"), str(out / "workload.yaml")]) == 0
     args = ["simulate", "--cluster", str(out / "cluster.yaml")]
     args += ["--workload", str(out / "workload.yaml"), "--out", str(tmp_path / "sim"), "--quiet"]

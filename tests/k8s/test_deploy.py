@@ -1,7 +1,8 @@
-"""The manifests under deploy/: they parse, their CRDs match the resources berth uses, the
-Deployment's arguments are ones ``berth serve`` accepts, and the RBAC rules allow every
-request a busy ``berth serve`` makes (and the ClusterRole grants nothing beyond the verbs a
-named part of berth uses)."""
+"""The manifests under deploy/: they parse, their CRDs match the resources berth uses (and the
+real API server establishes them), the Deployment's arguments are ones ``berth serve`` accepts,
+and the RBAC rules allow every request a busy ``berth serve`` makes, checked twice: against
+the rules as written, and by the API server itself while berth runs with its service account's
+token (and the ClusterRole grants nothing beyond the verbs a named part of berth uses)."""
 
 from __future__ import annotations
 
@@ -159,5 +160,8 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
     used = {_verb(method, path) for method, path in cluster.api.log}
     missing = used - _granted()
     assert not missing, missing
+    # berth ran with its service account's token: the API server applied deploy/rbac.yaml
+    forbidden = [(method, path) for method, path, status in cluster.api.answers if status == 403]
+    assert not forbidden, forbidden
     assert ("", "pods/binding", "create") in used and ("", "pods/eviction", "create") in used
     assert ("coordination.k8s.io", "leases", "update") in used

@@ -1,4 +1,4 @@
-"""``berth serve --scaling edl`` against the API emulator: an elastic Volcano Job grows to fill
+"""``berth serve --scaling edl`` against the real API server: an elastic Volcano Job grows to fill
 the cluster, gives workers back when another pod waits, and grows again when it leaves; the
 workers it does not run wait in the API with a condition that says why."""
 
@@ -36,7 +36,9 @@ def workers(cluster: Cluster, bound: bool) -> list[str]:
     return sorted(
         name
         for name, pod in pods(cluster).items()
-        if name.startswith("train-") and bool(pod["spec"].get("nodeName")) == bound
+        if name.startswith("train-")
+        and not pod["metadata"].get("deletionTimestamp")  # evicted, its kubelet stopping it
+        and bool(pod["spec"].get("nodeName")) == bound
     )
 
 
@@ -120,7 +122,7 @@ def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):
 
 def test_a_worker_in_its_grace_period_is_not_cut_twice(cluster: Cluster):
     # Evicted pods stay, still running, for 0.4 s: eight rounds of 0.05 s see them.
-    cluster.api.eviction_grace = 0.4
+    cluster.node_agent.max_grace = 0.4
     cluster.add(node_doc("n1", cpu="4"), elastic_job())
     with serving(cluster, options=options()) as server, cluster.kubelet():
         wait_for(lambda: len(workers(cluster, bound=True)) == 4)
@@ -171,7 +173,9 @@ def test_a_cut_that_could_not_be_made_is_tried_again(cluster: Cluster):
 
 
 def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluster: Cluster):
-    # Two workers on each of two nodes; n2 is drained: cordoned, its pods being deleted.
+    # Two workers on each of two nodes; n2 is drained: cordoned, its pods being deleted
+    # (with a grace period their kubelet takes all of, here).
+    cluster.node_agent.max_grace = 30
     cluster.add(node_doc("n1", cpu="2"), node_doc("n2", cpu="2"), elastic_job())
     with serving(cluster, options=options()) as server, cluster.kubelet():
         wait_for(lambda: len(workers(cluster, bound=True)) == 4)
@@ -181,8 +185,7 @@ def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluste
         for name in drained:  # one at a time, a round between (nothing else changes)
             rounds = record.rounds
             wait_for(lambda rounds=rounds: record.rounds > rounds)
-            meta = {"deletionTimestamp": "2026-11-26T10:00:00Z"}
-            cluster.patch("Pod", "default", name, {"metadata": meta})
+            cluster.delete("Pod", "default", name, grace=30)
         # n1 is full with the job's two other workers: the job is cut to them.
         wait_for(lambda: scaling(server).holding.targets == {"default/train": 2})
         assert not cluster.api.evictions
