@@ -1,12 +1,15 @@
-"""End-to-end throughput of ``berth serve`` through the API, against the test suite's API
-emulator (tests/k8s/emulator.py, direct mode) running in a process of its own.
+"""``berth serve`` against the real kube-scheduler, on one real API server (scheduler_perf's
+SchedulingBasic shape): etcd, kube-apiserver and kube-controller-manager built by ``make
+controlplane`` and started on loopback, N nodes, then P pending pods for one scheduler at a
+time, each scheduler a process of its own.
 
-The emulator starts with N nodes. Once berth has synced, P pending pods are created (all at
-once, or ``--rate`` per second); they reach berth through its pod watch, and the run ends when
-the emulator has accepted a Binding for every one. Throughput is P over the time from the first
-pod event berth received to the last Binding accepted; the latency distribution is berth's own
-``berth_e2e_scheduling_duration_seconds`` histogram (watch event in → Binding accepted), given
-as the bucket bounds its percentiles fall under.
+One observer, in the process that creates the pods, times both the same way: a pod's
+latency runs from the moment its create request was sent to the moment the observer's watch
+sees it bound; throughput is P over the time from the first create to the last bind seen. The
+pods come all at once (as fast as the creator can post them, 64 requests in flight) or at
+``--rate`` per second. Client rate limits are raised the same way for both: kube-scheduler's
+``clientConnection`` gets qps and burst of 5000 (scheduler_perf's setting); berth has no
+client-side limit and keeps 16 binds in flight.
 
     python benchmarks/k8s_serve.py --nodes 5000 --pods 10000
     python benchmarks/k8s_serve.py --nodes 5000 --pods 10000 --rate 1000
@@ -15,172 +18,235 @@ as the bucket bounds its percentiles fall under.
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
-import multiprocessing as mp
+import os
 import platform
+import shutil
+import ssl
+import statistics
+import subprocess
 import sys
-import threading
+import tempfile
 import time
 from pathlib import Path
 
+import aiohttp
+import yaml
+
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))  # the emulator lives with the tests
+sys.path.insert(0, str(ROOT))  # the control plane launcher lives with the tests
 
-POD = ("", "v1", "pods")
-NODE = ("", "v1", "nodes")
+from tests.k8s.controlplane import BIN, ControlPlane, missing_binaries  # noqa: E402
+
+IN_FLIGHT = 64
+QPS = 5000
 
 
-def _emulator(conn, nodes: int) -> None:
-    """Child process: serve the emulator; create pods on request; report bind counts."""
-    from tests.k8s.emulator import EmulatorThread
+def node(i: int) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {
+            "name": f"node-{i:05d}",
+            "labels": {
+                "kubernetes.io/hostname": f"node-{i:05d}",
+                "topology.kubernetes.io/zone": f"zone-{i % 4}",
+            },
+        },
+        "status": {
+            "capacity": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+            "allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"},
+            "conditions": [{"type": "Ready", "status": "True"}],
+        },
+    }
 
-    emulator = EmulatorThread(history_size=200_000, direct=True)
-    api = emulator.handler
 
-    def add_nodes() -> None:
-        for i in range(nodes):
-            api.put(
-                NODE,
+def pod(i: int, scheduler: str) -> dict:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": f"pod-{i:05d}", "namespace": "default"},
+        "spec": {
+            "schedulerName": scheduler,
+            "containers": [
                 {
-                    "apiVersion": "v1",
-                    "kind": "Node",
-                    "metadata": {
-                        "name": f"node-{i:05d}",
-                        "labels": {"topology.kubernetes.io/zone": f"zone-{i % 4}"},
-                    },
-                    "status": {"allocatable": {"cpu": "32", "memory": "128Gi", "pods": "110"}},
-                },
-            )
+                    "name": "c",
+                    "image": "busybox",
+                    "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
+                }
+            ],
+        },
+    }
 
-    def add_pods(first: int, count: int) -> None:
-        for i in range(first, first + count):
-            api.put(
-                POD,
-                {
-                    "apiVersion": "v1",
-                    "kind": "Pod",
-                    "metadata": {"name": f"pod-{i:05d}", "namespace": "default"},
-                    "spec": {
-                        "schedulerName": "berth",
-                        "containers": [
-                            {
-                                "name": "c",
-                                "image": "busybox",
-                                "resources": {"requests": {"cpu": "500m", "memory": "1Gi"}},
-                            }
-                        ],
-                    },
-                },
-            )
 
-    emulator.run(add_nodes)
-    conn.send(emulator.url)
-    while True:
-        command, arg = conn.recv()
-        if command == "pods":
-            count, rate = arg
-            if not rate:
-                emulator.run(add_pods, 0, count)
-            else:  # in steps of 20 ms
-                step = max(1, round(rate / 50))
-                start = time.perf_counter()
-                for first in range(0, count, step):
-                    emulator.run(add_pods, first, min(step, count - first))
-                    pause = start + (first + step) / rate - time.perf_counter()
+class Api:
+    """aiohttp against the API server as admin (the pods' creator and the observer)."""
+
+    def __init__(self, plane: ControlPlane) -> None:
+        self.url = plane.url
+        context = ssl.create_default_context(cafile=str(plane.pki / "ca.crt"))
+        context.load_cert_chain(str(plane.pki / "admin.crt"), str(plane.pki / "admin.key"))
+        self.context = context
+
+    def session(self) -> aiohttp.ClientSession:
+        connector = aiohttp.TCPConnector(ssl=self.context, limit=IN_FLIGHT + 4)
+        return aiohttp.ClientSession(connector=connector)
+
+    async def post_all(self, path: str, docs: list[dict], rate: float, sent: dict | None) -> None:
+        async with self.session() as session:
+            slots = asyncio.Semaphore(IN_FLIGHT)
+            start = time.perf_counter()
+
+            async def one(index: int, doc: dict) -> None:
+                if rate:
+                    pause = start + index / rate - time.perf_counter()
                     if pause > 0:
-                        time.sleep(pause)
-            conn.send(time.time())
-        elif command == "bound":
-            conn.send(emulator.run(lambda: sum(1 for v in api.binds.values() if v)))
-        elif command == "stop":
-            emulator.close()
-            conn.send(None)
-            return
+                        await asyncio.sleep(pause)
+                async with slots:
+                    if sent is not None:
+                        sent[doc["metadata"]["name"]] = time.perf_counter()
+                    async with session.post(self.url + path, json=doc) as answer:
+                        if answer.status >= 300:
+                            raise RuntimeError(f"{path}: {answer.status} {await answer.text()}")
+
+            await asyncio.gather(*(one(i, d) for i, d in enumerate(docs)))
+
+    async def observe(self, expected: int, bound: dict, version: str, deadline: float) -> None:
+        """Watch the pods until ``expected`` are bound (or the deadline passes)."""
+        async with self.session() as session:
+            while len(bound) < expected and time.perf_counter() < deadline:
+                query = {"watch": "true", "resourceVersion": version, "timeoutSeconds": "30"}
+                async with session.get(
+                    self.url + "/api/v1/namespaces/default/pods", params=query, timeout=None
+                ) as answer:
+                    async for line in answer.content:
+                        event = json.loads(line)
+                        obj = event["object"]
+                        version = obj["metadata"].get("resourceVersion", version)
+                        name = obj["metadata"].get("name")
+                        if obj.get("spec", {}).get("nodeName") and name not in bound:
+                            bound[name] = time.perf_counter()
+                            if len(bound) >= expected:
+                                return
+
+    async def version(self) -> str:
+        async with self.session() as session:
+            async with session.get(self.url + "/api/v1/namespaces/default/pods") as answer:
+                return (await answer.json())["metadata"]["resourceVersion"]
+
+
+def start_scheduler(which: str, plane: ControlPlane, folder: Path) -> subprocess.Popen:
+    log = (folder / f"{which}.log").open("wb")
+    if which == "berth":
+        config = folder / "berth.kubeconfig"
+        args = [sys.executable, "-m", "berth.cli", "serve", "--kubeconfig", str(config)]
+        args += ["--metrics-port", "0", "--log-level", "warning"]
+    else:
+        settings = {
+            "apiVersion": "kubescheduler.config.k8s.io/v1",
+            "kind": "KubeSchedulerConfiguration",
+            "clientConnection": {
+                "kubeconfig": str(folder / "scheduler.kubeconfig"),
+                "qps": QPS,
+                "burst": QPS,
+            },
+            "leaderElection": {"leaderElect": False},
+        }
+        path = folder / "kube-scheduler.yaml"
+        path.write_text(yaml.safe_dump(settings))
+        args = [str(BIN / "kube-scheduler"), f"--config={path}", "--secure-port=0", "--v=1"]
+    return subprocess.Popen(args, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT)
+
+
+def run_one(which: str, plane: ControlPlane, api: Api, pods: int, rate: float) -> dict:
+    name = "berth" if which == "berth" else "default-scheduler"
+    process = start_scheduler(which, plane, plane.folder)
+    try:
+        # Warm-up: one pod bound means the scheduler has synced its caches.
+        warm = pod(99999, name)
+        asyncio.run(api.post_all("/api/v1/namespaces/default/pods", [warm], 0, None))
+        version = asyncio.run(api.version())
+        bound: dict[str, float] = {}
+        asyncio.run(api.observe(1, bound, "0", time.perf_counter() + 120))
+        if not bound:
+            raise RuntimeError(f"{which}: the warm-up pod was not bound")
+        version = asyncio.run(api.version())
+        sent: dict[str, float] = {}
+        bound = {}
+        docs = [pod(i, name) for i in range(pods)]
+
+        async def load() -> None:
+            watcher = asyncio.create_task(
+                api.observe(pods, bound, version, time.perf_counter() + 600)
+            )
+            await api.post_all("/api/v1/namespaces/default/pods", docs, rate, sent)
+            await watcher
+
+        asyncio.run(load())
+    finally:
+        process.terminate()
+        process.wait(30)
+    plane.request("DELETE", "/api/v1/namespaces/default/pods?gracePeriodSeconds=0")
+    latencies = sorted(bound[k] - sent[k] for k in bound if k in sent)
+    first, last = min(sent.values()), max(bound.values())
+    quantiles = statistics.quantiles(latencies, n=100)
+    return {
+        "scheduler": which,
+        "bound": len(latencies),
+        "seconds": last - first,
+        "pods_per_second": len(latencies) / (last - first),
+        "latency_p50": quantiles[49],
+        "latency_p90": quantiles[89],
+        "latency_p99": quantiles[98],
+    }
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--nodes", type=int, default=5000)
-    parser.add_argument("--pods", type=int, default=10_000)
-    parser.add_argument("--bind-concurrency", type=int, default=16)
-    parser.add_argument("--period", type=float, default=0.05, help="seconds between cycles")
+    parser.add_argument("--nodes", type=int, default=5000, help="nodes (default 5000)")
+    parser.add_argument("--pods", type=int, default=10_000, help="pods per scheduler (10000)")
     parser.add_argument(
-        "--rate", type=float, default=0.0, help="pods created per second (0: all at once)"
+        "--rate", type=float, default=0.0, help="pods created per second (default 0: at once)"
+    )
+    parser.add_argument(
+        "--only", choices=("berth", "kube-scheduler"), help="run one scheduler only"
     )
     args = parser.parse_args()
-
-    from kubernetes import client as k8s_client
-
-    from berth.framework.config_files import load_config
-    from berth.k8s.client import KubeClient
-    from berth.k8s.server import ServeOptions, Server
-
-    parent, child = mp.Pipe()
-    process = mp.get_context("fork").Process(target=_emulator, args=(child, args.nodes))
-    process.start()
-    url = parent.recv()
-    configuration = k8s_client.Configuration()
-    configuration.host = url
-    config = load_config(None)
-    config.period = args.period
-    options = ServeOptions(bind_concurrency=args.bind_concurrency, watch_timeout=300, resync=3600)
-    server = Server(KubeClient(configuration, pool_size=32), config, options)
-    thread = threading.Thread(target=server.run, daemon=True)
-    started = time.perf_counter()
-    thread.start()
-    while not server.synced:
-        time.sleep(0.01)
-    sync_seconds = time.perf_counter() - started
-    parent.send(("pods", (args.pods, args.rate)))
-    parent.recv()
-    while True:
-        bound = server.metrics.binds.labels("bound")._value.get()
-        if bound >= args.pods:
-            break
-        time.sleep(0.02)
-    done = time.perf_counter()
-    histogram = server.metrics.e2e_latency
-    server.stop()
-    thread.join(30)
-    parent.send(("bound", None))
-    accepted = parent.recv()
-    parent.send(("stop", None))
-    parent.recv()
-    process.join(10)
-
-    buckets: list[tuple[float, float]] = []
-    count = total = 0.0
-    for metric in histogram.collect():
-        for sample in metric.samples:
-            if sample.name.endswith("_bucket"):
-                buckets.append((float(sample.labels["le"]), sample.value))
-            elif sample.name.endswith("_count"):
-                count = sample.value
-            elif sample.name.endswith("_sum"):
-                total = sample.value
-
-    window = server.last_bound_at - server.books.first_pending_at
-
-    def under(q: float) -> float:
-        return next(bound for bound, seen in buckets if seen >= q * count)
-
-    report = {
-        "nodes": args.nodes,
-        "pods": args.pods,
-        "arrival": f"{args.rate:g} pods/s" if args.rate else "all at once",
-        "bound_accepted_by_api": accepted,
-        "sync_seconds": round(sync_seconds, 2),
-        "seconds": round(window, 2),
-        "pods_per_second": round(args.pods / window, 1),
-        "latency_mean_seconds": round(total / count, 3) if count else None,
-        "latency_p50_under": under(0.5),
-        "latency_p90_under": under(0.9),
-        "latency_p99_under": under(0.99),
-        "wall_to_all_bound": round(done - started, 2),
-        "machine": f"{platform.machine()}, {mp.cpu_count()} cpus, "
-        f"Python {platform.python_version()}",
-    }
-    print(json.dumps(report))
+    absent = missing_binaries()
+    if absent:
+        print(f"error: not built: {', '.join(absent)} (run `make controlplane`)", file=sys.stderr)
+        return 1
+    folder = Path(tempfile.mkdtemp(prefix="berth-bench-"))
+    plane = ControlPlane(folder, scheduler=False)
+    plane.start()
+    try:
+        api = Api(plane)
+        started = time.perf_counter()
+        asyncio.run(api.post_all("/api/v1/nodes", [node(i) for i in range(args.nodes)], 0, None))
+        print(f"{args.nodes} nodes in {time.perf_counter() - started:.1f} s", file=sys.stderr)
+        results = []
+        for which in ("berth", "kube-scheduler"):
+            if args.only and which != args.only:
+                continue
+            results.append(run_one(which, plane, api, args.pods, args.rate))
+            print(json.dumps(results[-1]), file=sys.stderr)
+    finally:
+        plane.stop()
+        shutil.rmtree(folder, ignore_errors=True)
+    load = os.getloadavg()[0]
+    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores")
+    print(f"nodes {args.nodes}, pods {args.pods}, rate {args.rate or 'all at once'}")
+    for r in results:
+        print(
+            f"{r['scheduler']:>15}: {r['pods_per_second']:7.0f} pods/s  "
+            f"p50 {r['latency_p50']:.2f} s  p90 {r['latency_p90']:.2f} s  "
+            f"p99 {r['latency_p99']:.2f} s  ({r['bound']} bound in {r['seconds']:.1f} s)"
+        )
+    if len(results) == 2:
+        ratio = results[0]["pods_per_second"] / results[1]["pods_per_second"]
+        print(f"berth / kube-scheduler: {ratio:.2f}x")
+    print(f"load average after: {load:.2f}")
     return 0
 
 

@@ -21,6 +21,7 @@ Settings that differ from a production cluster, each for a reason:
 from __future__ import annotations
 
 import argparse
+import ctypes
 import json
 import os
 import shutil
@@ -51,6 +52,7 @@ FEATURE_GATES = "GenericWorkload=true"
 #: (disruption), owner-reference cascades (garbagecollector), namespace deletion.
 CONTROLLERS = "serviceaccount,disruption,garbagecollector,namespace"
 BERTH_ACCOUNT = ("berth-system", "berth")
+PR_SET_PDEATHSIG = 1
 
 
 def missing_binaries() -> list[str]:
@@ -61,6 +63,15 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _die_with_parent() -> None:
+    """In the child: be sent SIGTERM when the process that started it ends, however it ends
+    (a test run killed mid-way must not leave a control plane behind)."""
+    try:
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except OSError:
+        pass  # not Linux: stop() still ends it on an orderly exit
 
 
 class StartError(RuntimeError):
@@ -82,6 +93,7 @@ class Component:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,
+                preexec_fn=_die_with_parent,
             )
 
     def alive(self) -> bool:

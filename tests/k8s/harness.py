@@ -71,7 +71,7 @@ class Cluster:
             namespace = (doc.get("metadata") or {}).get("namespace") or "default"
             if resource.namespaced:
                 self._ensure_namespace(namespace)
-            created = self.admin.request(
+            self.admin.request(
                 "POST", resource.collection(namespace if resource.namespaced else None), body=doc
             )
             status = doc.get("status")
