@@ -1,5 +1,5 @@
 """Small builders shared by the tests (plugins, actions, framework; documents for the
-simulator and the API emulator).
+simulator and the real API server).
 
 Quantities are canonical (cpu in millicores, ``nvidia.com/gpu`` in milli-GPU, memory in bytes),
 except that the ``mem`` arguments of ``node`` and ``pod`` are MiB, for readable tables.

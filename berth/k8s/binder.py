@@ -8,8 +8,8 @@ its event queue; a failed bind is undone there and the pod requeued.
 The binds use aiohttp on an event loop of their own, with the address, TLS material and
 credentials of the official client's configuration (its ``param_serialize`` builds each
 request's URL and auth headers, so token refresh hooks apply). Measured on the development
-machine against the test emulator, threads over the official client's urllib3 pool top out
-near 900 binds/s whatever their number (the GIL), an asyncio client past 3,000/s: see
+machine against an API emulator, threads over the official client's urllib3 pool top out near
+900 binds/s whatever their number (the GIL), an asyncio client past 3,000/s: see
 docs/kubernetes.md.
 
 Before a bind, the annotation hooks run (``annotate``): each returns annotations the pod must

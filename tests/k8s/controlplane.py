@@ -161,7 +161,7 @@ class ControlPlane:
             self._wait(lambda: self._get(f"{self.etcd_url}/health", tls=False), "etcd", timeout)
             self.components["kube-apiserver"].start()
             self._wait(lambda: self._get(f"{self.url}/readyz"), "kube-apiserver", timeout)
-            self._write_kubeconfig("admin")
+            self.write_kubeconfig("admin")
             if self.controllers:
                 self._add_client_component("kube-controller-manager", self._kcm_args())
             if self.scheduler:
@@ -283,7 +283,7 @@ class ControlPlane:
 
     def _add_client_component(self, name: str, args: list[str]) -> None:
         stem = "controller-manager" if name == "kube-controller-manager" else "scheduler"
-        self._write_kubeconfig(stem)
+        self.write_kubeconfig(stem)
         self._component(name, args).start()
 
     # ------------------------------------------------------------------ waiting
@@ -402,7 +402,7 @@ class ControlPlane:
             "current-context": "berth-test",
         }
 
-    def _write_kubeconfig(self, stem: str) -> Path:
+    def write_kubeconfig(self, stem: str) -> Path:
         user = {
             "client-certificate": str(self.pki / f"{stem}.crt"),
             "client-key": str(self.pki / f"{stem}.key"),

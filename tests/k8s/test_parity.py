@@ -1,5 +1,5 @@
 """Decision parity: the same scenario through ``berth simulate`` and through ``berth serve``
-against the API emulator ends with the same pod → node bindings and the same evictions, for the
+against a real API server ends with the same pod → node bindings and the same evictions, for the
 default configuration and for every registered plugin added to a configuration that also
 preempts and reclaims (so a plugin landing later is covered without touching this file)."""
 

@@ -1,4 +1,4 @@
-"""``berth serve`` against the API emulator: what it schedules and what it leaves alone, what it
+"""``berth serve`` against the real API server: what it schedules and what it leaves alone, what it
 writes back, bad objects, the annotation hook, evictions under a PodDisruptionBudget, and its
 HTTP endpoints."""
 
