@@ -474,6 +474,10 @@ def _arguments(upstream: str, profile: _Profile) -> dict[str, Any]:
     result = {known[k]: v for k, v in args.items() if known.get(k)}
     if upstream == "PodTopologySpread":
         result.setdefault("defaultingType", "System")
+    if upstream == "NodeResourcesBalancedAllocation":
+        result["balance"] = "change"  # kube-scheduler v1.37 scores the change in balance
+    if upstream in ("TaintToleration", "NodeAffinity"):
+        result["normalize"] = True  # scaled over the feasible nodes, as DefaultNormalizeScore
     return result
 
 

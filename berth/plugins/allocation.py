@@ -98,6 +98,14 @@ def fraction_after(
     return fraction
 
 
+def fraction_before(state: ClusterState, rows: Rows, col: int) -> np.ndarray:
+    """requested / allocatable of resource ``col`` per row as the node is, clipped to 1, and 0
+    on nodes that do not have the resource."""
+    alloc = state.allocatable[:, col][rows]
+    requested = state.requested[:, col][rows]
+    return np.where(alloc > 0, np.minimum(requested / np.maximum(alloc, 1), 1.0), 0.0)
+
+
 def present(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndarray:
     """Which rows' nodes have resource ``col`` at all (cached per evaluation like the
     fractions)."""

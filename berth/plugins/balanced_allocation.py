@@ -1,6 +1,15 @@
 """balanced-allocation: prefer nodes whose resources would be used in equal proportion, so no
 node ends with CPU exhausted and memory idle (or the reverse): kube-scheduler's
-NodeResourcesBalancedAllocation, 100 × (1 − the standard deviation of the fractions).
+NodeResourcesBalancedAllocation.
+
+Two forms, by the ``balance`` argument:
+
+- ``after`` (the default, as Volcano's nodeorder runs it): 100 × (1 − the standard deviation
+  of the fractions with the pod placed).
+- ``change`` (kube-scheduler v1.37, the release berth's control plane pins, and what a
+  KubeSchedulerConfiguration gets): how much placing the pod improves the node's balance,
+  50 + (50 + balance with the pod − balance without it) / 2, each balance an integer
+  100 × (1 − deviation) as kube-scheduler truncates it; about 75 when the pod changes little.
 
 The fractions are of the requests as they are, over the weighed resources the node has (an
 extended resource only for pods that request it); the weights only select resources. A pod
@@ -9,23 +18,54 @@ that requests none of them is not scored (every node gets 0), as kube-scheduler 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Rows
+from berth.framework.plugin import PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
-from berth.plugins.allocation import AllocationScorer, fraction_after, present
+from berth.plugins.allocation import AllocationScorer, fraction_after, fraction_before, present
+
+BALANCES = ("after", "change")
 
 
 class BalancedAllocation(AllocationScorer):
     name = "balanced-allocation"
+
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.balance = self.arguments.get("balance", "after")
+        if self.balance not in BALANCES:
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument balance: expected one of {', '.join(BALANCES)} "
+                f"(got {self.balance!r})"
+            )
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         cols = [col for col, _ in self.weighed(cls, state)]
         if not self._requests_any(cls, cols):
             count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
             return np.zeros(count)
-        fractions = [fraction_after(cls, state, rows, col) for col in cols]
+        after = self._balance(
+            cls, state, rows, cols, [fraction_after(cls, state, rows, c) for c in cols]
+        )
+        if self.balance == "after":
+            return after
+        before = self._balance(
+            cls, state, rows, cols, [fraction_before(state, rows, c) for c in cols]
+        )
+        return 50.0 + np.floor((50.0 + np.floor(after) - np.floor(before)) / 2.0)
+
+    def _balance(
+        self,
+        cls: PodClass,
+        state: ClusterState,
+        rows: Rows,
+        cols: list[int],
+        fractions: list[np.ndarray],
+    ) -> np.ndarray:
+        """100 × (1 − the standard deviation of ``fractions``) per row."""
         if len(cols) == 2:
             # The usual cpu+memory case: the deviation of two values is half their gap (none
             # where a node has only one of them).

@@ -19,6 +19,7 @@ from berth.api.selectors import NodeSelectorTerm, PreferredNodeTerm, Requirement
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
+from berth.plugins.normalize import default_normalize
 
 
 def term_mask(term: NodeSelectorTerm, state: ClusterState) -> np.ndarray:
@@ -76,6 +77,9 @@ class NodeAffinity(Plugin):
         super().__init__(arguments)
         self.added_required: tuple[NodeSelectorTerm, ...] = ()
         self.added_preferred: tuple[PreferredNodeTerm, ...] = ()
+        #: kube-scheduler's normalisation (by the best feasible node's total, in whole points)
+        #: rather than by the total preferred weight, which keeps a node's score its own.
+        self.normalize = self.bool_arg("normalize", False)
         raw = self.arguments.get("addedAffinity")
         if raw is not None:
             try:
@@ -85,6 +89,9 @@ class NodeAffinity(Plugin):
 
     def relevant(self, cls: PodClass, point: str) -> bool:
         return (self.name if point == "filter" else self.name + ":score") in cls.static
+
+    def is_local(self, cls: PodClass) -> bool:
+        return not self.normalize
 
     def prepare(self, cls: PodClass, state: ClusterState) -> None:
         pod = cls.pod
@@ -103,10 +110,13 @@ class NodeAffinity(Plugin):
             score = np.zeros(n)
             for item in preferred:
                 score += item.weight * term_mask(item.term, state)
-            cls.static[self.name + ":score"] = 100.0 * score / sum(p.weight for p in preferred)
+            if not self.normalize:
+                score = 100.0 * score / sum(p.weight for p in preferred)
+            cls.static[self.name + ":score"] = score
 
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         return cls.static[self.name][rows]
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        return cls.static[self.name + ":score"][rows]
+        raw = cls.static[self.name + ":score"][rows]
+        return default_normalize(raw) if self.normalize else raw

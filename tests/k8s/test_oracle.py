@@ -57,6 +57,10 @@ PROFILES = {"default-scheduler": {"schedulerName": "default-scheduler"}, "weight
 SCORE = re.compile(
     r'"Calculated node\'s final score for pod" pod="default/([^"]+)" node="([^"]+)" score=(\d+)'
 )
+PLUGIN_SCORE = re.compile(
+    r'"Plugin scored node for pod" pod="default/([^"]+)" plugin="([^"]+)" node="([^"]+)" '
+    r"score=(\d+)"
+)
 
 
 @pytest.fixture(scope="module")
@@ -123,6 +127,18 @@ def _scores(log: Path, since: int) -> dict[str, dict[str, int]]:
     return scores
 
 
+def _plugin_scores(log: Path, since: int, pod: str) -> dict[str, dict[str, int]]:
+    """node → plugin → weighted score, for a disagreement's message."""
+    with log.open("rb") as handle:
+        handle.seek(since)
+        text = handle.read().decode(errors="replace")
+    found: dict[str, dict[str, int]] = {}
+    for match in PLUGIN_SCORE.finditer(text):
+        if match.group(1) == pod:
+            found.setdefault(match.group(3), {})[match.group(2)] = int(match.group(4))
+    return found
+
+
 def _berth_config(tmp: Path, profile: dict[str, Any]) -> Path:
     raw = {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -183,6 +199,7 @@ def test_berth_agrees_with_kube_scheduler(
         if agrees:
             agreed_by_kind[case.kind] += 1
         else:
-            disagreements.append((case.name, case.kind, oracle, mine, node_scores))
+            plugins = _plugin_scores(kube_scheduler, since, f"{case.name}-ks")
+            disagreements.append((case.name, case.kind, oracle, mine, node_scores, plugins))
     print(f"{profile}: {CASES - len(disagreements)}/{CASES} agree; by kind {agreed_by_kind}")
     assert not disagreements, "\n".join(map(str, disagreements))

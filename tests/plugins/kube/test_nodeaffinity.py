@@ -7,8 +7,10 @@ Each filter row is one pod against one node (named ``node1`` unless the row says
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
+from berth.plugins.node_affinity import NodeAffinity
 from tests.plugins.kube.harness import cluster, node, pod, same_ranking, scores, truncated, verdicts
 
 
@@ -360,13 +362,21 @@ def test_score(affinity, nodes, added, expected, exact):
         assert truncated(got) == expected
 
 
-def test_score_normalization_differs_when_no_node_matches_every_preference():
-    """berth scales by the total preferred weight, kube-scheduler by the best node's: with
-    preferences of weight 2 and 4 and no node matching both, kube-scheduler scores the weight-4
-    node 100 and berth 66 (a documented difference; the ranking is the same)."""
+def test_score_normalization_by_the_best_feasible_node():
+    """A KubeSchedulerConfiguration gets kube-scheduler's normalisation, by the best feasible
+    node's total: with preferences of weight 2 and 4 and no node matching both, the weight-4
+    node scores 100. berth's own configurations scale by the total preferred weight instead
+    (66 there), which keeps a node's score its own and cached (a documented difference; the
+    ranking is the same)."""
     affinity = preferred((2, [expr("foo", "In", "bar")]), (4, [expr("key", "In", "value")]))
     s = cluster([node("node1", LABEL1), node("node2", LABEL2), node("node3", LABEL3)])
     got = scores(s, "node-affinity", pod(affinity=affinity))
     upstream = {"node1": 50, "node2": 100, "node3": 0}
-    assert same_ranking(got, upstream)
-    assert truncated(got) == {"node1": 33, "node2": 66, "node3": 0}
+    assert got == upstream
+    own_plugin = NodeAffinity({})  # as berth's own configurations build it
+    cls = s.search.compile(pod(affinity=affinity))
+    own_plugin.prepare(cls, s.state)
+    rows = np.array([s.state.rows[n] for n in upstream], dtype=np.intp)
+    own = dict(zip(upstream, own_plugin.score(cls, s.state, rows).tolist(), strict=True))
+    assert same_ranking(own, upstream)
+    assert truncated(own) == {"node1": 33, "node2": 66, "node3": 0}
