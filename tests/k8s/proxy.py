@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import random
 import re
 import ssl
 import threading
@@ -41,6 +42,8 @@ class FaultProxy:
         self.answers: list[tuple[str, str, int]] = []
         #: Binding posts per pod key, every attempt (injected answers included).
         self.binds: dict[str, int] = defaultdict(int)
+        #: Binding posts per pod key the server accepted (more than one would be a double bind).
+        self.bound: dict[str, int] = defaultdict(int)
         #: Pod keys whose eviction the server accepted, in order.
         self.evictions: list[str] = []
         #: (method, path regex, status, reason, times left, action run first); see inject().
@@ -48,6 +51,10 @@ class FaultProxy:
         #: Watch events about objects whose ``namespace/name`` matches one of these are dropped
         #: (an event the client never hears of).
         self.hidden: list[re.Pattern] = []
+        #: (share, statuses): that share of requests, drawn by a seeded generator, answered with
+        #: one of the statuses in turn instead of being passed on (a 429/5xx storm).
+        self.flaky: tuple[float, tuple[int, ...]] | None = None
+        self._draw = random.Random(0)
         #: Seconds added before every answer (a slow server).
         self.delay = 0.0
         #: While set, new connections are refused as by a server that is down.
@@ -120,6 +127,8 @@ class FaultProxy:
             self.log.clear()
             self.answers.clear()
             self.binds.clear()
+            self.bound.clear()
+            self.flaky = None
             self.evictions.clear()
             self.injected.clear()
             self.hidden.clear()
@@ -193,6 +202,10 @@ class FaultProxy:
         if injected is not None:
             self.answers.append((method, path, injected[2]))
             return _status_answer(injected[2], injected[3], is_watch)
+        if self.flaky is not None and self._draw.random() < self.flaky[0]:
+            status = self.flaky[1][len(self.answers) % len(self.flaky[1])]
+            self.answers.append((method, path, status))
+            return _status_answer(status, "Storm", is_watch)
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() not in _HOP}
         assert self._session is not None
@@ -212,6 +225,8 @@ class FaultProxy:
             out_headers = {k: v for k, v in upstream.headers.items() if k.lower() not in _HOP}
             if not is_watch:
                 data = await upstream.read()
+                if sub and sub.group(3) == "binding" and 200 <= upstream.status < 300:
+                    self.bound[f"{sub.group(1)}/{sub.group(2)}"] += 1
                 if sub and sub.group(3) == "eviction" and 200 <= upstream.status < 300:
                     self.evictions.append(f"{sub.group(1)}/{sub.group(2)}")
                 return aiohttp.web.Response(status=upstream.status, headers=out_headers, body=data)
