@@ -4,6 +4,7 @@
 # in a per-user cache keyed by go.mod, go.sum and the sources here, so a fresh clone of the
 # same revision (CI) copies them instead of linking again; a warm build does nothing.
 set -euo pipefail
+command -v go >/dev/null || export PATH="$PATH:/usr/local/go/bin"  # the image's Go, if not on PATH
 here="$(cd "$(dirname "$0")" && pwd)"
 out="${1:-$here/../build/controlplane/bin}"
 release="$(sed -n 's/^\tk8s.io\/kubernetes \(v[0-9.]*\).*$/\1/p' "$here/go.mod")"

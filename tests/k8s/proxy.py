@@ -170,6 +170,11 @@ class FaultProxy:
             await self._runner.cleanup()
         if self._session is not None:
             await self._session.close()
+        # Handlers still waiting on a stream end here, not as tasks destroyed with the loop.
+        pending = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
 
     def _take_injected(self, method: str, path: str) -> list[Any] | None:
         for entry in self.injected:
