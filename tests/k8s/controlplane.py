@@ -360,15 +360,11 @@ class ControlPlane:
     def apply(self, files: Iterable[Path]) -> None:
         """Create every document of ``files`` as admin (a Deployment of berth itself is
         skipped: nothing here runs containers)."""
-        api = k8s_client.ApiClient(self.configuration())
-        try:
-            for path in files:
-                for doc in yaml.safe_load_all(path.read_text()):
-                    if not doc or doc.get("kind") == "Deployment":
-                        continue
-                    self.request("POST", _collection_path(doc), doc)
-        finally:
-            api.close()
+        for path in files:
+            for doc in yaml.safe_load_all(path.read_text()):
+                if not doc or doc.get("kind") == "Deployment":
+                    continue
+                self.request("POST", _collection_path(doc), doc)
 
     def _token(self, namespace: str, name: str) -> str:
         answer = self.request(

@@ -65,7 +65,6 @@ class FakeKubelet:
         self._timers: list[tuple[float, int, str, str, str]] = []  # at, seq, action, ns/name, uid
         self._seq = 0
         self._stop = threading.Event()
-        self._started: dict[str, float] = {}  # pod uid → when it started running
 
     # ------------------------------------------------------------------ nodes
 
@@ -185,7 +184,6 @@ class FakeKubelet:
         }
         if not self._patch_status(key, uid, status):
             return
-        self._started[uid] = time.monotonic()
         duration = (pod["metadata"].get("annotations") or {}).get(DURATION_ANNOTATION)
         if duration:
             try:
@@ -230,7 +228,6 @@ class FakeKubelet:
         except ApiError as exc:
             if exc.status not in (404, 409):
                 raise
-        self._started.pop(uid, None)
 
     # ------------------------------------------------------------------ helpers
 

@@ -213,6 +213,16 @@ def test_a_restarted_server_adopts_what_its_job_controller_made(cluster: Cluster
     _bound_once(cluster, ["train-w-0", "train-w-1"])
 
 
+def test_slow_answers_bind_every_pod_once(cluster: Cluster):
+    """Every answer a quarter of a second late: watches, lists and binds all wait, nothing is
+    bound twice."""
+    cluster.add(node_doc("n1"), node_doc("n2"), *(pod_doc(f"p{i}") for i in range(4)))
+    cluster.api.delay = 0.25
+    with serving(cluster) as server:
+        settle(server, timeout=60)
+    _bound_once(cluster, [f"p{i}" for i in range(4)])
+
+
 def test_a_bind_that_keeps_failing_is_forgotten_and_the_pod_requeued(cluster: Cluster):
     cluster.add(node_doc("n1"), pod_doc("a"))
     # One more failure than the client retries: the bind fails, berth undoes its assumption.
