@@ -11,7 +11,11 @@ from __future__ import annotations
 
 import pytest
 
+from berth.framework.plugin import PluginArgumentError
 from berth.framework.scheduler import Scheduler
+from berth.plugins.balanced_allocation import BalancedAllocation
+from berth.plugins.node_affinity import NodeAffinity
+from berth.plugins.taint_toleration import TaintToleration
 from tests.builders import config, node, place_one, pod
 
 
@@ -108,3 +112,20 @@ def test_balanced_allocation_leaves_out_a_resource_the_node_lacks():
     bound = [(pod("e", cpu=1000, mem=3072), "even")]
     cfg = config(["resource-fit", "balanced-allocation"], actions="allocate")
     assert place_one(nodes, pod("p", cpu=1000, mem=0), bound, cfg)[0] == "cpu-only"
+
+
+@pytest.mark.parametrize(
+    "plugin,arguments,message",
+    [
+        (
+            BalancedAllocation,
+            {"balance": "sideways"},
+            "argument balance: expected one of after, change",
+        ),
+        (TaintToleration, {"normalize": "yes"}, "argument normalize: 'yes' is not true or false"),
+        (NodeAffinity, {"normalize": 1}, "argument normalize: 1 is not true or false"),
+    ],
+)
+def test_bad_scoring_form_arguments(plugin, arguments, message) -> None:
+    with pytest.raises(PluginArgumentError, match=message):
+        plugin(arguments)
