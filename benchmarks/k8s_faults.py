@@ -37,33 +37,10 @@ sys.path.insert(0, str(ROOT))  # the control plane, proxy and kubelet live with 
 
 from berth.k8s.client import ApiError, ConnectionLost  # noqa: E402
 from tests.k8s.controlplane import ControlPlane, missing_binaries  # noqa: E402
-from tests.k8s.harness import Cluster  # noqa: E402
+from tests.k8s.harness import Cluster, node_doc, pod_doc  # noqa: E402
 from tests.k8s.proxy import FaultProxy  # noqa: E402
 
 SCENARIOS = ("leader-kill", "apiserver-restart", "etcd-restart", "watch-cuts", "storm")
-
-
-def node(i: int) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Node",
-        "metadata": {"name": f"node-{i:04d}", "labels": {"kubernetes.io/hostname": f"node-{i}"}},
-        "status": {"allocatable": {"cpu": "64", "memory": "256Gi", "pods": "110"}},
-    }
-
-
-def pod(i: int) -> dict:
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {"name": f"pod-{i:05d}", "namespace": "default"},
-        "spec": {
-            "schedulerName": "berth",
-            "containers": [
-                {"name": "c", "image": "busybox", "resources": {"requests": {"cpu": "100m"}}}
-            ],
-        },
-    }
 
 
 def replica(cluster: Cluster, folder: Path, name: str, elect: bool) -> subprocess.Popen:
@@ -90,7 +67,10 @@ def run(scenario: str, plane: ControlPlane, proxy: FaultProxy, nodes: int, pods:
     cluster = Cluster(plane, proxy)
     cluster.clean()
     for i in range(nodes):
-        cluster.node_agent.register(node(i))
+        name = f"node-{i:04d}"
+        cluster.node_agent.register(
+            node_doc(name, cpu="64", memory="256Gi", **{"kubernetes.io/hostname": name})
+        )
     folder = plane.folder
     elect = scenario == "leader-kill"
     names = ["berth-a", "berth-b"] if elect else ["berth-a"]
@@ -132,7 +112,8 @@ def run(scenario: str, plane: ControlPlane, proxy: FaultProxy, nodes: int, pods:
     def create() -> None:
         for i in range(pods):
             try:
-                cluster.admin.request("POST", "/api/v1/namespaces/default/pods", body=pod(i))
+                doc = pod_doc(f"pod-{i:05d}", cpu="100m")
+                cluster.admin.request("POST", "/api/v1/namespaces/default/pods", body=doc)
             except ApiError as exc:
                 if exc.status != 409:  # a retried create whose first try went through
                     raise

@@ -171,7 +171,6 @@ def run_one(which: str, plane: ControlPlane, api: Api, pods: int, rate: float) -
         # Warm-up: one pod bound means the scheduler has synced its caches.
         warm = pod(99999, name)
         asyncio.run(api.post_all("/api/v1/namespaces/default/pods", [warm], 0, None))
-        version = asyncio.run(api.version())
         bound: dict[str, float] = {}
         asyncio.run(api.observe(1, bound, "0", time.perf_counter() + 60))
         if not bound:
@@ -194,8 +193,8 @@ def run_one(which: str, plane: ControlPlane, api: Api, pods: int, rate: float) -
             if not rate:
                 process.send_signal(signal.SIGCONT)
                 resumed = time.perf_counter()
-                for name in sent:
-                    sent[name] = resumed
+                for key in sent:
+                    sent[key] = resumed
             await watcher
 
         asyncio.run(load())

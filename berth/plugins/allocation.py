@@ -91,9 +91,8 @@ def fraction_after(
     cached = cls.scratch.get(key)
     if cached is not None:
         return cached
-    alloc = state.allocatable[:, col][rows]
     after = requested_after(cls, state, rows, col, nonzero)
-    fraction = np.where(alloc > 0, np.minimum(after / np.maximum(alloc, 1), 1.0), 0.0)
+    fraction = _clipped(after, state.allocatable[:, col][rows])
     cls.scratch[key] = fraction
     return fraction
 
@@ -101,8 +100,10 @@ def fraction_after(
 def fraction_before(state: ClusterState, rows: Rows, col: int) -> np.ndarray:
     """requested / allocatable of resource ``col`` per row as the node is, clipped to 1, and 0
     on nodes that do not have the resource."""
-    alloc = state.allocatable[:, col][rows]
-    requested = state.requested[:, col][rows]
+    return _clipped(state.requested[:, col][rows], state.allocatable[:, col][rows])
+
+
+def _clipped(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
     return np.where(alloc > 0, np.minimum(requested / np.maximum(alloc, 1), 1.0), 0.0)
 
 

@@ -132,6 +132,7 @@ class ControlPlane:
     port: int = 0
     components: dict[str, Component] = field(default_factory=dict)
     berth_token: str = ""
+    _admin_tls: ssl.SSLContext | None = field(default=None, repr=False)
 
     @property
     def url(self) -> str:
@@ -157,10 +158,9 @@ class ControlPlane:
         self._add_etcd()
         self._add_apiserver()
         try:
-            self.components["etcd"].start()
-            self._wait(lambda: self._get(f"{self.etcd_url}/health", tls=False), "etcd", timeout)
-            self.components["kube-apiserver"].start()
-            self._wait(lambda: self._get(f"{self.url}/readyz"), "kube-apiserver", timeout)
+            for name in ("etcd", "kube-apiserver"):
+                self.components[name].start()
+                self._wait(name, timeout)
             self.write_kubeconfig("admin")
             if self.controllers:
                 self._add_client_component("kube-controller-manager", self._kcm_args())
@@ -171,7 +171,7 @@ class ControlPlane:
             self.apply([DEPLOY / "rbac.yaml"])
             self._wait_for_crds(timeout)
             self.berth_token = self._token(*BERTH_ACCOUNT)
-            self._write_token_kubeconfig("berth", self.berth_token)
+            self.write_berth_kubeconfig(self.folder / "berth.kubeconfig")
         except BaseException:
             self.stop()
             raise
@@ -187,10 +187,8 @@ class ControlPlane:
         component.stop(kill=kill)
         time.sleep(down)
         component.start()
-        if name == "etcd":
-            self._wait(lambda: self._get(f"{self.etcd_url}/health", tls=False), name, 60)
-        elif name == "kube-apiserver":
-            self._wait(lambda: self._get(f"{self.url}/readyz"), name, 120)
+        if name in ("etcd", "kube-apiserver"):
+            self._wait(name, 120)
 
     def compact(self) -> int:
         """Compact etcd's history up to its current revision (as the API server does every
@@ -288,21 +286,22 @@ class ControlPlane:
 
     # ------------------------------------------------------------------ waiting
 
-    def _get(self, url: str, tls: bool = True) -> bool:
+    def _answers(self, name: str) -> bool:
+        """Whether etcd's /health or kube-apiserver's /readyz says it is up."""
         try:
-            if tls:
-                self._send("GET", url.removeprefix(self.url), None)
+            if name == "etcd":
+                urllib.request.urlopen(f"{self.etcd_url}/health", timeout=2).read()
             else:
-                urllib.request.urlopen(url, timeout=2).read()
+                self._send("GET", "/readyz", None)
         except Exception:  # noqa: BLE001 - not up yet, whatever the reason
             return False
         return True
 
-    def _wait(self, ready, name: str, timeout: float) -> None:
+    def _wait(self, name: str, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         component = self.components[name]
         while time.monotonic() < deadline:
-            if ready():
+            if self._answers(name):
                 return
             if not component.alive():
                 raise StartError(f"{name} exited:\n{component.tail()}")
@@ -346,15 +345,18 @@ class ControlPlane:
         return json.loads(raw) if raw else None
 
     def _send(self, method: str, path: str, body: Any) -> bytes:
-        context = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
-        context.load_cert_chain(str(self.pki / "admin.crt"), str(self.pki / "admin.key"))
+        if self._admin_tls is None:
+            self._admin_tls = ssl.create_default_context(cafile=str(self.pki / "ca.crt"))
+            self._admin_tls.load_cert_chain(
+                str(self.pki / "admin.crt"), str(self.pki / "admin.key")
+            )
         url = self.url + path
         data = json.dumps(body).encode() if body is not None else None
         request = urllib.request.Request(url, data=data, method=method)
         request.add_header("Accept", "application/json")
         if data is not None:
             request.add_header("Content-Type", "application/json")
-        with urllib.request.urlopen(request, context=context, timeout=30) as answer:
+        with urllib.request.urlopen(request, context=self._admin_tls, timeout=30) as answer:
             return answer.read()
 
     def apply(self, files: Iterable[Path]) -> None:
@@ -378,7 +380,7 @@ class ControlPlane:
         )
         return str(answer["status"]["token"])
 
-    def _kubeconfig(self, user: dict[str, str]) -> dict[str, Any]:
+    def _kubeconfig(self, user: dict[str, str], server: str) -> dict[str, Any]:
         return {
             "apiVersion": "v1",
             "kind": "Config",
@@ -386,7 +388,7 @@ class ControlPlane:
                 {
                     "name": "berth-test",
                     "cluster": {
-                        "server": self.url,
+                        "server": server,
                         "certificate-authority": str(self.pki / "ca.crt"),
                     },
                 }
@@ -404,12 +406,14 @@ class ControlPlane:
             "client-key": str(self.pki / f"{stem}.key"),
         }
         path = self.folder / f"{stem}.kubeconfig"
-        path.write_text(yaml.safe_dump(self._kubeconfig(user)))
+        path.write_text(yaml.safe_dump(self._kubeconfig(user, self.url)))
         return path
 
-    def _write_token_kubeconfig(self, stem: str, token: str) -> Path:
-        path = self.folder / f"{stem}.kubeconfig"
-        path.write_text(yaml.safe_dump(self._kubeconfig({"token": token})))
+    def write_berth_kubeconfig(self, path: Path, server: str = "") -> Path:
+        """A kubeconfig for berth's service account, to the API server or to ``server`` (the
+        fault proxy in front of it)."""
+        config = self._kubeconfig({"token": self.berth_token}, server or self.url)
+        path.write_text(yaml.safe_dump(config))
         path.chmod(0o600)
         return path
 

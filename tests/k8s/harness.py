@@ -127,8 +127,7 @@ class Cluster:
     # ------------------------------------------------------------------ reading
 
     def _list(self, resource: Resource) -> list[dict[str, Any]]:
-        answer = self.admin.request("GET", resource.collection())
-        return answer.get("items") or []
+        return self.admin.request("GET", resource.collection()).get("items") or []
 
     def objects(self, kind: str) -> list[dict[str, Any]]:
         items = self._list(RESOURCES[kind])
@@ -164,27 +163,7 @@ class Cluster:
 
     def kubeconfig(self, path: Path) -> Path:
         """A kubeconfig for berth's service account, through the proxy."""
-        path.write_text(
-            yaml.safe_dump(
-                {
-                    "apiVersion": "v1",
-                    "kind": "Config",
-                    "clusters": [
-                        {
-                            "name": "test",
-                            "cluster": {
-                                "server": self.api.url,
-                                "certificate-authority": str(self.plane.pki / "ca.crt"),
-                            },
-                        }
-                    ],
-                    "users": [{"name": "berth", "user": {"token": self.plane.berth_token}}],
-                    "contexts": [{"name": "test", "context": {"cluster": "test", "user": "berth"}}],
-                    "current-context": "test",
-                }
-            )
-        )
-        return path
+        return self.plane.write_berth_kubeconfig(path, self.api.url)
 
     def client(self, **options: Any) -> KubeClient:
         """A client as berth's: its service account's token, through the proxy."""

@@ -27,10 +27,8 @@ log = logging.getLogger("tests.kubelet")
 LEASE_NAMESPACE = "kube-node-lease"
 
 
-def stamp(at: float | None = None) -> str:
-    return datetime.fromtimestamp(time.time() if at is None else at, UTC).strftime(
-        "%Y-%m-%dT%H:%M:%SZ"
-    )
+def stamp() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def ready_node(doc: dict[str, Any]) -> dict[str, Any]:

@@ -111,14 +111,14 @@ class FaultProxy:
     def drop_watches(self) -> None:
         """Cut every open watch stream, as a broken connection would."""
 
-        def cut() -> None:
-            for response in list(self._watches):
-                transport = response._req.transport if response._req else None  # noqa: SLF001
-                if transport is not None:
-                    transport.abort()
-            self._watches.clear()
+        self.run(self._abort_watches)
 
-        self.run(cut)
+    def _abort_watches(self) -> None:
+        for response in list(self._watches):
+            transport = response._req.transport if response._req else None  # noqa: SLF001
+            if transport is not None:
+                transport.abort()
+        self._watches.clear()
 
     def reset(self) -> None:
         """Forget the record and the faults (between tests)."""
@@ -163,9 +163,7 @@ class FaultProxy:
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]  # noqa: SLF001
 
     async def _stop(self) -> None:
-        for response in list(self._watches):
-            if response._req is not None and response._req.transport is not None:  # noqa: SLF001
-                response._req.transport.abort()  # noqa: SLF001
+        self._abort_watches()
         if self._runner is not None:
             await self._runner.cleanup()
         if self._session is not None:

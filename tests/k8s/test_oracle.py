@@ -115,23 +115,24 @@ def _decided(cluster: Cluster, names: set[str]) -> dict[str, str] | None:
     return answer if len(answer) == len(names) else None
 
 
-def _scores(log: Path, since: int) -> dict[str, dict[str, int]]:
-    """pod → node → total score, from the last scoring of each pod after byte ``since``."""
-    scores: dict[str, dict[str, int]] = {}
+def _log_since(log: Path, since: int) -> str:
+    """The scheduler's log from byte ``since`` on (this run's lines)."""
     with log.open("rb") as handle:
         handle.seek(since)
-        text = handle.read().decode(errors="replace")
+        return handle.read().decode(errors="replace")
+
+
+def _scores(text: str) -> dict[str, dict[str, int]]:
+    """pod → node → total score, from the last scoring of each pod."""
+    scores: dict[str, dict[str, int]] = {}
     for match in SCORE.finditer(text):
         pod, node, score = match.groups()
         scores.setdefault(pod, {})[node] = int(score)
     return scores
 
 
-def _plugin_scores(log: Path, since: int, pod: str) -> dict[str, dict[str, int]]:
+def _plugin_scores(text: str, pod: str) -> dict[str, dict[str, int]]:
     """node → plugin → weighted score, for a disagreement's message."""
-    with log.open("rb") as handle:
-        handle.seek(since)
-        text = handle.read().decode(errors="replace")
     found: dict[str, dict[str, int]] = {}
     for match in PLUGIN_SCORE.finditer(text):
         if match.group(1) == pod:
@@ -181,7 +182,8 @@ def test_berth_agrees_with_kube_scheduler(
     since = kube_scheduler.stat().st_size
     theirs = _run(cluster, cases, profile)
     time.sleep(0.5)  # the last score lines flushed
-    scores = _scores(kube_scheduler, since)
+    logged = _log_since(kube_scheduler, since)
+    scores = _scores(logged)
     config = parse_kube_config(
         yaml.safe_load(_berth_config(tmp_path, PROFILES[profile]).read_text()), "<oracle>"
     )
@@ -199,7 +201,7 @@ def test_berth_agrees_with_kube_scheduler(
         if agrees:
             agreed_by_kind[case.kind] += 1
         else:
-            plugins = _plugin_scores(kube_scheduler, since, f"{case.name}-ks")
+            plugins = _plugin_scores(logged, f"{case.name}-ks")
             disagreements.append((case.name, case.kind, oracle, mine, node_scores, plugins))
     print(f"{profile}: {CASES - len(disagreements)}/{CASES} agree; by kind {agreed_by_kind}")
     assert not disagreements, "\n".join(map(str, disagreements))
