@@ -11,7 +11,7 @@ second. One observer, in the process that creates the pods, times both scheduler
 way: its watch sees each pod bound; a pod's latency runs from the moment its create request was
 sent (from the resume, for a backlog). Client rate limits are raised the same way for both:
 kube-scheduler's ``clientConnection`` gets qps and burst of 5000 (scheduler_perf's setting);
-berth has no client-side limit and keeps 16 binds in flight. berth runs its default
+berth has no client-side limit and keeps 64 binds in flight. berth runs its default
 configuration (a session at most once a second), kube-scheduler its default profile.
 
     python benchmarks/k8s_serve.py --nodes 5000 --pods 10000
@@ -33,6 +33,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections import Counter
 from pathlib import Path
 
 import aiohttp
@@ -205,12 +206,15 @@ def run_one(which: str, plane: ControlPlane, api: Api, pods: int, rate: float) -
     latencies = sorted(bound[k] - sent[k] for k in bound if k in sent)
     first, last = min(sent.values()), max(bound.values())
     quantiles = statistics.quantiles(latencies, n=100)
+    binds_by_second = Counter(int(t - first) for t in bound.values())
     return {
         "scheduler": which,
         "created_per_second": len(sent) / (created[1] - created[0]),
         "bound": len(latencies),
         "seconds": last - first,
         "pods_per_second": len(latencies) / (last - first),
+        "first_bind": min(bound.values()) - first,
+        "per_second": [binds_by_second[s] for s in range(int(last - first) + 1)],
         "latency_p50": quantiles[49],
         "latency_p90": quantiles[89],
         "latency_p99": quantiles[98],

@@ -6,11 +6,11 @@ the watch confirms it later. Each outcome comes back to the serve loop as a ``Bi
 its event queue; a failed bind is undone there and the pod requeued.
 
 The binds use aiohttp on an event loop of their own, with the address, TLS material and
-credentials of the official client's configuration (its ``param_serialize`` builds each
-request's URL and auth headers, so token refresh hooks apply). Measured on the development
-machine against an API emulator, threads over the official client's urllib3 pool top out near
-900 binds/s whatever their number (the GIL), an asyncio client past 3,000/s: see
-docs/kubernetes.md.
+credentials of the official client's configuration (its ``param_serialize`` builds the auth
+headers, so token refresh hooks apply; they are reused for ``AUTH_REFRESH`` seconds). Measured
+on the development machine against an API emulator, threads over the official client's urllib3
+pool top out near 900 binds/s whatever their number (the GIL), an asyncio client past
+3,000/s: see docs/kubernetes.md.
 
 Before a bind, the annotation hooks run (``annotate``): each returns annotations the pod must
 carry before it lands on its node, which are patched onto the pod first, as the node agent (a
@@ -21,7 +21,6 @@ device plugin) reads them when the pod starts. The GPU devices a session chose
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import queue
 import ssl
@@ -32,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
+import orjson
 
 from berth.api.objects import Pod
 from berth.cluster.devices import GPU_DEVICES_ANNOTATION
@@ -39,6 +39,10 @@ from berth.k8s.client import JSON, MERGE_PATCH, ApiError, ConnectionLost, KubeCl
 from berth.k8s.kinds import POD
 
 log = logging.getLogger("berth.k8s")
+
+#: How long a bind reuses the auth headers the official client built (a rotated token is
+#: read again within this many seconds).
+AUTH_REFRESH = 5.0
 
 #: A hook: the annotations to write on ``pod`` before it is bound to ``node`` (may be empty).
 AnnotationHook = Callable[[Pod, str], dict[str, str]]
@@ -91,13 +95,20 @@ class Binder:
         self.loop = asyncio.new_event_loop()
         self._work: asyncio.Queue | None = None
         self._ready = threading.Event()
+        self._headers: dict[str, tuple[float, dict[str, str]]] = {}
         self._thread = threading.Thread(target=self._run, name="binder", daemon=True)
         self._thread.start()
         self._ready.wait()
 
-    def bind(self, pod: Pod, node: str) -> None:
-        """Queue a bind; its BindResult arrives on the results queue."""
-        self.loop.call_soon_threadsafe(self._work.put_nowait, (pod, node))  # type: ignore[union-attr]
+    def bind(self, binds: list[tuple[Pod, str]]) -> None:
+        """Queue a session's binds (one wake-up of the binder's loop for all); each one's
+        BindResult arrives on the results queue."""
+        if binds:
+            self.loop.call_soon_threadsafe(self._queue_all, binds)
+
+    def _queue_all(self, binds: list[tuple[Pod, str]]) -> None:
+        for item in binds:
+            self._work.put_nowait(item)  # type: ignore[union-attr]
 
     def stop(self) -> None:
         for _ in range(self.concurrency):
@@ -144,15 +155,10 @@ class Binder:
         """One request, retried like KubeClient.request (5xx, 429, broken connections)."""
         attempt = 0
         while True:
-            _, url, headers, _, _ = self.client.api.param_serialize(
-                method,
-                path,
-                header_params={"Content-Type": kind, "Accept": JSON},
-                auth_settings=["BearerToken"],
-            )
+            url, headers = self._request_parts(method, path, kind)
             try:
                 async with session.request(
-                    method, url, headers=headers, data=json.dumps(body)
+                    method, url, headers=headers, data=orjson.dumps(body)
                 ) as response:
                     data = await response.read()
                     if 200 <= response.status <= 299:
@@ -168,6 +174,22 @@ class Binder:
             )
             await asyncio.sleep(self.client.delay(attempt))
             attempt += 1
+
+    def _request_parts(self, method: str, path: str, kind: str) -> tuple[str, dict[str, str]]:
+        """A request's URL and headers. The official client builds the headers (so its token
+        refresh hooks apply), at most once per AUTH_REFRESH seconds per content type: building
+        them costs as much as the rest of a bind."""
+        now = time.monotonic()
+        cached = self._headers.get(kind)
+        if cached is None or now >= cached[0]:
+            _, _, headers, _, _ = self.client.api.param_serialize(
+                method,
+                path,
+                header_params={"Content-Type": kind, "Accept": JSON},
+                auth_settings=["BearerToken"],
+            )
+            cached = self._headers[kind] = (now + AUTH_REFRESH, headers)
+        return self.client.api.configuration.host + path, cached[1]
 
     def evict(self, pod: Pod) -> ApiError | ConnectionLost | None:
         """Evict now (evictions are few and their outcome decides what the controllers hear):

@@ -9,7 +9,6 @@ objects with its own manifest converters anyway.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import threading
@@ -17,6 +16,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
+import orjson
 import urllib3
 from kubernetes import client as k8s_client
 from kubernetes import config as k8s_config
@@ -63,7 +63,7 @@ def load_configuration(kubeconfig: str | None) -> k8s_client.Configuration:
 
 def api_error(status: int, body: bytes) -> ApiError:
     try:
-        payload = json.loads(body)
+        payload = orjson.loads(body)
     except (ValueError, TypeError):
         return ApiError(status, "", body[:200].decode("utf-8", "replace") if body else "")
     if not isinstance(payload, dict):
@@ -170,7 +170,7 @@ class KubeClient:
             raise ConnectionLost(f"{method} {path}: {exc}") from None
         if not 200 <= response.status <= 299:
             raise api_error(response.status, data)
-        return json.loads(data) if data else None
+        return orjson.loads(data) if data else None
 
     def stream(self, path: str, query: dict[str, Any], timeout: float) -> Iterator[dict]:
         """A watch: one decoded event per line until the server ends the stream (or ``timeout``
@@ -203,9 +203,9 @@ class KubeClient:
                 *lines, buffer = buffer.split(b"\n")
                 for line in lines:
                     if line.strip():
-                        yield json.loads(line)
+                        yield orjson.loads(line)
             if buffer.strip():
-                yield json.loads(buffer)
+                yield orjson.loads(buffer)
             finished = True
         except (urllib3.exceptions.HTTPError, OSError) as exc:
             raise ConnectionLost(f"watch {path}: {exc}") from None

@@ -40,7 +40,9 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--metrics-port", type=int, default=8080, help="/metrics, /healthz, /readyz (0: any)"
     )
-    serve.add_argument("--bind-concurrency", type=int, default=16, help="binds in flight at once")
+    serve.add_argument(
+        "--bind-concurrency", type=int, default=64, help="binds in flight at once (default 64)"
+    )
     serve.add_argument("--resync", type=float, default=300.0, help="seconds between relists")
     serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
     serve.add_argument(

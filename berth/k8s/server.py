@@ -55,7 +55,7 @@ class ServeOptions:
     scheduler_name: str = "berth"
     resync: float = 300.0  # seconds between an informer's relists
     watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
-    bind_concurrency: int = 16  # binds in flight at once
+    bind_concurrency: int = 64  # binds in flight at once
     leader_elect: bool = False
     identity: str = "berth"
     lease_name: str = "berth"
@@ -140,6 +140,7 @@ class Server:
             self.books.holder = self.scaling
         self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
+        self._synced_kinds: set[str] = set()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self._dirty = False
@@ -269,7 +270,9 @@ class Server:
         if isinstance(item, BindResult):
             self._bind_result(item)
         elif not self.synced:
-            if item.type != "SYNCED":
+            if item.type == "SYNCED":
+                self._synced_kinds.add(item.kind)
+            else:
                 self._buffered[item.kind].append(item)
         elif item.type != "SYNCED":
             self.books.arrival = item.received
@@ -277,7 +280,9 @@ class Server:
             self.books.arrival = None
 
     def _try_sync(self) -> None:
-        if not all(informer.synced.is_set() for informer in self.informers):
+        # A kind is synced once its marker is drained, so every object its list delivered is
+        # in hand (the informer's own flag is set before the main loop has drained them).
+        if len(self._synced_kinds) < len(WATCHED):
             return
         for resource in WATCHED:
             for event in self._buffered.pop(resource.kind):
@@ -396,9 +401,16 @@ class Server:
         self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
         started = time.perf_counter()
         binds = self.scheduler.run_session(self.clock())
+        import sys as _s
+
+        print(
+            file=_s.stderr,
+            flush=True,
+        )
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         assert self.binder is not None
         refused = self._evict()
+        out: list[tuple[Pod, str]] = []
         for bind in binds:
             pod = bind.pod
             self.books.assume(pod, bind.node)
@@ -409,7 +421,8 @@ class Server:
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
             self._in_flight[pod.key] = bind.node
-            self.binder.bind(pod, bind.node)
+            out.append((pod, bind.node))
+        self.binder.bind(out)
         self.metrics.attempts.labels("scheduled").inc(len(binds))
         if refused:
             # Not again at once: a disruption budget lifts with the cluster's own changes.

@@ -9,6 +9,7 @@ import urllib.request
 
 import pytest
 
+from berth.k8s.server import Server
 from tests.k8s.harness import (
     Cluster,
     config,
@@ -328,6 +329,25 @@ def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
         settle(server)
         assert not server._in_flight
     assert len(cluster.bindings()) == 9
+
+
+def test_caches_sync_once_every_listed_object_is_applied(cluster: Cluster, monkeypatch):
+    """The informers' lists are read before the loop has applied them; the first session must
+    still see every node."""
+    monkeypatch.setattr("berth.k8s.server.DRAIN_BATCH", 2)
+    cluster.add(*(node_doc(f"n{i}") for i in range(7)))
+    nodes_at_sync: list[int] = []
+    try_sync = Server._try_sync
+
+    def spy(self: Server) -> None:
+        try_sync(self)
+        if self.synced and not nodes_at_sync:
+            nodes_at_sync.append(self.scheduler.state.n)
+
+    monkeypatch.setattr(Server, "_try_sync", spy)
+    with serving(cluster) as server:
+        settle(server)
+    assert nodes_at_sync == [7]
 
 
 def test_the_gpu_devices_a_session_chose_are_written_before_the_bind(cluster: Cluster):
