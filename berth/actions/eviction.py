@@ -16,7 +16,7 @@ are then given back. If the task then fits the node but not its queue (capabilit
 share), more units of that node go, in the same order, until the queue takes it: evicting a
 queue's own pods frees its share. A node where no gang is stopped wins (surplus pods only, such
 as an elastic job's workers above its minimum), then the one whose victims have the lowest top
-priority, then the fewest pods.
+priority, then the lowest sum of their priorities, then the fewest pods.
 """
 
 from __future__ import annotations
@@ -54,9 +54,12 @@ class _Choice:
     @property
     def cost(self) -> tuple:
         """A node where only surplus pods go first, then the lowest top priority, then the
-        fewest pods."""
+        lowest sum of the victims' priorities, then the fewest pods (kube-scheduler's
+        DefaultPreemption orders nodes by the last three so)."""
         top = max((u.job.group.priority for u in self.units), default=-(2**63))
-        return (any(u.whole for u in self.units), top, sum(len(u.pods) for u in self.units))
+        total = sum(p.priority for u in self.units for p in u.pods)
+        count = sum(len(u.pods) for u in self.units)
+        return (any(u.whole for u in self.units), top, total, count)
 
 
 class Evictor:

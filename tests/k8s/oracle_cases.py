@@ -173,3 +173,71 @@ def generate(count: int, seed: int = 0) -> list[Case]:
         case.pending = spec
         cases.append(case)
     return cases
+
+
+#: The priority classes of the preemption cases (name → value).
+PRIORITY_CLASSES = {
+    "oracle-low": 100,
+    "oracle-mid": 500,
+    "oracle-high": 10_000,
+    "oracle-high-never": 10_000,  # preemptionPolicy: Never
+}
+
+
+def priority_classes() -> list[dict[str, Any]]:
+    return [
+        {
+            "apiVersion": "scheduling.k8s.io/v1",
+            "kind": "PriorityClass",
+            "metadata": {"name": name},
+            "value": value,
+            **({"preemptionPolicy": "Never"} if name.endswith("-never") else {}),
+        }
+        for name, value in PRIORITY_CLASSES.items()
+    ]
+
+
+def generate_preemption(count: int, seed: int = 0) -> list[Case]:
+    """Cases where the pod to place fits on no node as it is: its nodes are filled with
+    lower-priority pods (oracle-low and oracle-mid), it is oracle-high and asks for more than
+    any node has free. Some ask for more than any node has at all, some may not preempt
+    (their class has ``preemptionPolicy: Never``): both leave those pending."""
+    rng = random.Random(seed)
+    cases = []
+    for number in range(count):
+        name = f"p{number:03d}"
+        case = Case(name, "preemption")
+        case.nodes = [_node(name, i, rng) for i in range(rng.randint(2, 4))]
+        for node in case.nodes:
+            node["metadata"]["labels"]["disk"] = "ssd"
+        free = []
+        index = 0
+        for node in case.nodes:
+            cpu = int(node["status"]["allocatable"]["cpu"]) * 1000
+            shares = [rng.choice([0.15, 0.25, 0.3, 0.4]) for _ in range(rng.randint(1, 3))]
+            used = 0
+            for share in shares:
+                if used + int(cpu * share) > cpu * 0.95:
+                    break
+                pod = _running(name, node, index, rng)
+                pod["spec"]["containers"] = [_container(int(cpu * share), 256)]
+                pod["spec"]["priorityClassName"] = rng.choice(["oracle-low", "oracle-mid"])
+                case.running.append(pod)
+                used += int(cpu * share)
+                index += 1
+            free.append(cpu - used)
+        largest = max(int(n["status"]["allocatable"]["cpu"]) * 1000 for n in case.nodes)
+        if rng.random() < 0.1:
+            cpu = largest + 500  # fits nowhere, whatever goes
+        else:
+            cpu = rng.randint(max(free) + 1, largest) if max(free) < largest else largest
+        spec: dict[str, Any] = {
+            "nodeSelector": {CASE_LABEL: name},
+            "containers": [_container(cpu, 128)],
+            "priorityClassName": "oracle-high",
+        }
+        if rng.random() < 0.1:
+            spec["priorityClassName"] = "oracle-high-never"
+        case.pending = spec
+        cases.append(case)
+    return cases

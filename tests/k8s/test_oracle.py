@@ -25,10 +25,18 @@ import yaml
 from berth.framework.kube_config import parse_kube_config
 from tests.k8s.controlplane import BIN, ControlPlane
 from tests.k8s.harness import Cluster, fast_options, serving, settle, wait_for
-from tests.k8s.oracle_cases import KINDS, Case, generate
+from tests.k8s.oracle_cases import (
+    KINDS,
+    PRIORITY_CLASSES,
+    Case,
+    generate,
+    generate_preemption,
+    priority_classes,
+)
 from tests.k8s.proxy import FaultProxy
 
 CASES = 210
+PREEMPTION_CASES = 60
 WEIGHTED = {
     "schedulerName": "weighted",
     "plugins": {
@@ -204,4 +212,137 @@ def test_berth_agrees_with_kube_scheduler(
             plugins = _plugin_scores(logged, f"{case.name}-ks")
             disagreements.append((case.name, case.kind, oracle, mine, node_scores, plugins))
     print(f"{profile}: {CASES - len(disagreements)}/{CASES} agree; by kind {agreed_by_kind}")
+    assert not disagreements, "\n".join(map(str, disagreements))
+
+
+def _running_now(cluster: Cluster) -> dict[str, dict[str, Any]]:
+    """Pods not being deleted, by name."""
+    return {
+        p["metadata"]["name"]: p
+        for p in cluster.objects("Pod")
+        if not p["metadata"].get("deletionTimestamp")
+    }
+
+
+def _restore(cluster: Cluster, cases: list[Case]) -> None:
+    """Every case's running pods back (those preempted recreated on their nodes), Running."""
+    present = _running_now(cluster)
+    wanted = [p for case in cases for p in case.running]
+    cluster.add(*(p for p in wanted if p["metadata"]["name"] not in present))
+    names = {p["metadata"]["name"] for p in wanted}
+
+    def running() -> bool:
+        now = _running_now(cluster)
+        return all((now.get(n, {}).get("status") or {}).get("phase") == "Running" for n in names)
+
+    wait_for(running, timeout=60)
+
+
+def _outcome(cluster: Cluster, names: set[str]) -> dict[str, tuple[str, bool]] | None:
+    """pod → (node, still nominated) once every pod of ``names`` is bound or called
+    unschedulable; None before that."""
+    answer = {}
+    for pod in cluster.objects("Pod"):
+        name = pod["metadata"]["name"]
+        if name not in names:
+            continue
+        status = pod.get("status") or {}
+        node = pod["spec"].get("nodeName")
+        refused = any(
+            c["type"] == "PodScheduled" and c["status"] == "False"
+            for c in status.get("conditions") or []
+        )
+        if node or refused:
+            answer[name] = (node or "", bool(status.get("nominatedNodeName")))
+    return answer if len(answer) == len(names) else None
+
+
+def _preempting_run(
+    cluster: Cluster, cases: list[Case], scheduler: str, config: Any = None
+) -> dict[str, tuple[str, frozenset[str]]]:
+    """case → (the node its pod went to or "", the case's running pods it preempted)."""
+    pods = [case.pod(scheduler) for case in cases]
+    names = {p["metadata"]["name"] for p in pods}
+    last: list[Any] = [None, time.monotonic()]
+
+    def quiet() -> bool:
+        # Preemption takes steps (victims deleted, the pod nominated, then bound): decided
+        # once nothing is nominated and the answer has held for two seconds.
+        now = _outcome(cluster, names)
+        if now != last[0]:
+            last[:] = [now, time.monotonic()]
+            return False
+        if now is None or any(nominated and not node for node, nominated in now.values()):
+            return False
+        return time.monotonic() - last[1] >= 2.0
+
+    if scheduler == "berth":
+        with serving(cluster, config, fast_options()) as server:
+            settle(server)
+            cluster.add(*pods)
+            wait_for(quiet, timeout=90)
+    else:
+        cluster.add(*pods)
+        wait_for(quiet, timeout=90)
+    decided = _outcome(cluster, names)
+    assert decided is not None
+    present = _running_now(cluster)
+    result = {}
+    for case in cases:
+        node, _ = decided[case.pod(scheduler)["metadata"]["name"]]
+        gone = {p["metadata"]["name"] for p in case.running} - set(present)
+        result[case.name] = (node, frozenset(gone))
+    for name in names:
+        cluster.delete("Pod", "default", name)
+    return result
+
+
+def _victim_cost(case: Case, victims: frozenset[str]) -> tuple[int, int, int]:
+    """kube-scheduler's order among nodes that preemption could use: the lowest highest
+    victim priority, then the lowest sum of victim priorities, then the fewest victims."""
+    values = [
+        PRIORITY_CLASSES[p["spec"]["priorityClassName"]]
+        for p in case.running
+        if p["metadata"]["name"] in victims
+    ]
+    return (max(values, default=0), sum(values), len(values))
+
+
+def test_preemption_agrees_with_kube_scheduler(
+    cluster: Cluster, kube_scheduler: Path, tmp_path: Path
+):
+    """The same preemption cases, kube-scheduler's DefaultPreemption against berth's preempt
+    action: the node the pod lands on and the pods it preempts. kube-scheduler picks at random
+    among nodes equal on its criteria, so an equal cost counts as agreeing."""
+    cases = generate_preemption(PREEMPTION_CASES, seed=11)
+    cluster.add(*priority_classes())
+    for case in cases:
+        cluster.add(*case.nodes)
+    profile = PROFILES["default-scheduler"]
+    config = parse_kube_config(
+        yaml.safe_load(_berth_config(tmp_path, profile).read_text()), "<oracle>"
+    )
+    config.period = 0.05
+    with cluster.kubelet():
+        _restore(cluster, cases)
+        theirs = _preempting_run(cluster, cases, "default-scheduler")
+        _restore(cluster, cases)
+        ours = _preempting_run(cluster, cases, "berth", config)
+    exact = tied = 0
+    disagreements = []
+    for case in cases:
+        (their_node, their_victims), (my_node, my_victims) = theirs[case.name], ours[case.name]
+        if (their_node, their_victims) == (my_node, my_victims):
+            exact += 1
+        elif (
+            their_node
+            and my_node
+            and (_victim_cost(case, their_victims) == _victim_cost(case, my_victims))
+        ):
+            tied += 1
+        else:
+            disagreements.append(
+                (case.name, (their_node, sorted(their_victims)), (my_node, sorted(my_victims)))
+            )
+    print(f"preemption: {exact} same, {tied} equally good, {len(disagreements)} differ")
     assert not disagreements, "\n".join(map(str, disagreements))
