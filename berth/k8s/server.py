@@ -138,7 +138,13 @@ class Server:
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
-        self._in_flight: dict[str, str] = {}  # binds posted, not yet answered
+        self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
+        #: Preemption victims still on their nodes (evicted, not yet gone), by node, and the
+        #: binds held until they are gone: the kubelet admits a pod only beside running pods
+        #: that leave it room, so like kube-scheduler (a nominated node) and Volcano (a
+        #: pipelined task) berth binds a preemptor once its victims have left.
+        self._victims: dict[str, set[str]] = {}
+        self._held: dict[str, list[tuple[Pod, str]]] = {}
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
         self._synced_kinds: set[str] = set()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
@@ -370,9 +376,23 @@ class Server:
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         if pod.owner:
             self.status.jobs.add(pod.owner)
+        if event == WatchEvent.DELETED or pod.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED):
+            self._victim_left(pod)
         if pod.bound_node or event == WatchEvent.DELETED:
             self.conditions.forget(pod)
         self.books.observe(event, pod)
+
+    def _victim_left(self, pod: Pod) -> None:
+        """A pod has gone or stopped: if it was the last victim on its node, the binds held
+        for that node go out."""
+        for node, keys in self._victims.items():
+            if pod.key in keys:
+                keys.discard(pod.key)
+                if not keys:
+                    del self._victims[node]
+                    assert self.binder is not None
+                    self.binder.bind(self._held.pop(node, []))
+                return
 
     def _mark_dirty(self) -> None:
         self._dirty = True
@@ -411,6 +431,7 @@ class Server:
         assert self.binder is not None
         refused = self._evict()
         out: list[tuple[Pod, str]] = []
+        held = 0
         for bind in binds:
             pod = bind.pod
             self.books.assume(pod, bind.node)
@@ -421,8 +442,14 @@ class Server:
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
             self._in_flight[pod.key] = bind.node
-            out.append((pod, bind.node))
+            if self._victims.get(bind.node):
+                self._held.setdefault(bind.node, []).append((pod, bind.node))
+                held += 1
+            else:
+                out.append((pod, bind.node))
         self.binder.bind(out)
+        if held:
+            log.info("binds wait for preemption victims to leave", extra={"pods": held})
         self.metrics.attempts.labels("scheduled").inc(len(binds))
         if refused:
             # Not again at once: a disruption budget lifts with the cluster's own changes.
@@ -459,6 +486,8 @@ class Server:
             if self._post_eviction(pod, eviction.node, eviction.reason):
                 self.books.released.add(pod.key)
                 evicted.append(pod)
+                if self.store.get("Pod", pod.key) is pod:  # its deletion is still to come
+                    self._victims.setdefault(eviction.node, set()).add(pod.key)
             else:
                 refused_on.add(eviction.node)
         for pod in evicted:

@@ -251,13 +251,17 @@ def _targets(cluster: Cluster, server: Server) -> dict[str, tuple[dict[str, int]
 
 def _caught_up(server: Server, targets: dict[str, tuple[dict[str, int], int]]) -> bool:
     """Every informer has delivered each object at least as new as the API had it when
-    settle() was called, and has let go of every object the API no longer had then (one it
+    settle() was called (or its deletion since), and has let go of every object the API no longer had then (one it
     knows that is newer than that list was made since)."""
     for informer in server.informers:
         items, listed = targets[informer.resource.kind]
         known = dict(informer.known)
+        latest = int(informer.version or 0)
         for key, version in items.items():
-            if int(known.get(key) or 0) < version:
+            seen = known.get(key)
+            if seen is None and latest > version:
+                continue  # deleted since, and the informer has seen it go
+            if int(seen or 0) < version:
                 return False
         for key, version in known.items():
             if key not in items and int(version or 0) <= listed:

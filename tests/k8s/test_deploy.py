@@ -150,10 +150,12 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        settle(server)
-        cluster.add(pod_doc("urgent", cpu="2", priority_class="high"))
-        wait_for(lambda: cluster.api.evictions != [])
-        settle(server)
+        # The kubelet removes the victim, so the preemptor's bind goes out.
+        with cluster.kubelet():
+            settle(server)
+            cluster.add(pod_doc("urgent", cpu="2", priority_class="high"))
+            wait_for(lambda: cluster.api.evictions != [])
+            settle(server)
     finally:
         server.stop()
         thread.join(10)

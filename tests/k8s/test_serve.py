@@ -331,6 +331,33 @@ def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
     assert len(cluster.bindings()) == 9
 
 
+def test_a_preemptor_is_bound_once_its_victims_have_gone(cluster: Cluster):
+    """The kubelet admits a pod only where running pods leave it room, so the preemptor's bind
+    waits until the pod evicted for it is gone (its grace period, here up to two seconds)."""
+    cluster.add(node_doc("n1", cpu="2"), *CLASSES)
+    cluster.add(*(pod_doc(f"b{i}", priority_class="low") for i in range(2)))
+    others_at_bind: list[list[str]] = []
+
+    def phases() -> dict[str, str]:
+        return {p["metadata"]["name"]: p["status"].get("phase", "") for p in cluster.objects("Pod")}
+
+    def urgent_bound() -> bool:
+        pods = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+        if not pods.get("urgent", {}).get("spec", {}).get("nodeName"):
+            return False
+        others_at_bind.append(sorted(name for name in pods if name != "urgent"))
+        return True
+
+    with serving(cluster, config(PREEMPT)) as server, cluster.kubelet():
+        settle(server)
+        wait_for(lambda: phases() == {"b0": "Running", "b1": "Running"})
+        cluster.add(pod_doc("urgent", priority_class="high"))
+        wait_for(urgent_bound, timeout=20)
+    assert len(cluster.api.evictions) == 1
+    (victim,) = (e.rsplit("/", 1)[1] for e in cluster.api.evictions)
+    assert others_at_bind == [sorted({"b0", "b1"} - {victim})]
+
+
 def test_caches_sync_once_every_listed_object_is_applied(cluster: Cluster, monkeypatch):
     """The informers' lists are read before the loop has applied them; the first session must
     still see every node."""
