@@ -251,8 +251,8 @@ def _targets(cluster: Cluster, server: Server) -> dict[str, tuple[dict[str, int]
 
 def _caught_up(server: Server, targets: dict[str, tuple[dict[str, int], int]]) -> bool:
     """Every informer has delivered each object at least as new as the API had it when
-    settle() was called (or its deletion since), and has let go of every object the API no longer had then (one it
-    knows that is newer than that list was made since)."""
+    settle() was called (or its deletion since), and has let go of every object the API no
+    longer had then (one it knows that is newer than that list was made since)."""
     for informer in server.informers:
         items, listed = targets[informer.resource.kind]
         known = dict(informer.known)
