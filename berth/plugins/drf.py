@@ -102,7 +102,8 @@ class Drf(Plugin):
     # -- ordering ---------------------------------------------------------------------
 
     def job_order(self, job: JobInfo) -> tuple[float, ...]:
-        own = self.share(self.columns.of(job.held))
+        # A job with nothing bound or placed holds nothing: most of a long backlog.
+        own = self.share(self.columns.of(job.held)) if job.bound or job.allocated else 0.0
         if self.by_namespace:
             return (self.share(self._namespace(job.group.namespace)), own)
         return (own,)

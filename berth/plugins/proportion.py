@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from berth.api.objects import Queue
-from berth.framework.plugin import Vote
+from berth.framework.plugin import Refusal, Vote
 from berth.framework.queues import EPSILON, padded
 from berth.framework.session import JobInfo, Session
 from berth.plugins.queue_share import QueueShare
@@ -87,7 +87,8 @@ class Proportion(QueueShare):
         if not short.any():
             return None
         parts = self.shortfall(need, room, short, "deserves {} more")
-        return f"queue {self.names[row]} at its deserved share: {parts}"
+        name = self.names[row]
+        return Refusal(lambda: f"queue {name} at its deserved share: {parts}")
 
     def limit(self) -> np.ndarray:
         return np.minimum(self.capability, self.deserved)

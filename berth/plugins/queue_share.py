@@ -19,7 +19,7 @@ from typing import Any
 import numpy as np
 
 from berth.api.objects import Pod, Queue
-from berth.framework.plugin import Plugin, Vote
+from berth.framework.plugin import Plugin, Refusal, Vote
 from berth.framework.queues import EPSILON, ShareColumns, dominant_share
 from berth.framework.session import JobInfo, Session
 from berth.resources import format_amount
@@ -86,13 +86,19 @@ class QueueShare(Plugin):
             self._rooms[row] = room
         return room
 
-    def shortfall(self, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str) -> str:
-        """ "cpu needs 6, <left>" for every resource in ``short``; ``left`` formats the room."""
-        return "; ".join(
-            f"{res} needs {format_amount(res, need[i])}, "
-            + left.format(format_amount(res, max(room[i], 0.0)))
-            for i, res in enumerate(self.columns.names)
-            if short[i]
+    def shortfall(
+        self, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str
+    ) -> Refusal:
+        """ "cpu needs 6, <left>" for every resource in ``short``; ``left`` formats the room.
+        Rendered when read: on a long backlog most waiting jobs are refused every session."""
+        names = self.columns.names
+        return Refusal(
+            lambda: "; ".join(
+                f"{res} needs {format_amount(res, need[i])}, "
+                + left.format(format_amount(res, max(room[i], 0.0)))
+                for i, res in enumerate(names)
+                if short[i]
+            )
         )
 
     def refusal(self, row: int, need: np.ndarray) -> str:
@@ -132,9 +138,14 @@ class QueueShare(Plugin):
             room = self.capability[row] - self.used[row] - self.inqueue[row]
             short = limited & (need > room + EPSILON)
             if short.any():
-                parts = self.shortfall(need, room, short, "{} left")
-                return f"minResources exceed the capability of queue {self.names[row]}: {parts}"
+                return self._over_capability(self.names[row], need, room, short)
         return None
+
+    def _over_capability(
+        self, name: str, need: np.ndarray, room: np.ndarray, short: np.ndarray
+    ) -> Refusal:
+        parts = self.shortfall(need, room, short, "{} left")
+        return Refusal(lambda: f"minResources exceed the capability of queue {name}: {parts}")
 
     def on_job_enqueued(self, job: JobInfo) -> None:
         if job.group.min_resources:
