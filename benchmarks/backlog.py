@@ -4,9 +4,9 @@ the number of waiting jobs?
 For each backlog size N, an ITP-format trace of N GPU jobs arriving within the first hour is
 written, and replayed on 32 nodes of 8 GPUs with four weighted queues (``--queues
 a:1,b:2,c:3,d:4``) and the shipped Volcano configuration (proportion, DRF, overcommit), up to
-12 simulated hours (``--hours``). In that window about the same number of jobs start and end whatever N is,
-so the events per second should not depend on N. The simulation is timed (loading excluded),
-several runs each, medians printed as a Markdown table.
+12 simulated hours (``--hours``). In that window about the same number of jobs start and end
+whatever N is, so the events per second should not depend on N. The simulation is timed
+(loading excluded), several runs each, medians printed as a Markdown table.
 
     python benchmarks/backlog.py --sizes 1000 10000 100000 --repeats 3
 """
