@@ -17,6 +17,10 @@ from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
+#: Jobs whose votes are first asked for at once after an admission (doubling while no job is
+#: admitted): few enough that a backlog admitted job by job asks little in vain.
+VOTE_SPAN = 4
+
 
 class Enqueue:
     """Refusals are remembered: between cycles in which no capacity was freed and no queue or
@@ -64,6 +68,10 @@ class Enqueue:
         needs = None if check is None else check.needs(ordered)
         fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
         tested, span = len(ordered), 1  # fits[:tested] holds for the idle capacity as it is
+        # The plugins' votes likewise, asked for spans of the backlog at once: votes[:voted]
+        # hold until the next admission.
+        votes: dict[int, Vote] = {}
+        vote_span = VOTE_SPAN
         for row, job in enumerate(ordered):
             if row == tested:
                 fits[row : row + span] &= check.fit(needs[row : row + span])
@@ -75,7 +83,14 @@ class Enqueue:
             if vote is None and not fits[row]:
                 vote = check.shortfall(job)
             if vote is None:
-                vote = session.job_enqueueable(job)
+                if row not in votes:
+                    # The next rows that fit as far as is known (a row refused for capacity
+                    # stays refused until an admission, which clears the votes anyway).
+                    rows = row + np.flatnonzero(fits[row:])[:vote_span]
+                    asked = [ordered[r] for r in rows]
+                    votes = dict(zip(rows.tolist(), session.jobs_enqueueable(asked), strict=True))
+                    vote_span *= 2
+                vote = votes[row]
             if vote is None:
                 vote = self.idle_check.job_enqueueable(job)
             if isinstance(vote, str | Refusal):
@@ -86,6 +101,7 @@ class Enqueue:
             self.idle_check.on_job_enqueued(job)
             if needs is not None:
                 tested, span = row + 1, 1
+            votes, vote_span = {}, VOTE_SPAN
 
     def _capacity_check(self, session: Session) -> Overcommit:
         """The configured overcommit plugin, which has the last word on capacity when present;

@@ -251,6 +251,12 @@ class Plugin:
     def job_enqueueable(self, job: JobInfo) -> Vote:
         raise NotImplementedError
 
+    def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
+        """``job_enqueueable`` for each of ``jobs`` as things stand (no admission in between):
+        enqueue asks for a long backlog at once. Plugins whose check is arithmetic over
+        queues answer with arrays; the default asks job by job."""
+        return [self.job_enqueueable(job) for job in jobs]
+
     def on_job_enqueued(self, job: JobInfo) -> None:
         """The job was admitted this cycle; capacity promised to it is no longer free."""
 

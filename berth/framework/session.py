@@ -455,19 +455,35 @@ class Session:
         queue = self.queues[job.queue]
         return all(p.preemptive(queue, request) for p in self.framework.preemptives)
 
-    def job_enqueueable(self, job: JobInfo) -> Vote:
-        """Volcano's vote, tier by tier: a refusal refuses, and a tier in which some plugin
-        admits decides (the tiers below are not asked); None when every plugin abstained."""
+    def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
+        """Volcano's vote for each of ``jobs`` as things stand, tier by tier: a refusal
+        refuses, and a tier in which some plugin admits decides (the tiers below are not
+        asked); None when every plugin abstained. Each plugin is asked once for all the jobs
+        its tier still has to decide (votes have no side effects, so asking a plugin after
+        another refused changes nothing)."""
+        votes: list[Vote] = [None] * len(jobs)
+        open_rows = list(range(len(jobs)))
         for tier in self.framework.job_enqueueables:
-            admitted = False
-            for plugin in tier:
-                vote = plugin.job_enqueueable(job)
-                if isinstance(vote, str | Refusal):
-                    return vote
-                admitted = admitted or vote is True
-            if admitted:
-                return True
-        return None
+            if not open_rows:
+                break
+            asked = [jobs[row] for row in open_rows]
+            answers = [plugin.jobs_enqueueable(asked) for plugin in tier]
+            still_open = []
+            for index, row in enumerate(open_rows):
+                admitted = False
+                for answer in answers:
+                    vote = answer[index]
+                    if isinstance(vote, str | Refusal):
+                        votes[row] = vote
+                        break
+                    admitted = admitted or vote is True
+                else:
+                    if admitted:
+                        votes[row] = True
+                    else:
+                        still_open.append(row)
+            open_rows = still_open
+        return votes
 
     def job_enqueued(self, job: JobInfo) -> None:
         for plugin in self.framework.enqueue_watchers:

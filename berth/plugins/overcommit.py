@@ -77,6 +77,10 @@ class Overcommit(Plugin):
             return True
         return self.shortfall(job)
 
+    def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
+        fits = self.fit(self.needs(jobs))
+        return [True if fit else self.shortfall(job) for job, fit in zip(jobs, fits, strict=True)]
+
     def shortfall(self, job: JobInfo) -> Refusal:
         """The refusal for a job that does not fit, rendered only if someone reads it."""
         need = self._need(job)

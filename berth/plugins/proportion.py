@@ -68,26 +68,46 @@ class Proportion(QueueShare):
         return capability, deserved
 
     def job_enqueueable(self, job: JobInfo) -> Vote:
+        return self.jobs_enqueueable([job])[0]
+
+    def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         """Besides the capability check, refuse a job whose minResources do not fit in what its
         queue still deserves (deserved − held − promised to admitted groups). Allocate would
         never place it there, and an admitted group holds its minResources against every other
-        admission: admitting it would stall the cluster, not just the queue."""
-        refused = super().job_enqueueable(job)
-        if refused is not None or not job.group.min_resources or not self.contested:
-            return refused
-        row = self.index.get(job.queue)
-        if row is None:
-            return None
-        need = self.columns.amounts(job.group.min_resources)
-        room = self.deserved[row] - self.used[row] - self.inqueue[row]
+        admission: admitting it would stall the cluster, not just the queue. One array
+        operation for all the jobs."""
+        votes = super().jobs_enqueueable(jobs)
+        if not self.contested:
+            return votes
+        asked = [
+            i
+            for i, (job, vote) in enumerate(zip(jobs, votes, strict=True))
+            if vote is None and job.group.min_resources and job.queue in self.index
+        ]
+        if not asked:
+            return votes
+        rows = np.array([self.index[jobs[i].queue] for i in asked], dtype=np.intp)
+        amounts = [self.columns.amounts(jobs[i].group.min_resources) for i in asked]
+        need = np.array(amounts)
+        room = self.deserved - self.used - self.inqueue
         # Only where other queues hold the share down: a queue that deserves all it could
         # have is short of idle room, which the idle check reports better.
-        shared = self.deserved[row] < self.capability[row] - EPSILON
-        short = (need > 0) & shared & (need > room + EPSILON)
-        if not short.any():
-            return None
-        parts = self.shortfall(need, room, short, "deserves {} more")
-        name = self.names[row]
+        shared = self.deserved < self.capability - EPSILON
+        short = (need > 0) & shared[rows] & (need > room[rows] + EPSILON)
+        # Jobs of one queue asking the same (the memoised vector) share one refusal.
+        refusals: dict[tuple[int, int], Refusal] = {}
+        for k in np.flatnonzero(short.any(axis=1)):
+            row = int(rows[k])
+            key = (row, id(amounts[k]))
+            refusal = refusals.get(key)
+            if refusal is None:
+                parts = self.shortfall(need[k], room[row], short[k], "deserves {} more")
+                refusal = refusals[key] = self._below_share(self.names[row], parts)
+            votes[asked[k]] = refusal
+        return votes
+
+    @staticmethod
+    def _below_share(name: str, parts: Refusal) -> Refusal:
         return Refusal(lambda: f"queue {name} at its deserved share: {parts}")
 
     def limit(self) -> np.ndarray:

@@ -120,7 +120,15 @@ class QueueShare(Plugin):
                 return self.refusal(row, need)
         return None
 
+    def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
+        if not any(self.any_limited):
+            return [None] * len(jobs)  # no real limit anywhere: nothing to refuse
+        return [self._capability_vote(job) for job in jobs]
+
     def job_enqueueable(self, job: JobInfo) -> Vote:
+        return self._capability_vote(job)
+
+    def _capability_vote(self, job: JobInfo) -> Vote:
         """Refuse a job whose minResources would take its queue (or an ancestor) past its real
         capability, counting the groups already admitted; never admit on its own. Only real
         limits count: where a queue may have the whole cluster, the idle check (or overcommit)
