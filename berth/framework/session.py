@@ -296,6 +296,7 @@ class Session:
         self.region: np.ndarray | None = None
         #: While a job with a network topology is placed: extra score for candidate rows.
         self.bonus: Callable[[np.ndarray], np.ndarray] | None = None
+        self._promised: list[JobInfo] | None = None
         for plugin in framework.plugins:
             plugin.on_session_open(self)
 
@@ -376,13 +377,16 @@ class Session:
         return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
 
     def promised(self) -> list[JobInfo]:
-        """Admitted jobs that have not reached minMember yet: their minResources are spoken
-        for even though their pods are not placed."""
-        return [
-            job
-            for job in self.jobs.values()
-            if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
-        ]
+        """Admitted jobs that have not reached minMember yet as the session opened: their
+        minResources are spoken for even though their pods are not placed. Found once (the
+        plugins that count them open one after the other, and a backlog is long)."""
+        if self._promised is None:
+            self._promised = [
+                job
+                for job in self.jobs.values()
+                if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
+            ]
+        return self._promised
 
     def charge(self, job: JobInfo, pod: Pod, request: np.ndarray, sign: int) -> None:
         charge(self.queue_allocated, job, request, sign)
