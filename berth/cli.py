@@ -84,7 +84,11 @@ def _parser() -> argparse.ArgumentParser:
 
     sim = sub.add_parser("simulate", help="run a simulation and write a report")
     _add_input_arguments(sim)
-    sim.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
+    sim.add_argument(
+        "--config",
+        type=Path,
+        help="scheduler configuration (YAML), or 'default' for the built-in one (the default)",
+    )
     sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")

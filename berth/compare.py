@@ -80,7 +80,7 @@ def run_one(
     """One configuration under ``spec.seed``, start to finish (runs in a worker process, where
     ``report`` puts its progress on a queue the parent reads)."""
     label = run_label(name, spec.seed, seeds)
-    inputs = load_inputs(spec, None if config == "default" else config)
+    inputs = load_inputs(spec, config)
     until = inputs.until if spec.until is None else spec.until
     if report is not None:
         horizon = expected_end(inputs.manifests.pods, until)
@@ -128,10 +128,7 @@ def compare(
     and ``warn`` hears each configuration's warnings (prefixed with its name) and any two
     configurations that resolve to the same policy."""
     names = config_names(configs)
-    checked = [
-        load_inputs(spec, None if config == "default" else config, check_only=True)
-        for config in configs
-    ]
+    checked = [load_inputs(spec, config, check_only=True) for config in configs]
     if warn is not None:
         for message in _warnings(names, checked):
             warn(message)

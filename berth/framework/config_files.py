@@ -42,10 +42,15 @@ def describe(config: SchedulerConfig) -> str:
     return text
 
 
+#: The name ``--config`` takes for berth's built-in configuration.
+DEFAULT_NAME = "default"
+
+
 def load_config(path: str | Path | None) -> SchedulerConfig:
     """The configuration in ``path`` (berth's or Volcano's, bare or in a ConfigMap, or a
-    KubeSchedulerConfiguration), or berth's default without one."""
-    if path is None:
+    KubeSchedulerConfiguration), or berth's default without one or for the name ``default``
+    (as every command's ``--config`` takes it)."""
+    if path is None or str(path) == DEFAULT_NAME:
         return parse_config(DEFAULT_CONFIG, "<default>")
     path = Path(path)
     try:

@@ -294,3 +294,18 @@ def test_elastic_fraction_needs_a_trace(tmp_path: Path, capsys) -> None:
     )  # fmt: skip
     assert (rc, err) == (1, "error: --elastic-fraction: only with --trace (it marks trace jobs "
                             "elastic)\n")  # fmt: skip
+
+
+def test_config_default_names_the_built_in_configuration(tmp_path: Path, capsys) -> None:
+    """``--config default`` means the built-in configuration in simulate as in compare."""
+    trace = itp(tmp_path, ROWS)
+    runs = {}
+    for name, extra in (("named", ["--config", "default"]), ("omitted", [])):
+        out = tmp_path / name
+        rc, _, err = run(
+            capsys, "simulate", "--trace", str(trace), "--cluster-from-trace", "--quiet",
+            "--out", str(out), *extra,
+        )  # fmt: skip
+        assert rc == 0, err
+        runs[name] = (out / "pods.csv").read_text()
+    assert runs["named"] == runs["omitted"]
