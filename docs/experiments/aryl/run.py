@@ -199,12 +199,30 @@ def figure(cluster: str, rows: list[tuple[Run, dict[str, float]]], path: Path) -
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=Path, default=ROOT.parent / "shared" / "traces" / "itp")
-    parser.add_argument("--out", type=Path, default=ROOT / "out" / "experiments" / "aryl")
-    parser.add_argument("--clusters", default=",".join(CLUSTERS))
-    parser.add_argument("--fractions", default=",".join(map(str, FRACTIONS)))
-    parser.add_argument("--jobs", type=int, default=2)
-    parser.add_argument("--tables-only", action="store_true")
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        default=ROOT.parent / "shared" / "traces" / "itp",
+        help="folder of the ITP clusterNN.csv files (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "out" / "experiments" / "aryl",
+        help="results, tables and plots (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--clusters", default=",".join(CLUSTERS), help="comma list (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--fractions",
+        default=",".join(map(str, FRACTIONS)),
+        help="shares of multi-worker jobs made elastic, comma list (default: %(default)s)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default: %(default)s)")
+    parser.add_argument(
+        "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
+    )
     args = parser.parse_args()
     clusters = args.clusters.split(",")
     fractions = [float(f) for f in args.fractions.split(",")]

@@ -331,8 +331,15 @@ def _evictions(counts: dict) -> str:
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--out", type=Path, default=ROOT / "out/experiments/colocation")
-    parser.add_argument("--tables-only", action="store_true")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "out/experiments/colocation",
+        help="results, tables and plots (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
+    )
     args = parser.parse_args(argv)
     out: Path = args.out
     results_path = out / "results.json"
@@ -359,8 +366,7 @@ def main(argv: list[str] | None = None) -> None:
         results["_run"] = {
             "total_seconds": time.perf_counter() - started,
             "machine": (
-                f"{platform.machine()}, {os.cpu_count()} cores, "
-                f"load {os.getloadavg()[0]:.1f}"
+                f"{platform.machine()}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}"
             ),
         }
         out.mkdir(parents=True, exist_ok=True)

@@ -230,10 +230,24 @@ def write_results(out: Path, clusters: list[str], walls: dict[str, float], total
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--traces", type=Path, default=ROOT.parent / "shared/traces/itp")
-    parser.add_argument("--out", type=Path, default=ROOT / "out/experiments/itp-queues")
-    parser.add_argument("--clusters", default=",".join(CLUSTERS))
-    parser.add_argument("--tables-only", action="store_true")
+    parser.add_argument(
+        "--traces",
+        type=Path,
+        default=ROOT.parent / "shared/traces/itp",
+        help="folder of the ITP clusterNN.csv files (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=ROOT / "out/experiments/itp-queues",
+        help="results, tables and plots (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--clusters", default=",".join(CLUSTERS), help="comma list (default: %(default)s)"
+    )
+    parser.add_argument(
+        "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
+    )
     args = parser.parse_args(argv)
     clusters = [c.strip() for c in args.clusters.split(",") if c.strip()]
     berth = Path(sys.executable).parent / "berth"

@@ -33,11 +33,21 @@ PAPER_DEFAULT = {
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seeds", type=int, default=10)
-    parser.add_argument("--jobs", type=int, default=2)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=10,
+        help="seeds for each policy and pod list (default: %(default)s)",
+    )
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default: %(default)s)")
     parser.add_argument("--traces", default="", help="comma list (default: every pod list)")
-    parser.add_argument("--data", type=Path, default=TRACES)
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=TRACES,
+        help="folder of the openb pod and node lists (default: %(default)s)",
+    )
     parser.add_argument("--out", type=Path, default=HERE, help="results and plots (default: here)")
     args = parser.parse_args(argv)
     names = (
