@@ -138,7 +138,12 @@ def _parser() -> argparse.ArgumentParser:
     add_k8s_commands(sub)
 
     val = sub.add_parser("validate", help="check manifests without running anything")
-    val.add_argument("files", type=Path, nargs="+")
+    val.add_argument(
+        "files",
+        type=Path,
+        nargs="+",
+        help="manifests, scheduler configurations, or folders of them (each file told apart)",
+    )
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
@@ -440,11 +445,17 @@ def _compare(args: argparse.Namespace) -> int:
 
 
 def _validate(args: argparse.Namespace) -> int:
-    from berth.api.manifest import load_files
+    from berth.api.manifest import MANIFEST_SUFFIXES, load_files
     from berth.framework.config_files import is_scheduler_configuration
 
-    configs = [path for path in args.files if is_scheduler_configuration(path)]
-    manifest_files = [path for path in args.files if path not in configs]
+    files: list[Path] = []
+    for path in args.files:
+        # A folder's files are told apart one by one: configurations sit beside manifests.
+        inside = sorted(path.iterdir()) if path.is_dir() else []
+        inside = [p for p in inside if p.suffix.lower() in (*MANIFEST_SUFFIXES, ".conf")]
+        files += inside or [path]
+    configs = [path for path in files if is_scheduler_configuration(path)]
+    manifest_files = [path for path in files if path not in configs]
     failed = not all([_validate_config(path) for path in configs])
     if not manifest_files:
         return EXIT_INPUT if failed else 0

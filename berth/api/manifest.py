@@ -23,6 +23,7 @@ from berth.api.apps import (
     convert_replica_set,
     convert_stateful_set,
 )
+from berth.api.configuration_shape import looks_like_configuration
 from berth.api.documents import DocumentError, load_json, load_yaml
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
@@ -269,6 +270,9 @@ def _parse_object(doc: object, ctx: Context) -> None:
     metadata = doc.get("metadata")
     if isinstance(metadata, dict) and isinstance(metadata.get("name"), str) and metadata["name"]:
         ctx.name = display(metadata.get("namespace"), metadata["name"])
+    if looks_like_configuration(doc):
+        ctx.error("", "a scheduler configuration, not a manifest (give it with --config)")
+        return
     if kind is None:
         ctx.error("kind", "field required")
         return

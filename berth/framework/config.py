@@ -18,6 +18,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from berth.api.configuration_shape import CONFIGURATION_KEYS
 from berth.framework.plugin import Plugin, PluginArgumentError
 from berth.framework.registry import ACTIONS, PLUGINS, plugin_class
 from berth.framework.search import SearchConfig
@@ -180,19 +181,8 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     simulation = raw.get("simulation") or {}
     if not isinstance(simulation, dict):
         raise ConfigError(f"{source}: simulation: expected a mapping")
-    known = {
-        "actions",
-        "tiers",
-        "search",
-        "period",
-        "schedulerNames",
-        "scheduler_names",
-        "configurations",
-        "metrics",
-        "simulation",
-    }
     for key in raw:
-        if key not in known:
+        if key not in CONFIGURATION_KEYS:
             warnings.append(f"{source}: {key}: unknown field, ignored")
     action_arguments = _parse_configurations(raw.get("configurations"), source, warnings)
     _check_arguments(tiers, warnings)

@@ -9,13 +9,12 @@ from pathlib import Path
 
 import yaml
 
+from berth.api.configuration_shape import CONFIGURATION_KINDS, looks_like_configuration
 from berth.api.documents import DocumentError, load_one_yaml
 from berth.framework.config import DEFAULT_CONFIG, ConfigError, SchedulerConfig, parse_config
 from berth.framework.kube_config import is_kube_scheduler_configuration, parse_kube_config
 
 #: Keys only a berth or Volcano scheduler configuration has at its top level.
-_CONFIG_KEYS = {"actions", "tiers"}
-_CONFIG_KINDS = {"KubeSchedulerConfiguration", "ConfigMap"}
 
 
 def is_scheduler_configuration(path: str | Path) -> bool:
@@ -27,10 +26,7 @@ def is_scheduler_configuration(path: str | Path) -> bool:
         return False
     if len(docs) != 1 or not isinstance(docs[0], dict):
         return False
-    doc = docs[0]
-    if doc.get("kind") in _CONFIG_KINDS:
-        return True
-    return "kind" not in doc and "apiVersion" not in doc and bool(_CONFIG_KEYS & set(doc))
+    return docs[0].get("kind") in CONFIGURATION_KINDS or looks_like_configuration(docs[0])
 
 
 def describe(config: SchedulerConfig) -> str:

@@ -16,6 +16,7 @@ from berth.cli import main
 DATA = Path(__file__).resolve().parents[1] / "scenarios" / "data"
 CLUSTER = DATA / "cluster.yaml"
 WORKLOAD = DATA / "workload.yaml"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 #: FILE: Kind/name: field.path: message
 PROBLEM_LINE = re.compile(
@@ -97,6 +98,43 @@ def test_validate_good_files(capsys):
     assert rc == 0
     assert out.strip() == "valid: 6 nodes, 13 pods, 1 podgroups, 3 queues"
     assert err == ""
+
+
+@pytest.mark.parametrize(
+    "config",
+    ["loaning/scheduler.yaml", "rollout/scheduler.conf", "volcano-scheduler.conf", "binpack.yaml"],
+)
+def test_validate_takes_every_shipped_configuration(capsys, config):
+    rc, out, err = run(capsys, "validate", str(EXAMPLES / config))
+    assert rc == 0, out + err
+    assert out.startswith(f"valid: {EXAMPLES / config}: scheduler configuration")
+
+
+def test_validate_takes_a_configuration_of_simulation_settings_only(tmp_path, capsys):
+    path = tmp_path / "latency.yaml"
+    path.write_text("simulation:\n  startLatency: 5\n")
+    rc, out, _ = run(capsys, "validate", str(path))
+    assert rc == 0 and "scheduler configuration" in out
+
+
+def test_validate_tells_configurations_and_manifests_apart_in_a_folder(tmp_path, capsys):
+    (tmp_path / "scheduler.conf").write_text("actions: enqueue, allocate\n")
+    (tmp_path / "cluster.yaml").write_text(CLUSTER.read_text())
+    rc, out, err = run(capsys, "validate", str(tmp_path))
+    assert rc == 0, out + err
+    assert "scheduler.conf: scheduler configuration" in out
+    assert out.strip().endswith("valid: 6 nodes, 0 pods, 0 podgroups, 0 queues")
+
+
+def test_a_configuration_given_as_a_workload_is_named_as_one(tmp_path, capsys):
+    config = tmp_path / "scheduler.yaml"
+    config.write_text("actions: enqueue, allocate\ntiers: []\n")
+    rc, out, err = run(
+        capsys, "simulate", "--cluster", str(CLUSTER), "--workload", str(config),
+        "--out", str(tmp_path / "out"), "--quiet",
+    )  # fmt: skip
+    assert rc != 0
+    assert "a scheduler configuration, not a manifest (give it with --config)" in out + err
 
 
 def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
