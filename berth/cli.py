@@ -61,6 +61,7 @@ INPUT_ERRORS = (
 )
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a command SIGINT stopped
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -71,7 +72,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help()
         return 2
     args.command = ["berth", *argv]  # as run, for the provenance of what it writes
-    return int(args.handler(args) or 0)
+    out = getattr(args, "out", None)
+    before = _files_in(out)
+    try:
+        return int(args.handler(args) or 0)
+    except KeyboardInterrupt:
+        written = _files_in(out) - before
+        what = f"; written to {out}: {', '.join(sorted(written))}" if written else ""
+        print(f"interrupted{what}", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _files_in(folder: Path | None) -> set[str]:
+    """The files directly in ``folder`` (none when it is not there)."""
+    if folder is None or not Path(folder).is_dir():
+        return set()
+    return {p.name for p in Path(folder).iterdir() if p.is_file()}
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -309,3 +309,19 @@ def test_config_default_names_the_built_in_configuration(tmp_path: Path, capsys)
         assert rc == 0, err
         runs[name] = (out / "pods.csv").read_text()
     assert runs["named"] == runs["omitted"]
+
+
+def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path: Path, capsys, monkeypatch) -> None:
+    """Ctrl-C mid-run: no traceback, one line, the shell's 130."""
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("berth.sim.run.simulate", interrupted)
+    trace = itp(tmp_path, ROWS)
+    rc, _, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cluster-from-trace", "--quiet",
+        "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert rc == 130
+    assert err.strip().splitlines()[-1] == "interrupted"
