@@ -247,6 +247,7 @@ def _convert(args: argparse.Namespace) -> int:
     try:
         _, table = find_table(args.file, args.format)
         options = trace_options(args)
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if table.kind == "nodes":
             if selection_given(args):
                 print(_NODE_FLAGS, file=sys.stderr)

@@ -135,6 +135,15 @@ def test_convert_a_node_list(
     assert [n.name for n in load_files(out).nodes] == ["m1", "m2"]
 
 
+def test_convert_makes_the_output_folder(
+    berth_trace: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "pai_machine_spec.csv", "m1,V100,96,512,8\n")
+    out = tmp_path / "new" / "folder" / "cluster.yaml"
+    assert berth_trace("convert", str(path), "--out", str(out)) == 0
+    assert [n.name for n in load_files(out).nodes] == ["m1"]
+
+
 def test_convert_failures_leave_no_file(
     berth_trace: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
