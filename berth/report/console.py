@@ -40,6 +40,13 @@ def format_percent(fraction: float) -> str:
     return f"{fraction * 100:.1f}%"
 
 
+def shown_makespan(summary: dict[str, Any]) -> str:
+    """The makespan, or what stands for it when no job completed (summary.json keeps 0)."""
+    if not summary["jobs"].get("completed"):
+        return "none (no job completed)"
+    return format_duration(summary["makespan"])
+
+
 def format_stats(stats: dict[str, Any]) -> str:
     """``mean 5m · p50 1m · …`` for one percentile dict, or "no data"."""
     if not stats.get("count"):
@@ -62,7 +69,7 @@ def summary_table(summary: dict[str, Any]) -> Table:
     table.add_row("job queueing delay", format_stats(summary["queueing_delay"]))
     table.add_row("pod queueing delay", format_stats(summary["pod_queueing_delay"]))
     table.add_row("job completion time", format_stats(summary["jct"]))
-    table.add_row("makespan", format_duration(summary["makespan"]))
+    table.add_row("makespan", shown_makespan(summary))
     if summary.get("fairness") is not None:
         table.add_row("queue fairness", f"Jain's index {summary['fairness']:.2f} (1 = fair)")
     table.add_section()

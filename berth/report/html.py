@@ -12,7 +12,7 @@ from typing import Any
 from berth.api.objects import Pod, PodGroup
 from berth.durations import format_duration
 from berth.metrics.tables import JobOutcome
-from berth.report.console import format_percent, gpu_fragmentation_text
+from berth.report.console import format_percent, gpu_fragmentation_text, shown_makespan
 from berth.report.explained import explained_section
 from berth.report.figures import Plot
 from berth.report.jobs import jobs_section, pending_section
@@ -61,7 +61,7 @@ def _delay_section(summary: dict[str, Any]) -> str:
             [label, str(stats["count"]), *(format_duration(stats[c]) for c in _DELAY_COLUMNS)]
         )
     delays = table(["", "count", *_DELAY_COLUMNS], rows)
-    makespan = escape(format_duration(summary["makespan"]))
+    makespan = escape(shown_makespan(summary))
     return f"{heading('delays', 'Delays')}{delays}<p>Makespan: {makespan}</p>"
 
 

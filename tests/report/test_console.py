@@ -11,7 +11,7 @@ from rich.console import Console
 from berth.api.objects import GroupPhase, PodGroup
 from berth.durations import format_duration
 from berth.metrics.summary import summarize
-from berth.report.console import rollouts_text, summary_table
+from berth.report.console import rollouts_text, shown_makespan, summary_table
 from berth.sim.timeseries import TimeSeries
 
 
@@ -81,3 +81,14 @@ def test_rollouts_line() -> None:
         "1/2 done · longest 2m · 26 pods recreated · 0 in place · peak unavailable 6"
     )
     assert rollouts_text([{"rollout_list": []}]) == "1 workload object, no rollout"
+
+
+@pytest.mark.parametrize(
+    ("jobs", "makespan", "shown"),
+    [
+        ({"completed": 0, "submitted": 3}, 0.0, "none (no job completed)"),
+        ({"completed": 2, "submitted": 3}, 90.0, "1m 30s"),
+    ],
+)
+def test_makespan_says_when_no_job_completed(jobs, makespan, shown):
+    assert shown_makespan({"jobs": jobs, "makespan": makespan}) == shown
