@@ -135,7 +135,10 @@ class Proportion(QueueShare):
 
 def _total(vectors: list[np.ndarray]) -> np.ndarray:
     """The sum of ``vectors`` over the resource axis (some may be shorter)."""
-    width = max(map(len, vectors))
+    widths = set(map(len, vectors))
+    if len(widths) == 1:  # the usual case, twice as fast as padding each
+        return np.array(vectors).sum(axis=0)
+    width = max(widths)
     return np.sum([padded(v, width) for v in vectors], axis=0)
 
 
