@@ -7,10 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import yaml
-
 from berth.api.configuration_shape import CONFIGURATION_KINDS, looks_like_configuration
-from berth.api.documents import DocumentError, load_one_yaml
+from berth.api.documents import DocumentError, load_one_yaml, load_yaml
 from berth.framework.config import DEFAULT_CONFIG, ConfigError, SchedulerConfig, parse_config
 from berth.framework.kube_config import is_kube_scheduler_configuration, parse_kube_config
 
@@ -21,8 +19,8 @@ def is_scheduler_configuration(path: str | Path) -> bool:
     """Whether ``path`` holds one scheduler configuration. A file that cannot be read or
     parsed is not one: the manifest loader reports what is wrong with it."""
     try:
-        docs = [d for d in yaml.safe_load_all(Path(path).read_text()) if d is not None]
-    except (OSError, UnicodeDecodeError, yaml.YAMLError):
+        docs = [d for d in load_yaml(Path(path).read_text()) if d is not None]
+    except (OSError, UnicodeDecodeError, DocumentError):
         return False
     if len(docs) != 1 or not isinstance(docs[0], dict):
         return False

@@ -593,3 +593,13 @@ def test_bench_invalid_arguments(capsys, argv):
 def test_no_command_prints_help(capsys):
     assert main([]) != 0
     assert "simulate" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("suffix", [".yaml", ".json"])
+def test_validate_refuses_deep_nesting_in_one_line(tmp_path, capsys, suffix):
+    """Told apart from a configuration before it is read as a manifest: both reads refuse it."""
+    path = tmp_path / f"deep{suffix}"
+    path.write_text("[" * 50_000 + "]" * 50_000)
+    rc, out, err = run(capsys, "validate", str(path))
+    assert rc == 1
+    assert out.strip() == f"{path}: nested 50000 levels deep (at most 200 are read)"
