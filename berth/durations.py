@@ -28,6 +28,17 @@ class DurationError(ValueError):
     """Text that Go's time.ParseDuration would reject."""
 
 
+def non_negative(value: object) -> bool:
+    """Whether a configuration value is a number of seconds (or another amount) a run can
+    use: an int or float, finite, at least 0 (YAML's ``.inf`` and ``.nan`` are floats)."""
+    return (
+        isinstance(value, int | float)
+        and not isinstance(value, bool)
+        and math.isfinite(value)
+        and value >= 0
+    )
+
+
 def parse_duration(text: str) -> float:
     """Seconds in ``text``; a leading sign is allowed as in Go, and "0" needs no unit."""
     body = text.strip()

@@ -10,6 +10,7 @@ window and a patch of the rows that changed since a cached evaluation.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
@@ -123,11 +124,16 @@ class Plugin:
     def float_arg(self, key: str, default: float) -> float:
         value = self.arguments.get(key, default)
         try:
-            return float(value)
+            number = float(value)
         except (TypeError, ValueError) as exc:
             raise PluginArgumentError(
                 f"plugin {self.name}: argument {key}: {value!r} is not a number"
             ) from exc
+        if not math.isfinite(number):
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument {key}: expected a finite number (got {value!r})"
+            )
+        return number
 
     # -- node filtering and scoring ---------------------------------------------
 

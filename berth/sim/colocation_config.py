@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from berth.cluster.batch import CPU_POLICIES, MEMORY_POLICIES, ReclaimPolicy
+from berth.durations import non_negative
 
 #: key → (attribute, default); None defaults are switched off unless given.
 _PERCENTS: dict[str, tuple[str, float | None]] = {
@@ -72,7 +73,7 @@ class ColocationConfig:
 
         def number(key: str, default: float, top: float | None = None) -> float:
             value = raw.get(key, default)
-            if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            if not non_negative(value):
                 raise ColocationConfigError(f"{source}: {where}.{key}: expected a number >= 0")
             if top is not None and value > top:
                 raise ColocationConfigError(f"{source}: {where}.{key}: expected at most {top:g}")

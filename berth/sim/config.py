@@ -9,6 +9,7 @@ from typing import Any
 
 from berth.api.objects import Node, Pod
 from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
+from berth.durations import non_negative
 from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
 
@@ -28,7 +29,7 @@ class NodeFailure:
 
 
 def _seconds(value: Any, where: str, source: str) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+    if not non_negative(value):
         raise SimConfigError(f"{source}: {where}: expected seconds >= 0 (got {value!r})")
     return float(value)
 

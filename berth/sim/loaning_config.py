@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from berth.durations import non_negative
+
 
 class LoaningConfigError(ValueError):
     """A bad ``simulation.loaning`` section."""
@@ -40,7 +42,7 @@ class LoaningConfig:
             if attr in _NAMES:
                 if not isinstance(value, str) or not value:
                     raise LoaningConfigError(f"{where}: expected a non-empty string")
-            elif isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            elif not non_negative(value):
                 raise LoaningConfigError(f"{where}: expected seconds >= 0 (got {value!r})")
             values[attr] = value if attr in _NAMES else float(value)
         config = cls(**values)

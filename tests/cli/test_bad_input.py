@@ -603,3 +603,33 @@ def test_validate_refuses_deep_nesting_in_one_line(tmp_path, capsys, suffix):
     rc, out, err = run(capsys, "validate", str(path))
     assert rc == 1
     assert out.strip() == f"{path}: nested 50000 levels deep (at most 200 are read)"
+
+
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ("simulation:\n  startLatency: .inf\n", "simulation.startLatency: expected seconds >= 0"),
+        ("simulation:\n  restartLatency: .nan\n", "simulation.restartLatency: expected seconds"),
+        (
+            "simulation:\n  loaning:\n    idleBeforeLend: .nan\n",
+            "simulation.loaning.idleBeforeLend: expected seconds >= 0",
+        ),
+        (
+            "tiers:\n- plugins:\n  - name: least-allocated\n    arguments: {weight: .inf}\n",
+            "plugin least-allocated: argument weight: expected a finite number (got inf)",
+        ),
+        (
+            "tiers:\n- plugins:\n  - name: overcommit\n    arguments: {overcommit-factor: .nan}\n",
+            "plugin overcommit: argument overcommit-factor: expected a finite number",
+        ),
+    ],
+)
+def test_infinite_and_nan_settings_are_refused(tmp_path, capsys, config, expected):
+    """Not accepted only to break summary.json at the end of the run."""
+    path = tmp_path / "scheduler.yaml"
+    path.write_text(config)
+    rc, out, err = run(
+        capsys, "simulate", "--config", str(path), "--out", str(tmp_path / "out"), "--quiet"
+    )
+    assert rc == 1
+    assert expected in err and len(err.strip().splitlines()) == 1
