@@ -177,7 +177,19 @@ def load_nodes(
 ) -> Nodes:
     """The nodes of a machine list (openb node list, PAI machine spec, Alibaba machine_meta)."""
     nodes, log = _open(path, fmt, "nodes", options)
-    return Nodes(nodes, log)
+    return Nodes(_once_each(nodes, log, path), log)
+
+
+def _once_each(nodes: Iterator[Node], log: TraceLog, path: str | Path) -> Iterator[Node]:
+    """Each node name once: a later row naming a node again is a bad row (no cluster has two
+    machines of one name, and which row to believe is not for berth to guess)."""
+    seen: set[str] = set()
+    for node in nodes:
+        if node.name in seen:
+            log.bad_row(str(path), f"node {node.name} is listed more than once")
+            continue
+        seen.add(node.name)
+        yield node
 
 
 def iter_usage(

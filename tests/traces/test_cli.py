@@ -204,3 +204,19 @@ def test_info_and_convert_on_a_load_trace(
         "30,0.0333333,10.6667",
         "60,0.0333333,2",
     ]
+
+
+def test_a_node_listed_twice_is_a_bad_row(
+    berth_trace: Run, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(
+        tmp_path, "pai_machine_spec.csv", "m1,V100,96,512,8\nm2,CPU,96,512,0\nm1,T4,8,64,1\n"
+    )
+    out = tmp_path / "cluster.yaml"
+    assert berth_trace("convert", str(path), "--out", str(out)) == 1
+    assert capsys.readouterr().err == f"error: {path}: node m1 is listed more than once\n"
+    assert berth_trace("convert", str(path), "--out", str(out), "--on-bad-row", "skip") == 0
+    assert [(n.name, n.allocatable.get("nvidia.com/gpu")) for n in load_files(out).nodes] == [
+        ("m1", 8000),  # the first row's, in milli-GPUs
+        ("m2", None),
+    ]
