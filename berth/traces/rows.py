@@ -15,7 +15,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol, TypeVar
 
@@ -177,9 +177,18 @@ def guard(
             log.excluded[str(exc)] += 1
 
 
+def _moment(value: str) -> datetime:
+    """An ISO date and time as a naive UTC time: one with a zone is converted to UTC, one
+    without is read as UTC, so a trace that mixes the two still compares and subtracts."""
+    moment = datetime.fromisoformat(value)
+    if moment.tzinfo is not None:
+        moment = moment.astimezone(UTC).replace(tzinfo=None)
+    return moment
+
+
 def parse_datetime(value: str, column: str) -> datetime:
     try:
-        return datetime.fromisoformat(value)
+        return _moment(value)
     except ValueError:
         raise RowError(
             f"{column} {show(value)} is not a date and time (expected e.g. 2017-10-03 02:25:44)"
@@ -222,7 +231,7 @@ def earliest(values: Iterable[str]) -> datetime | None:
     best: datetime | None = None
     for value in values:
         try:
-            moment = datetime.fromisoformat(value.strip())
+            moment = _moment(value.strip())
         except ValueError:
             continue
         if best is None or moment < best:

@@ -91,6 +91,22 @@ def test_philly_csv_with_dates_as_published_with_pollux(tmp_path: Path) -> None:
     assert times == {"job-2": 115, "job-3": 0, "job-4": 86_400}
 
 
+def test_dates_with_and_without_a_zone_mix(tmp_path: Path) -> None:
+    """A zone is converted to UTC and a time without one read as UTC, so the two compare."""
+    path = write(
+        tmp_path,
+        "philly.csv",
+        """
+        timestamp,duration,num_gpus,gpu_time,cluster
+        2017-10-09 07:00:00,3600,1,3600,vc1
+        2017-10-09T09:00:00+02:00,60,8,480,vc2
+        2017-10-09 07:30:00Z,60,2,120,vc2
+        """,
+    )
+    times = {name: job.group.submit_time for name, job in by_name(path).items()}
+    assert times == {"job-2": 0, "job-3": 0, "job-4": 1800}
+
+
 def test_philly_csv_bad_date_is_a_bad_row(tmp_path: Path) -> None:
     path = write(
         tmp_path,
