@@ -98,14 +98,26 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"berth {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    sim = sub.add_parser("simulate", help="run a simulation and write a report")
+    sim = sub.add_parser(
+        "simulate",
+        help="run a simulation and write a report",
+        description="Replay a cluster and its workload (manifests, a trace, or both) through "
+        "berth's scheduler in simulated time, then write a summary, CSVs, plots and an HTML "
+        "report into --out. With no inputs it runs the built-in scenario: one simulated day of "
+        "a 60-node mixed cluster (what `make demo` shows).",
+    )
     _add_input_arguments(sim)
     sim.add_argument(
         "--config",
         type=Path,
         help="scheduler configuration (YAML), or 'default' for the built-in one (the default)",
     )
-    sim.add_argument("--out", type=Path, default=Path("out/simulation"), help="output directory")
+    sim.add_argument(
+        "--out",
+        type=Path,
+        default=Path("out/simulation"),
+        help="output directory (default: out/simulation)",
+    )
     sim.add_argument("--quiet", action="store_true", help="no progress bar or table")
     sim.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     sim.add_argument(
@@ -153,7 +165,12 @@ def _parser() -> argparse.ArgumentParser:
     add_fill_command(sub)
     add_k8s_commands(sub)
 
-    val = sub.add_parser("validate", help="check manifests without running anything")
+    val = sub.add_parser(
+        "validate",
+        help="check manifests and configurations without running anything",
+        description="Read manifests and scheduler configurations as simulate would and report "
+        "every problem, one line each; exit 1 if any is an error.",
+    )
     val.add_argument(
         "files",
         type=Path,
@@ -163,12 +180,26 @@ def _parser() -> argparse.ArgumentParser:
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
-    bench.add_argument("--scenario", default="basic", choices=list(SCENARIOS))
-    bench.add_argument("--nodes", type=int, default=1000)
-    bench.add_argument("--running", type=int, default=10_000)
-    bench.add_argument("--pods", type=int, default=5_000)
-    bench.add_argument("--seed", type=int, default=0)
-    bench.add_argument("--search", choices=["full", "sampled"], default="full")
+    bench.add_argument(
+        "--scenario",
+        default="basic",
+        choices=list(SCENARIOS),
+        help="the pending pods' shape (default: basic)",
+    )
+    bench.add_argument("--nodes", type=int, default=1000, help="nodes (default: 1000)")
+    bench.add_argument(
+        "--running", type=int, default=10_000, help="pods already running (default: 10000)"
+    )
+    bench.add_argument(
+        "--pods", type=int, default=5_000, help="pending pods to schedule (default: 5000)"
+    )
+    bench.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    bench.add_argument(
+        "--search",
+        choices=["full", "sampled"],
+        default="full",
+        help="score every feasible node, or a sample as kube-scheduler does (default: full)",
+    )
     bench.add_argument("--json", action="store_true", help="print one JSON object")
     bench.add_argument(
         "--sim",
@@ -227,7 +258,9 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="refuse a trace that expands to more pods (default %(default)s, about 5 GB)",
     )
-    parser.add_argument("--seed", type=non_negative_int, default=0, help="random seed (>= 0)")
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="random seed (>= 0; default: 0)"
+    )
     parser.add_argument(
         "--until",
         type=positive_seconds,

@@ -9,14 +9,13 @@ import socket
 import sys
 from pathlib import Path
 
-from berth.controllers.scaling import POLICIES
 from berth.controllers.scaling.config import DEFAULT_INTERVAL, ScalingConfig
 from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
 from berth.framework.config import ConfigError
 from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
 from berth.framework.plugin import PluginArgumentError
-from berth.k8s.scaling import unsupported
+from berth.k8s.scaling import SERVE_POLICIES
 from berth.traces.arguments import positive_seconds, share
 
 EXIT_INPUT = 1
@@ -27,15 +26,19 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "serve", help="schedule a Kubernetes cluster: berth as a secondary scheduler"
     )
     _add_kubeconfig(serve)
-    serve.add_argument("--config", type=Path, help="scheduler configuration (YAML)")
+    serve.add_argument(
+        "--config", type=Path, help="scheduler configuration (YAML; default: the built-in one)"
+    )
     serve.add_argument(
         "--scheduler-name", default="berth", help="schedule pods with this schedulerName"
     )
     serve.add_argument(
         "--leader-elect", action="store_true", help="lead through a Lease before scheduling"
     )
-    serve.add_argument("--lease-namespace", default="berth-system")
-    serve.add_argument("--lease-name", default="berth")
+    serve.add_argument(
+        "--lease-namespace", default="berth-system", help="the Lease's namespace (berth-system)"
+    )
+    serve.add_argument("--lease-name", default="berth", help="the Lease's name (berth)")
     serve.add_argument("--identity", default=socket.gethostname(), help="this replica's name")
     serve.add_argument(
         "--metrics-port", type=int, default=8080, help="/metrics, /healthz, /readyz (0: any)"
@@ -43,12 +46,17 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--bind-concurrency", type=int, default=64, help="binds in flight at once (default 64)"
     )
-    serve.add_argument("--resync", type=float, default=300.0, help="seconds between relists")
-    serve.add_argument("--log-level", default="info", choices=["debug", "info", "warning"])
+    serve.add_argument(
+        "--resync", type=float, default=300.0, help="seconds between relists (default 300)"
+    )
+    serve.add_argument(
+        "--log-level", default="info", choices=["debug", "info", "warning"], help="(default info)"
+    )
     serve.add_argument(
         "--scaling",
-        choices=POLICIES,
-        help="scale elastic jobs with this policy (default: they grow as room appears)",
+        choices=SERVE_POLICIES,
+        help="scale elastic jobs with this policy (default: they grow as room appears; aryl "
+        "runs only in the simulator, which knows each job's remaining work)",
     )
     serve.add_argument(
         "--scaling-interval",
@@ -98,10 +106,6 @@ def _serve(args: argparse.Namespace) -> int:
         Framework(config)
     except (ConfigError, PluginArgumentError) as exc:
         print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    why = unsupported(args.scaling) if args.scaling else None
-    if why is not None:
-        print(f"error: --scaling: {why}", file=sys.stderr)
         return EXIT_INPUT
     tuned = [
         flag

@@ -55,14 +55,14 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     commands = trace.add_subparsers(dest="trace_command", metavar="COMMAND", required=True)
 
     info = commands.add_parser("info", help="size, arrivals and job shapes of a trace file")
-    info.add_argument("file", type=Path)
+    info.add_argument("file", type=Path, help="a trace file (its format is detected)")
     _add_reading_options(info)
     info.set_defaults(handler=_info)
 
     convert = commands.add_parser(
         "convert", help="write a trace as manifests (workload, or cluster for node lists)"
     )
-    convert.add_argument("file", type=Path)
+    convert.add_argument("file", type=Path, help="a trace file (its format is detected)")
     convert.add_argument(
         "--out", type=Path, required=True, help="output file: .yaml (streamed) or .jsonl"
     )
