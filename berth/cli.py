@@ -177,6 +177,7 @@ def _parser() -> argparse.ArgumentParser:
         nargs="+",
         help="manifests, scheduler configurations, or folders of them (each file told apart)",
     )
+    _add_unknown_fields(val)
     val.set_defaults(handler=_validate)
 
     bench = sub.add_parser("bench", help="measure scheduling throughput")
@@ -213,7 +214,18 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _add_unknown_fields(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--unknown-fields",
+        choices=("error", "warn"),
+        default="error",
+        help="a manifest field berth does not know is an error (the default, as kubectl's "
+        "strict validation), or a warning and ignored",
+    )
+
+
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
+    _add_unknown_fields(parser)
     parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
     parser.add_argument(
         "--workload",
@@ -295,6 +307,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,
+        lenient=args.unknown_fields == "warn",
     )
 
 
@@ -508,7 +521,7 @@ def _validate(args: argparse.Namespace) -> int:
     failed = not all([_validate_config(path) for path in configs])
     if not manifest_files:
         return EXIT_INPUT if failed else 0
-    manifests = load_files(manifest_files)
+    manifests = load_files(manifest_files, lenient=args.unknown_fields == "warn")
     for problem in manifests.warnings:
         print(f"warning: {problem}", file=sys.stderr)
     for problem in manifests.errors:

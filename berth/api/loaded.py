@@ -46,6 +46,9 @@ class Manifests:
     #: Read from a live cluster (``berth serve``), where pods run for as long as they run:
     #: the simulator's run-time annotations are not asked for.
     live: bool = False
+    #: Fields the schema does not know are warnings (``--unknown-fields warn``, and always for
+    #: live objects, which the API server has accepted), not errors.
+    lenient: bool = False
     # Keyed by id(): the objects are plain mutable dataclasses and must not carry loader state.
     _origins: dict[int, Origin] = field(default_factory=dict, init=False, repr=False, compare=False)
 

@@ -44,7 +44,7 @@ __all__ = ["ManifestError", "Manifests", "Problem", "load_file", "load_files", "
 # -- entry points ---------------------------------------------------------------------------------
 
 
-def load_file(path: str | Path) -> Manifests:
+def load_file(path: str | Path, lenient: bool = False) -> Manifests:
     """Every object of one YAML, JSON or JSON Lines file; problems with the file or its content are
     collected, never raised."""
     file = str(path)
@@ -59,13 +59,13 @@ def load_file(path: str | Path) -> Manifests:
     except OSError as exc:
         return _file_problem(file, f"cannot be read ({exc.strerror or exc})")
     if file.lower().endswith(".jsonl"):
-        result = _parse_json_lines(text, file)
+        result = _parse_json_lines(text, file, lenient)
     else:
         try:
             docs = [load_json(text)] if file.lower().endswith(".json") else load_yaml(text)
         except DocumentError as exc:
             return _file_problem(file, str(exc))
-        result = parse_documents(docs, file)
+        result = parse_documents(docs, file, lenient=lenient)
     if not result.problems and not result.objects:
         return _file_problem(file, "holds no objects (expected Kubernetes-style manifests)")
     if result.skipped:
@@ -94,7 +94,7 @@ def _skipped_message(skipped: Counter[str]) -> str:
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
 
 
-def load_files(paths: Iterable[str | Path] | str | Path) -> Manifests:
+def load_files(paths: Iterable[str | Path] | str | Path, lenient: bool = False) -> Manifests:
     """All files together, then the checks that need every object (see ``cross_check``). A
     folder stands for the manifest files directly in it, in name order."""
     if isinstance(paths, str | Path):
@@ -107,9 +107,9 @@ def load_files(paths: Iterable[str | Path] | str | Path) -> Manifests:
                 suffixes = ", ".join(MANIFEST_SUFFIXES)
                 result.extend(_file_problem(str(path), f"no manifest files ({suffixes}) in it"))
             for file in files:
-                result.extend(load_file(file))
+                result.extend(load_file(file, lenient))
         else:
-            result.extend(load_file(path))
+            result.extend(load_file(path, lenient))
     cross_check(result)
     return result
 
@@ -122,14 +122,17 @@ def load_or_raise(paths: Iterable[str | Path] | str | Path) -> Manifests:
     return result
 
 
-def parse_documents(docs: list[Any], source: str, live: bool = False) -> Manifests:
+def parse_documents(
+    docs: list[Any], source: str, live: bool = False, lenient: bool = False
+) -> Manifests:
     """Objects from already-parsed documents; ``source`` names them in problems; ``live``
-    when they come from a cluster's API (``Manifests.live``).
+    when they come from a cluster's API (``Manifests.live``); ``lenient``: unknown fields are
+    warnings (always so for live objects).
 
     A document may be a single object, a ``kind: List``, or a list of objects (a JSON array);
     empty documents are skipped.
     """
-    result = Manifests(live=live)
+    result = Manifests(live=live, lenient=live or lenient)
     for doc in docs:
         if isinstance(doc, list):
             for index, item in enumerate(doc):
@@ -149,10 +152,10 @@ def cross_check(manifests: Manifests) -> None:
     check_references(manifests)
 
 
-def _parse_json_lines(text: str, file: str) -> Manifests:
+def _parse_json_lines(text: str, file: str, lenient: bool) -> Manifests:
     """JSON Lines (``.jsonl``, one object per line, as ``berth trace convert`` writes large
     workloads): each line is its own source, ``FILE:LINE``, so every problem names its line."""
-    result = Manifests()
+    result = Manifests(lenient=lenient)
     for number, line in enumerate(text.split("\n"), 1):
         if not line.strip():
             continue
@@ -303,6 +306,12 @@ def _parse_object(doc: object, ctx: Context) -> None:
         doc = {**doc, "metadata": {}}
     parsed, issues = schema.validate(chosen.model, doc)
     for issue in issues:
+        if issue.severity == schema.UNKNOWN:
+            if ctx.out.lenient:
+                ctx.warn(issue.path, f"{issue.message}, ignored")
+            else:
+                ctx.error(issue.path, issue.message)
+            continue
         ctx.report(issue.severity, issue.path, issue.message)
     if parsed is None:
         return

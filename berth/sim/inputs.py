@@ -35,6 +35,7 @@ class InputSpec:
     max_pods: int = DEFAULT_MAX_PODS
     seed: int = 0
     until: float | None = None
+    lenient: bool = False  # unknown fields in manifests are warnings (--unknown-fields warn)
 
     @property
     def builtin(self) -> bool:

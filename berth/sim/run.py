@@ -65,7 +65,7 @@ def load_inputs(
         manifests, trace_warnings, notes = trace_manifests(spec)
         warnings += trace_warnings
         if spec.workloads:  # services (say) beside the trace's jobs
-            manifests.extend(load_files(list(spec.workloads)))
+            manifests.extend(load_files(list(spec.workloads), spec.lenient))
         label = spec.trace
     else:
         if spec.cluster is None and not spec.cluster_from_trace:
@@ -75,9 +75,11 @@ def load_inputs(
             )
         if spec.cluster and node_list_format(spec.cluster):
             manifests = _cluster(spec.cluster)  # a machine list: nodes only
-            manifests.extend(load_files(list(spec.workloads)))
+            manifests.extend(load_files(list(spec.workloads), spec.lenient))
         else:
-            manifests = load_files([*([spec.cluster] if spec.cluster else []), *spec.workloads])
+            manifests = load_files(
+                [*([spec.cluster] if spec.cluster else []), *spec.workloads], spec.lenient
+            )
         label = spec.cluster or spec.workloads[0]
         if spec.cluster is None and not manifests.errors:
             notes.append(_size_from_workload(manifests, spec.trace_options))

@@ -639,7 +639,7 @@ BAD_CASES: dict[str, tuple[list[dict], list[tuple[str, str]]]] = {
     ),
     "misspelt job field": (
         [job(minAvailible=1)],
-        [(W, "t.yaml: Job/j: spec.minAvailible: unknown field, ignored")],
+        [(E, "t.yaml: Job/j: spec.minAvailible: unknown field (did you mean minAvailable?)")],
     ),
     "ttlSecondsAfterFinished is accepted silently": ([job(ttlSecondsAfterFinished=60)], []),
 }
@@ -654,7 +654,7 @@ def test_a_kubernetes_job_is_read_as_one_not_as_a_volcano_job() -> None:
     m = check([{**job(), "apiVersion": "batch/v1"}])
     assert (m.jobs, dict(m.skipped)) == ([], {})
     assert [str(p) for p in m.problems] == [
-        "t.yaml: Job/j: spec.tasks: unknown field, ignored",
+        "t.yaml: Job/j: spec.tasks: unknown field",
         "t.yaml: Job/j: spec.template: field required",
     ]
 

@@ -1094,8 +1094,10 @@ def test_problems_of_all_documents_are_collected(tmp_path: Path) -> None:
     assert len(m.errors) == 2 and m.warnings == []
 
 
-def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
-    m = load(
+def test_unknown_fields_are_errors_or_with_leniency_warnings(tmp_path: Path) -> None:
+    """As kubectl's strict validation: a field the schema does not know is an error, with the
+    closest known one suggested; ``lenient`` (--unknown-fields warn) makes it a warning."""
+    path = write(
         tmp_path,
         POD_HEAD
         + textwrap.dedent(
@@ -1111,21 +1113,25 @@ def test_unknown_fields_are_warnings(tmp_path: Path) -> None:
         """
         ),
     )
-    assert m.errors == []
-    assert lines(m, tmp_path) == [
-        "m.yaml: Pod/web: metadata.colour: unknown field, ignored",
-        "m.yaml: Pod/web: spec.containers[0].resourcez: unknown field, ignored",
+    found = [
+        "m.yaml: Pod/web: metadata.colour: unknown field",
+        "m.yaml: Pod/web: spec.containers[0].resourcez: unknown field (did you mean resources?)",
         "m.yaml: Pod/web: spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuring"
-        "Execution[0].namespaceSelecter: unknown field, ignored",
-        "m.yaml: Pod/web: extra: unknown field, ignored",
+        "Execution[0].namespaceSelecter: unknown field (did you mean namespaceSelector?)",
+        "m.yaml: Pod/web: extra: unknown field",
     ]
-    assert len(m.pods) == 1
+    strict = load_files([path])
+    assert lines(strict, tmp_path, "error") == found
+    lenient = load_files([path], lenient=True)
+    assert lenient.errors == []
+    assert lines(lenient, tmp_path) == [f"{line}, ignored" for line in found]
+    assert len(lenient.pods) == 1
 
 
 def test_misspelt_field_is_reported_with_the_missing_one(tmp_path: Path) -> None:
     m = load(tmp_path, POD_HEAD + "spec: {container: [{}]}\n")
     assert lines(m, tmp_path) == [
-        "m.yaml: Pod/web: spec.container: unknown field, ignored",
+        "m.yaml: Pod/web: spec.container: unknown field (did you mean containers?)",
         "m.yaml: Pod/web: spec.containers: field required",
     ]
 
@@ -1379,7 +1385,7 @@ def test_a_folder_without_manifests_is_a_problem(tmp_path: Path) -> None:
 
 
 def test_load_or_raise(tmp_path: Path) -> None:
-    good = write(tmp_path, POD_HEAD + "  colour: x\nspec: {containers: [{}]}\n", "good.yaml")
+    good = write(tmp_path, POD_HEAD + "  labels: {a: 1}\nspec: {containers: [{}]}\n", "good.yaml")
     assert len(load_or_raise([good]).warnings) == 1
     bad = write(tmp_path, POD_HEAD + "spec: {containers: [{}], priority: x}\n", "bad.yaml")
     with pytest.raises(ManifestError) as info:

@@ -101,14 +101,14 @@ def test_the_old_gpu_name_and_limits_without_requests() -> None:
     assert trainer.containers == (("trainer", "paddlepaddle/paddlecloud-job"),)
 
 
-def test_fields_berth_does_not_use_are_accepted_or_warned_about() -> None:
+def test_fields_berth_does_not_use_are_accepted_warned_about_or_refused() -> None:
     doc = training_job({"port": 7164, "passes": 10, "NodeSelector": {"a": "b"}, "speed": 1})
     doc["spec"]["trainer"]["workspace"] = "/home/job-1/"
-    m, _ = parsed(doc)
+    m = parse_documents([doc], "test")
     assert [str(p) for p in m.warnings] == [
         "test: TrainingJob/mnist: spec.NodeSelector: not supported by berth, ignored",
-        "test: TrainingJob/mnist: spec.speed: unknown field, ignored",
     ]
+    assert [str(p) for p in m.errors] == ["test: TrainingJob/mnist: spec.speed: unknown field"]
 
 
 def _with(path: str, value: Any) -> dict[str, Any]:

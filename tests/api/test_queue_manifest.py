@@ -115,7 +115,7 @@ SPEC_CASES = {
     ),
     "guarantee not under resource": (
         [queue("a", guarantee={"cpu": 2})],
-        ["Queue/a: spec.guarantee.cpu: unknown field, ignored"],
+        ["Queue/a: spec.guarantee.cpu: unknown field"],
     ),
     "deserved quantity": (
         [queue("a", deserved={"cpu": "lots"})],

@@ -174,11 +174,19 @@ def test_validate_counts_problems_across_files(tmp_path, capsys):
     ) in lines
 
 
-def test_validate_unknown_field_is_a_warning(tmp_path, capsys):
+def test_validate_unknown_field_is_an_error_or_asked_for_a_warning(tmp_path, capsys):
     path = write(tmp_path, "warn.yaml", WARN_ONLY)
     rc, out, err = run(capsys, "validate", str(path))
+    assert rc == 1
+    assert (
+        out == f"{path}: Pod/typo: spec.nodeSelektor: unknown field (did you mean nodeSelector?)\n"
+    )
+    rc, out, err = run(capsys, "validate", "--unknown-fields", "warn", str(path))
     assert rc == 0
-    assert f"{path}: Pod/typo: spec.nodeSelektor: unknown field, ignored" in err
+    assert (
+        f"{path}: Pod/typo: spec.nodeSelektor: unknown field (did you mean nodeSelector?), ignored"
+        in err
+    )
     assert err.count("\n") == 1
     assert "valid: 0 nodes, 1 pods" in out
 

@@ -3,6 +3,7 @@ and the translation of pydantic's verdicts into problem lines."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import types
@@ -51,8 +52,13 @@ BUS_API = "bus.volcano.sh/v1alpha1"
 _OWN_ERROR = "berth"
 
 
+#: The severity of a field the schema does not know: an error, or a warning where the reader
+#: is lenient (``--unknown-fields warn``, or an object a live API server has accepted).
+UNKNOWN = "unknown"
+
+
 class Issue(NamedTuple):
-    severity: str  # "error" | "warning"
+    severity: str  # "error" | "warning" | UNKNOWN
     path: str
     message: str
 
@@ -219,12 +225,18 @@ def _walk(model: type[Model], data: object, path: str) -> list[Issue]:
             if key in model.unsupported:
                 issues.append(Issue("warning", sub, "not supported by berth, ignored"))
             elif key not in model.ignored:
-                issues.append(Issue("warning", sub, "unknown field, ignored"))
+                issues.append(Issue(UNKNOWN, sub, f"unknown field{_closest(key, fields)}"))
         elif value is not None:
             if _STRING_MAP in info.metadata:
                 issues += _unquoted(value, sub)
             issues += _walk_type(info.annotation, value, sub)
     return issues
+
+
+def _closest(key: str, fields: dict[str, FieldInfo]) -> str:
+    """`` (did you mean X?)`` for the known field most like ``key``, or nothing."""
+    close = difflib.get_close_matches(key, list(fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 @cache
