@@ -366,7 +366,7 @@ class ControlPlane:
             for doc in yaml.safe_load_all(path.read_text()):
                 if not doc or doc.get("kind") == "Deployment":
                     continue
-                self.request("POST", _collection_path(doc), doc)
+                self.request("POST", collection_path(doc), doc)
 
     def _token(self, namespace: str, name: str) -> str:
         answer = self.request(
@@ -418,8 +418,8 @@ class ControlPlane:
         return path
 
 
-def _collection_path(doc: dict[str, Any]) -> str:
-    """Where a document of the kinds deploy/ holds is created."""
+def collection_path(doc: dict[str, Any]) -> str:
+    """Where a document is created: the kinds deploy/ holds, and those the tests post."""
     group_version = doc["apiVersion"]
     base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
     plural = {
@@ -433,6 +433,10 @@ def _collection_path(doc: dict[str, Any]) -> str:
         "CustomResourceDefinition": "customresourcedefinitions",
         "MutatingWebhookConfiguration": "mutatingwebhookconfigurations",
         "ValidatingWebhookConfiguration": "validatingwebhookconfigurations",
+        "Job": "jobs",
+        "Pod": "pods",
+        "PodGroup": "podgroups",
+        "LocalQueue": "localqueues",
     }[doc["kind"]]
     namespace = doc.get("metadata", {}).get("namespace")
     if namespace:

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import base64
 import shutil
-import subprocess
 import urllib.error
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
@@ -18,7 +17,7 @@ from typing import Any
 import yaml
 
 from berth.k8s.client import ApiError, KubeClient
-from tests.k8s.controlplane import BIN, ControlPlane, free_port
+from tests.k8s.controlplane import BIN, Component, ControlPlane, free_port
 from tests.k8s.harness import wait_for
 
 KUEUE = BIN / "kueue"
@@ -60,18 +59,16 @@ class Manager:
     folder: Path
     health: int = 0
     webhook: int = 0
-    process: subprocess.Popen | None = None
+    process: Component | None = None
     namespaces: set[str] = field(default_factory=set)
 
     @property
     def log(self) -> Path:
         return self.folder / "kueue.log"
 
-    def tail(self, lines: int = 20) -> str:
-        try:
-            return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
-        except OSError:
-            return ""
+    def _exited(self) -> None:
+        if self.process is not None and not self.process.alive():
+            raise AssertionError(f"kueue exited:\n{self.process.tail(20)}")
 
     def start(self) -> None:
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -109,14 +106,10 @@ class Manager:
         path = self.folder / "config.yaml"
         path.write_text(yaml.safe_dump(settings))
         kubeconfig = self.plane.write_kubeconfig("admin")
-        with self.log.open("ab") as out:
-            self.process = subprocess.Popen(
-                [str(KUEUE), f"--config={path}", f"--kubeconfig={kubeconfig}"],
-                stdout=out,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.folder,
-            )
+        self.process = Component(
+            "kueue", [f"--config={path}", f"--kubeconfig={kubeconfig}"], self.log
+        )
+        self.process.start()
         self._mount_certificate(certs)
         wait_for(self._ready, timeout=60)
 
@@ -162,8 +155,7 @@ class Manager:
         path = f"/api/v1/namespaces/{KUEUE_NAMESPACE}/secrets/{SECRET}"
 
         def filled() -> bool:
-            if self.process is not None and self.process.poll() is not None:
-                raise AssertionError(f"kueue exited:\n{self.tail()}")
+            self._exited()
             data = self.plane.request("GET", path).get("data") or {}
             if "tls.crt" not in data or "tls.key" not in data:
                 return False
@@ -174,8 +166,7 @@ class Manager:
         wait_for(filled, timeout=60)
 
     def _ready(self) -> bool:
-        if self.process is not None and self.process.poll() is not None:
-            raise AssertionError(f"kueue exited:\n{self.tail()}")
+        self._exited()
         try:
             with urllib.request.urlopen(f"http://127.0.0.1:{self.health}/readyz", timeout=2):
                 return True
@@ -183,13 +174,8 @@ class Manager:
             return False
 
     def stop(self) -> None:
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait(5)
+        if self.process is not None:
+            self.process.stop()
         self.process = None
 
     def remove_everything(self, admin: KubeClient) -> None:

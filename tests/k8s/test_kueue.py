@@ -46,7 +46,7 @@ from typing import Any
 import pytest
 
 from berth.k8s.client import KubeClient
-from tests.k8s.controlplane import ControlPlane
+from tests.k8s.controlplane import ControlPlane, collection_path
 from tests.k8s.harness import Cluster, config, serving, settle, wait_for
 from tests.k8s.kueue import GROUP, Manager, unavailable
 from tests.k8s.kueue_cases import (
@@ -227,15 +227,7 @@ def _node(index: int) -> dict[str, Any]:
 
 
 def _post(admin: KubeClient, doc: dict[str, Any]) -> None:
-    group_version, kind = doc["apiVersion"], doc["kind"]
-    base = f"/api/{group_version}" if "/" not in group_version else f"/apis/{group_version}"
-    plural = {
-        "Job": "jobs",
-        "Pod": "pods",
-        "PodGroup": "podgroups",
-        "LocalQueue": "localqueues",
-    }[kind]
-    admin.request("POST", f"{base}/namespaces/{doc['metadata']['namespace']}/{plural}", body=doc)
+    admin.request("POST", collection_path(doc), body=doc)
 
 
 def _next_second() -> None:
