@@ -88,7 +88,8 @@ def run_fill_command(args: argparse.Namespace) -> int:
         table.add_row(
             policy,
             str(entry["seeds"]),
-            f"{entry['gpu_allocation_percent']:.2f} ± {entry['gpu_allocation_std']:.2f}",
+            f"{entry['gpu_allocation_percent']:.2f}"
+            + (f" ± {entry['gpu_allocation_std']:.2f}" if entry["seeds"] > 1 else ""),
             f"{entry['gpus_unallocated']:.0f}",
             f"{entry['fragmentation_percent']:.2f}",
         )

@@ -59,6 +59,15 @@ def test_fill_writes_curves_and_is_deterministic(inputs, tmp_path, capsys):
     assert rows[0] == "policy,seed,arrived_percent,allocated_percent,fragmented_percent"
 
 
+def test_fill_shows_a_spread_only_over_several_seeds(inputs, tmp_path, capsys):
+    nodes, pods = inputs
+    args = ["fill", "--cluster", str(nodes), "--workload", str(pods), "--policy", "fgd"]
+    assert main([*args, "--out", str(tmp_path / "one")]) == 0
+    assert "±" not in capsys.readouterr().out
+    assert main([*args, "--seeds", "2", "--jobs", "1", "--out", str(tmp_path / "two")]) == 0
+    assert "±" in capsys.readouterr().out
+
+
 def test_fill_workload_reaches_the_target_and_no_further():
     pods = [pod(f"p{i}", gpu=g) for i, g in enumerate([500, 1000, 2000, 0])]
     workload = fill_workload(pods, capacity=14000, seed=3, target=1.3)
