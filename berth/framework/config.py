@@ -14,6 +14,7 @@ priority and gang, whose votes on victims (preempt, reclaim) would otherwise com
 
 from __future__ import annotations
 
+import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any
@@ -54,6 +55,8 @@ DEFAULT_CONFIG: dict[str, Any] = {
 
 #: Actions Volcano has that berth schedules elsewhere or not yet; skipped with a warning.
 LATER_ACTIONS = ("shuffle", "gangpreempt", "gangreclaim")
+#: Volcano plugins berth reads as plugins of its own (see ``_parse_tier``).
+_VOLCANO_MAPPED = ("predicates", "nodeorder", "binpack")
 #: Volcano's former reservation actions: in berth the reservation plugin does their work.
 RESERVATION_ACTIONS = ("elect", "reserve")
 
@@ -349,6 +352,13 @@ def _parse_tier(tier: Any, where: str, source: str, warnings: list[str]) -> list
                 )
             )
         else:
+            # A name a letter or two off one berth knows is a typo, not a Volcano plugin berth
+            # lacks: running without it would quietly be another policy.
+            close = difflib.get_close_matches(name, [*PLUGINS, *_VOLCANO_MAPPED], 1, 0.8)
+            if close:
+                raise ConfigError(
+                    f"{source}: {at}: unknown plugin {name!r} (did you mean {close[0]}?)"
+                )
             warnings.append(f"{source}: {at}: plugin {name} is not available in berth; skipped")
     return specs
 

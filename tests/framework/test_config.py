@@ -201,6 +201,25 @@ def test_actions(raw, expected, warned):
         assert warning == f"t: actions: {name} is not available in berth yet; skipped"
 
 
+@pytest.mark.parametrize(
+    ("name", "suggested"),
+    [("priorty", "priority"), ("proportoin", "proportion"), ("nodeordr", "nodeorder")],
+)
+def test_a_misspelt_plugin_is_an_error_naming_the_closest(name, suggested):
+    raw = {"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": name}]}]}
+    with pytest.raises(ConfigError) as err:
+        parse_config(raw, "t")
+    assert str(err.value) == (
+        f"t: tiers[0].plugins[0]: unknown plugin {name!r} (did you mean {suggested}?)"
+    )
+
+
+def test_a_volcano_plugin_berth_lacks_is_skipped_with_a_warning():
+    raw = {"actions": "enqueue, allocate", "tiers": [{"plugins": [{"name": "tdm"}]}]}
+    cfg = parse_config(raw, "t")
+    assert cfg.warnings == ["t: tiers[0].plugins[0]: plugin tdm is not available in berth; skipped"]
+
+
 def test_unknown_action_is_an_error_naming_it():
     with pytest.raises(ConfigError, match="unknown action 'gobble'"):
         parse_config({"actions": "enqueue, gobble"}, "t")
