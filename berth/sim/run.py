@@ -97,6 +97,11 @@ def load_inputs(
             "(about 2.5 KB each to simulate); raise --max-pods to run it"
         )
     warnings = [str(w) for w in manifests.warnings] + warnings + hypernode_warnings(manifests)
+    if spec.trace_options.network_topology is not None and not manifests.hypernodes:
+        warnings.append(
+            "--network-topology: the cluster has no HyperNodes, so the jobs' network topology "
+            "constrains nothing (give HyperNode manifests with --cluster)"
+        )
     if check_only:
         manifests = Manifests()
     return Inputs(manifests, config, sim_config, label, until, warnings, notes)

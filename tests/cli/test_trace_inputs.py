@@ -325,3 +325,14 @@ def test_ctrl_c_stops_cleanly_with_exit_130(tmp_path: Path, capsys, monkeypatch)
     )  # fmt: skip
     assert rc == 130
     assert err.strip().splitlines()[-1] == "interrupted"
+
+
+def test_network_topology_without_hypernodes_is_named(tmp_path: Path, capsys) -> None:
+    """A flag given and then without effect says so."""
+    trace = itp(tmp_path, ROWS)
+    rc, _, err = run(
+        capsys, "simulate", "--trace", str(trace), "--cluster-from-trace", "--quiet",
+        "--network-topology", "hard:1", "--out", str(tmp_path / "out"),
+    )  # fmt: skip
+    assert rc == 0
+    assert "warning: --network-topology: the cluster has no HyperNodes" in err
