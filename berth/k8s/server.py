@@ -38,6 +38,7 @@ from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.scaling import ServeScaling
 from berth.k8s.status import StatusWriter
+from berth.k8s.victims import VictimHold
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -139,12 +140,7 @@ class Server:
             )
             self.books.holder = self.scaling
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
-        #: Preemption victims still on their nodes (evicted, not yet gone), by node, and the
-        #: binds held until they are gone: the kubelet admits a pod only beside running pods
-        #: that leave it room, so like kube-scheduler (a nominated node) and Volcano (a
-        #: pipelined task) berth binds a preemptor once its victims have left.
-        self._victims: dict[str, set[str]] = {}
-        self._held: dict[str, list[tuple[Pod, str]]] = {}
+        self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
         self._synced_kinds: set[str] = set()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
@@ -377,22 +373,13 @@ class Server:
         if pod.owner:
             self.status.jobs.add(pod.owner)
         if event == WatchEvent.DELETED or pod.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED):
-            self._victim_left(pod)
+            released = self.victims.left(pod.key)
+            if released:
+                assert self.binder is not None
+                self.binder.bind(released)
         if pod.bound_node or event == WatchEvent.DELETED:
             self.conditions.forget(pod)
         self.books.observe(event, pod)
-
-    def _victim_left(self, pod: Pod) -> None:
-        """A pod has gone or stopped: if it was the last victim on its node, the binds held
-        for that node go out."""
-        for node, keys in self._victims.items():
-            if pod.key in keys:
-                keys.discard(pod.key)
-                if not keys:
-                    del self._victims[node]
-                    assert self.binder is not None
-                    self.binder.bind(self._held.pop(node, []))
-                return
 
     def _mark_dirty(self) -> None:
         self._dirty = True
@@ -442,8 +429,7 @@ class Server:
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
             self._in_flight[pod.key] = bind.node
-            if self._victims.get(bind.node):
-                self._held.setdefault(bind.node, []).append((pod, bind.node))
+            if self.victims.hold(pod, bind.node):
                 held += 1
             else:
                 out.append((pod, bind.node))
@@ -487,7 +473,7 @@ class Server:
                 self.books.released.add(pod.key)
                 evicted.append(pod)
                 if self.store.get("Pod", pod.key) is pod:  # its deletion is still to come
-                    self._victims.setdefault(eviction.node, set()).add(pod.key)
+                    self.victims.evicted(pod.key, eviction.node)
             else:
                 refused_on.add(eviction.node)
         for pod in evicted:
