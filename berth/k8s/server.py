@@ -408,12 +408,6 @@ class Server:
         self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
         started = time.perf_counter()
         binds = self.scheduler.run_session(self.clock())
-        import sys as _s
-
-        print(
-            file=_s.stderr,
-            flush=True,
-        )
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         assert self.binder is not None
         refused = self._evict()
