@@ -68,8 +68,8 @@ class Enqueue:
         needs = None if check is None else check.needs(ordered)
         fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
         tested, span = len(ordered), 1  # fits[:tested] holds for the idle capacity as it is
-        # The plugins' votes likewise, asked for spans of the backlog at once: votes[:voted]
-        # hold until the next admission.
+        # The plugins' votes likewise, asked for spans of the backlog at once: they hold until
+        # the next admission, which clears them.
         votes: dict[int, Vote] = {}
         vote_span = VOTE_SPAN
         for row, job in enumerate(ordered):

@@ -72,10 +72,7 @@ class Overcommit(Plugin):
         return ((needs <= idle) | (needs <= 0)).all(axis=1)
 
     def job_enqueueable(self, job: JobInfo) -> Vote:
-        need = self._need(job)
-        if self.fit(need[np.newaxis])[0]:
-            return True
-        return self.shortfall(job)
+        return self.jobs_enqueueable([job])[0]
 
     def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         fits = self.fit(self.needs(jobs))

@@ -101,14 +101,12 @@ class Proportion(QueueShare):
             key = (row, id(amounts[k]))
             refusal = refusals.get(key)
             if refusal is None:
-                parts = self.shortfall(need[k], room[row], short[k], "deserves {} more")
-                refusal = refusals[key] = self._below_share(self.names[row], parts)
+                head = f"queue {self.names[row]} at its deserved share"
+                refusal = refusals[key] = self.shortfall(
+                    head, need[k], room[row], short[k], "deserves {} more"
+                )
             votes[asked[k]] = refusal
         return votes
-
-    @staticmethod
-    def _below_share(name: str, parts: Refusal) -> Refusal:
-        return Refusal(lambda: f"queue {name} at its deserved share: {parts}")
 
     def limit(self) -> np.ndarray:
         return np.minimum(self.capability, self.deserved)

@@ -87,17 +87,21 @@ class QueueShare(Plugin):
         return room
 
     def shortfall(
-        self, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str
+        self, head: str, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str
     ) -> Refusal:
-        """ "cpu needs 6, <left>" for every resource in ``short``; ``left`` formats the room.
-        Rendered when read: on a long backlog most waiting jobs are refused every session."""
+        """ "<head>: cpu needs 6, <left>" for every resource in ``short``; ``left`` formats the
+        room. Rendered when read: on a long backlog most waiting jobs are refused every
+        session."""
         names = self.columns.names
         return Refusal(
-            lambda: "; ".join(
-                f"{res} needs {format_amount(res, need[i])}, "
-                + left.format(format_amount(res, max(room[i], 0.0)))
-                for i, res in enumerate(names)
-                if short[i]
+            lambda: (
+                f"{head}: "
+                + "; ".join(
+                    f"{res} needs {format_amount(res, need[i])}, "
+                    + left.format(format_amount(res, max(room[i], 0.0)))
+                    for i, res in enumerate(names)
+                    if short[i]
+                )
             )
         )
 
@@ -146,14 +150,9 @@ class QueueShare(Plugin):
             room = self.capability[row] - self.used[row] - self.inqueue[row]
             short = limited & (need > room + EPSILON)
             if short.any():
-                return self._over_capability(self.names[row], need, room, short)
+                head = f"minResources exceed the capability of queue {self.names[row]}"
+                return self.shortfall(head, need, room, short, "{} left")
         return None
-
-    def _over_capability(
-        self, name: str, need: np.ndarray, room: np.ndarray, short: np.ndarray
-    ) -> Refusal:
-        parts = self.shortfall(need, room, short, "{} left")
-        return Refusal(lambda: f"minResources exceed the capability of queue {name}: {parts}")
 
     def on_job_enqueued(self, job: JobInfo) -> None:
         if job.group.min_resources:
