@@ -20,8 +20,6 @@ CONFIGURATION_KEYS = frozenset(
         "simulation",
     }
 )
-#: Kinds that carry a scheduler configuration (a Volcano ConfigMap holds it as a string).
-CONFIGURATION_KINDS = frozenset({"KubeSchedulerConfiguration", "ConfigMap"})
 
 
 def looks_like_configuration(doc: Any) -> bool:

@@ -7,12 +7,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.api.configuration_shape import CONFIGURATION_KINDS, looks_like_configuration
+from berth.api.configuration_shape import looks_like_configuration
 from berth.api.documents import DocumentError, load_one_yaml, load_yaml
 from berth.framework.config import DEFAULT_CONFIG, ConfigError, SchedulerConfig, parse_config
 from berth.framework.kube_config import is_kube_scheduler_configuration, parse_kube_config
-
-#: Keys only a berth or Volcano scheduler configuration has at its top level.
 
 
 def is_scheduler_configuration(path: str | Path) -> bool:
@@ -24,7 +22,8 @@ def is_scheduler_configuration(path: str | Path) -> bool:
         return False
     if len(docs) != 1 or not isinstance(docs[0], dict):
         return False
-    return docs[0].get("kind") in CONFIGURATION_KINDS or looks_like_configuration(docs[0])
+    # A Volcano ConfigMap holds its configuration as a string.
+    return docs[0].get("kind") == "ConfigMap" or looks_like_configuration(docs[0])
 
 
 def describe(config: SchedulerConfig) -> str:

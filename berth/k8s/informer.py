@@ -49,7 +49,7 @@ class Informer:
         self.resync = resync
         self.watch_timeout = watch_timeout
         self.backoff = backoff
-        self.synced = threading.Event()
+        self.listed = False  # the first list delivered (and its SYNCED marker queued)
         self.stopping = threading.Event()
         #: Objects as last delivered, by key, with their resourceVersions.
         self.known: dict[str, str] = {}
@@ -110,8 +110,8 @@ class Informer:
             meta = {"name": name, **({"namespace": namespace} if namespace else {})}
             self._deliver("DELETED", key, {"metadata": meta})
         self.version = str(answer.get("metadata", {}).get("resourceVersion", ""))
-        if not self.synced.is_set():
-            self.synced.set()
+        if not self.listed:
+            self.listed = True
             self.events.put(Event(self.resource.kind, "SYNCED", {}))
 
     def _deliver(self, type_: str, key: str, obj: dict[str, Any]) -> None:
