@@ -297,6 +297,19 @@ def wait_for(condition: Callable[[], bool], timeout: float = 15.0) -> None:
     raise AssertionError("condition not met in time")
 
 
+def priority_class_doc(name: str, value: int, preemption: str = "") -> dict[str, Any]:
+    """A PriorityClass; ``preemption``: its preemptionPolicy (the API's default when empty)."""
+    doc: dict[str, Any] = {
+        "apiVersion": "scheduling.k8s.io/v1",
+        "kind": "PriorityClass",
+        "metadata": {"name": name},
+        "value": value,
+    }
+    if preemption:
+        doc["preemptionPolicy"] = preemption
+    return doc
+
+
 def node_doc(name: str, cpu: str = "4", memory: str = "8Gi", **labels: str) -> dict[str, Any]:
     return {
         "apiVersion": "v1",

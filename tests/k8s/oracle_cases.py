@@ -12,6 +12,8 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from tests.k8s.harness import priority_class_doc
+
 CASE_LABEL = "berth.test/case"
 KINDS = ("resources", "node-affinity", "taints", "pod-affinity", "anti-affinity", "spread")
 
@@ -186,13 +188,7 @@ PRIORITY_CLASSES = {
 
 def priority_classes() -> list[dict[str, Any]]:
     return [
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": name},
-            "value": value,
-            **({"preemptionPolicy": "Never"} if name.endswith("-never") else {}),
-        }
+        priority_class_doc(name, value, "Never" if name.endswith("-never") else "")
         for name, value in PRIORITY_CLASSES.items()
     ]
 

@@ -17,7 +17,16 @@ from berth.framework.config import parse_config
 from berth.framework.framework import Framework
 from berth.k8s.kinds import COMMAND, JOB, POD_GROUP, QUEUE
 from berth.k8s.server import Server
-from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, settle, wait_for
+from tests.k8s.harness import (
+    Cluster,
+    config,
+    fast_options,
+    node_doc,
+    pod_doc,
+    priority_class_doc,
+    settle,
+    wait_for,
+)
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -97,15 +106,7 @@ def _granted() -> set[tuple[str, str, str]]:
 
 
 def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
-    classes = [
-        {
-            "apiVersion": "scheduling.k8s.io/v1",
-            "kind": "PriorityClass",
-            "metadata": {"name": n},
-            "value": v,
-        }
-        for n, v in (("high", 1000), ("low", 1))
-    ]
+    classes = [priority_class_doc("high", 1000), priority_class_doc("low", 1)]
     job = {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",

@@ -47,7 +47,7 @@ import pytest
 
 from berth.k8s.client import KubeClient
 from tests.k8s.controlplane import ControlPlane, collection_path
-from tests.k8s.harness import Cluster, config, serving, settle, wait_for
+from tests.k8s.harness import Cluster, config, priority_class_doc, serving, settle, wait_for
 from tests.k8s.kueue import GROUP, Manager, unavailable
 from tests.k8s.kueue_cases import (
     PRIORITIES,
@@ -94,15 +94,6 @@ def _workload_priority_class(name: str, value: int) -> dict[str, Any]:
     return {
         "apiVersion": "kueue.x-k8s.io/v1beta2",
         "kind": "WorkloadPriorityClass",
-        "metadata": {"name": name},
-        "value": value,
-    }
-
-
-def _priority_class(name: str, value: int) -> dict[str, Any]:
-    return {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
         "metadata": {"name": name},
         "value": value,
     }
@@ -370,7 +361,7 @@ def outcome(control_plane: tuple[ControlPlane, FaultProxy]) -> Iterator[Outcome]
                 f"{GROUP}/workloadpriorityclasses",
                 body=_workload_priority_class(name, value),
             )
-            cluster.add(_priority_class(name, value))
+            cluster.add(priority_class_doc(name, value))
         cluster.add(*(_node(i) for i in range(NODES)))
         for case in cases:
             manager.create_namespace(case.name)

@@ -16,6 +16,7 @@ from tests.k8s.harness import (
     fast_options,
     node_doc,
     pod_doc,
+    priority_class_doc,
     serving,
     settle,
     wait_for,
@@ -31,15 +32,7 @@ PREEMPT = {
     ],
 }
 
-CLASSES = [
-    {
-        "apiVersion": "scheduling.k8s.io/v1",
-        "kind": "PriorityClass",
-        "metadata": {"name": n},
-        "value": v,
-    }
-    for n, v in (("high", 1000), ("low", 1))
-]
+CLASSES = [priority_class_doc("high", 1000), priority_class_doc("low", 1)]
 
 
 def test_only_berths_pods_are_scheduled_and_the_others_count_as_load(cluster: Cluster):
