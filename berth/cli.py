@@ -13,16 +13,15 @@ from rich.console import Console
 from rich.progress import Progress, TaskID
 
 from berth import __version__
-from berth.api.manifest import ManifestError, Manifests
-from berth.bench import SCENARIOS
+from berth.api.manifest import Manifests
+from berth.bench_cli import add_bench_command
 from berth.fill_cli import add_fill_command
-from berth.framework.config import ConfigError
-from berth.framework.plugin import PluginArgumentError
+from berth.input_failures import EXIT_INPUT, INPUT_ERRORS, InputConflict, input_failure
 from berth.k8s.commands import add_k8s_commands
 from berth.progress import bars, simulated_time
 from berth.progress import shown as progress_shown
-from berth.sim.engine import SimConfigError, expected_end
-from berth.sim.inputs import DEFAULT_MAX_PODS, InputError
+from berth.sim.engine import expected_end
+from berth.sim.inputs import DEFAULT_MAX_PODS
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
@@ -38,6 +37,7 @@ from berth.traces.arguments import (
 from berth.traces.cli import add_trace_commands
 from berth.traces.elastic import ElasticRange
 from berth.traces.formats import FORMATS
+from berth.validate_cli import add_unknown_fields, add_validate_command
 
 if TYPE_CHECKING:
     from berth.compare import RunProgress
@@ -45,22 +45,6 @@ if TYPE_CHECKING:
     from berth.traces.select import Selection
 
 
-class InputConflict(ValueError):
-    """Command-line inputs that contradict each other (or a trace window that ends before it
-    starts)."""
-
-
-#: Everything that means "your input is wrong" rather than "berth is broken".
-INPUT_ERRORS = (
-    ManifestError,
-    ConfigError,
-    PluginArgumentError,
-    SimConfigError,
-    InputError,
-    InputConflict,
-)
-
-EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports a command SIGINT stopped
 
 
@@ -164,68 +148,14 @@ def _parser() -> argparse.ArgumentParser:
     add_trace_commands(sub)
     add_fill_command(sub)
     add_k8s_commands(sub)
+    add_validate_command(sub)
+    add_bench_command(sub)
 
-    val = sub.add_parser(
-        "validate",
-        help="check manifests and configurations without running anything",
-        description="Read manifests and scheduler configurations as simulate would and report "
-        "every problem, one line each; exit 1 if any is an error.",
-    )
-    val.add_argument(
-        "files",
-        type=Path,
-        nargs="+",
-        help="manifests, scheduler configurations, or folders of them (each file told apart)",
-    )
-    _add_unknown_fields(val)
-    val.set_defaults(handler=_validate)
-
-    bench = sub.add_parser("bench", help="measure scheduling throughput")
-    bench.add_argument(
-        "--scenario",
-        default="basic",
-        choices=list(SCENARIOS),
-        help="the pending pods' shape (default: basic)",
-    )
-    bench.add_argument("--nodes", type=int, default=1000, help="nodes (default: 1000)")
-    bench.add_argument(
-        "--running", type=int, default=10_000, help="pods already running (default: 10000)"
-    )
-    bench.add_argument(
-        "--pods", type=int, default=5_000, help="pending pods to schedule (default: 5000)"
-    )
-    bench.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
-    bench.add_argument(
-        "--search",
-        choices=["full", "sampled"],
-        default="full",
-        help="score every feasible node, or a sample as kube-scheduler does (default: full)",
-    )
-    bench.add_argument("--json", action="store_true", help="print one JSON object")
-    bench.add_argument(
-        "--sim",
-        action="store_true",
-        help="measure simulation speed on --trace (or the built-in scenario)",
-    )
-    bench.add_argument("--trace", type=Path, help="with --sim: the trace to replay")
-    bench.add_argument("--format", dest="trace_format", help="with --sim: the trace format")
-    bench.add_argument("--cluster", type=Path, help="with --sim: nodes (default: from the trace)")
-    bench.set_defaults(handler=_bench)
     return parser
 
 
-def _add_unknown_fields(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--unknown-fields",
-        choices=("error", "warn"),
-        default="error",
-        help="a manifest field berth does not know is an error (the default, as kubectl's "
-        "strict validation), or a warning and ignored",
-    )
-
-
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
-    _add_unknown_fields(parser)
+    add_unknown_fields(parser)
     parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
     parser.add_argument(
         "--workload",
@@ -318,16 +248,6 @@ def _selection(args: argparse.Namespace) -> Selection:
         raise InputConflict(f"--from/--to/--sample/--speedup: {exc}") from None
 
 
-def _input_failure(exc: Exception) -> int:
-    """Print a load-time error the way validate prints problems: one line each."""
-    if isinstance(exc, ManifestError):
-        for problem in exc.problems:
-            print(problem, file=sys.stderr)
-    else:
-        print(f"error: {exc}", file=sys.stderr)
-    return EXIT_INPUT
-
-
 def _simulate(args: argparse.Namespace) -> int:
     from berth.metrics.provenance import describe
     from berth.outputs import prepare_output, write_outputs
@@ -339,7 +259,7 @@ def _simulate(args: argparse.Namespace) -> int:
         inputs = load_inputs(spec, args.config)
         overwrite = prepare_output(args.out, args.force)
     except INPUT_ERRORS as exc:
-        return _input_failure(exc)
+        return input_failure(exc)
     if overwrite:
         inputs.notes.append(overwrite)
     for warning in inputs.warnings:
@@ -500,144 +420,9 @@ def _compare(args: argparse.Namespace) -> int:
                 ),
             )
     except INPUT_ERRORS as exc:
-        return _input_failure(exc)
+        return input_failure(exc)
     console.print(comparison_console_table(table))
     console.print(f"report: {report}", soft_wrap=True)
-    return 0
-
-
-def _validate(args: argparse.Namespace) -> int:
-    from berth.api.manifest import MANIFEST_SUFFIXES, load_files
-    from berth.framework.config_files import is_scheduler_configuration
-
-    files: list[Path] = []
-    for path in args.files:
-        # A folder's files are told apart one by one: configurations sit beside manifests.
-        inside = sorted(path.iterdir()) if path.is_dir() else []
-        inside = [p for p in inside if p.suffix.lower() in (*MANIFEST_SUFFIXES, ".conf")]
-        files += inside or [path]
-    configs = [path for path in files if is_scheduler_configuration(path)]
-    manifest_files = [path for path in files if path not in configs]
-    failed = not all([_validate_config(path) for path in configs])
-    if not manifest_files:
-        return EXIT_INPUT if failed else 0
-    manifests = load_files(manifest_files, lenient=args.unknown_fields == "warn")
-    for problem in manifests.warnings:
-        print(f"warning: {problem}", file=sys.stderr)
-    for problem in manifests.errors:
-        print(problem)
-    if manifests.errors:
-        return EXIT_INPUT
-    counts = (
-        f"{len(manifests.nodes)} nodes, {len(manifests.pods)} pods, "
-        f"{len(manifests.groups)} podgroups, {len(manifests.queues)} queues"
-    )
-    if manifests.jobs or manifests.commands:
-        counts += f", {len(manifests.jobs)} jobs, {len(manifests.commands)} commands"
-    if manifests.namespaces:
-        counts += f", {len(manifests.namespaces)} namespaces"
-    if manifests.hypernodes:
-        counts += f", {len(manifests.hypernodes)} hypernodes"
-    if manifests.workloads:
-        objects = len({(w.kind, w.key) for w in manifests.workloads})
-        counts += f", {objects} workload objects"
-        if len(manifests.workloads) > objects:
-            counts += f" ({len(manifests.workloads)} versions)"
-    print(f"valid: {counts}")
-    return EXIT_INPUT if failed else 0
-
-
-def _validate_config(path: Path) -> bool:
-    """Check one scheduler configuration as ``simulate --config`` would use it."""
-    from berth.framework.config_files import describe, load_config
-    from berth.framework.framework import Framework
-    from berth.sim.config import SimConfig, SimConfigError
-
-    try:
-        config = load_config(path)
-        Framework(config)
-        SimConfig.from_raw(config.simulation, config.source)
-    except (ConfigError, PluginArgumentError, SimConfigError) as exc:
-        message = str(exc)
-        print(message if message.startswith(str(path)) else f"{path}: {message}")
-        return False
-    for warning in config.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    print(f"valid: {path}: scheduler configuration ({describe(config)})")
-    return True
-
-
-def _bench(args: argparse.Namespace) -> int:
-    from berth.bench import BenchError, run_bench
-
-    if args.sim:
-        return _bench_sim(args)
-    try:
-        with bars() as display:
-            tasks: dict[str, TaskID] = {}
-
-            def stage(what: str, done: int, total: int) -> None:
-                if what not in tasks:
-                    tasks[what] = display.add_task(what, total=total, detail="")
-                display.update(tasks[what], completed=done)
-
-            result = run_bench(
-                args.scenario, args.nodes, args.running, args.pods, args.seed, args.search, stage
-            )
-    except BenchError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_INPUT
-    if args.json:
-        print(json.dumps(result, sort_keys=True))
-    else:
-        Console().print(
-            f"{result['scenario']}: {result['nodes']} nodes, {result['running']} running, "
-            f"{result['pods']} pods → {result['scheduled']} scheduled, "
-            f"{result['unschedulable']} unschedulable in {result['seconds']:.3f}s = "
-            f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold]"
-        )
-    return 0
-
-
-def _bench_sim(args: argparse.Namespace) -> int:
-    """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
-    from berth.sim.inputs import InputSpec
-    from berth.sim.run import load_inputs, simulate
-
-    spec = InputSpec(
-        cluster=None if args.cluster is None else str(args.cluster),
-        trace=None if args.trace is None else str(args.trace),
-        trace_format=args.trace_format,
-        cluster_from_trace=args.trace is not None and args.cluster is None,
-        seed=args.seed,
-    )
-    try:
-        inputs = load_inputs(spec, None)
-    except INPUT_ERRORS as exc:
-        return _input_failure(exc)
-    result = simulate(inputs, spec.seed)
-    jobs = len(result.groups)
-    seconds = result.wall_seconds
-    report = {
-        "input": inputs.label,
-        "nodes": len(inputs.manifests.nodes),
-        "jobs": jobs,
-        "pods": len(result.pods),
-        "events": result.events,
-        "simulated_seconds": round(result.end_time, 1),
-        "seconds": round(seconds, 3),
-        "events_per_second": round(result.events / seconds, 1) if seconds else 0.0,
-        "jobs_per_second": round(jobs / seconds, 1) if seconds else 0.0,
-    }
-    if args.json:
-        print(json.dumps(report, sort_keys=True))
-    else:
-        Console().print(
-            f"{report['input']}: {jobs:,} jobs, {report['pods']:,} pods on {report['nodes']:,} "
-            f"nodes, {result.events:,} events in {seconds:.2f}s = "
-            f"[bold]{report['events_per_second']:,.0f} events/s, "
-            f"{report['jobs_per_second']:,.0f} jobs/s[/bold]"
-        )
     return 0
 
 

@@ -14,10 +14,9 @@ from rich.table import Table
 from berth.api.manifest import ManifestError
 from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
+from berth.input_failures import EXIT_INPUT
 from berth.progress import bars
 from berth.sim.fill import DEFAULT_TARGET, POLICIES, FillSpec
-
-EXIT_INPUT = 1
 
 
 def add_fill_command(sub: Any) -> None:

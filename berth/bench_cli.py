@@ -1,0 +1,125 @@
+"""``berth bench``: scheduling throughput on a synthetic cluster, or simulation speed on a
+trace (``--sim``)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.progress import TaskID
+
+from berth.bench import SCENARIOS
+from berth.input_failures import EXIT_INPUT, INPUT_ERRORS, input_failure
+from berth.progress import bars
+
+
+def add_bench_command(sub: Any) -> None:
+    bench = sub.add_parser("bench", help="measure scheduling throughput")
+    bench.add_argument(
+        "--scenario",
+        default="basic",
+        choices=list(SCENARIOS),
+        help="the pending pods' shape (default: basic)",
+    )
+    bench.add_argument("--nodes", type=int, default=1000, help="nodes (default: 1000)")
+    bench.add_argument(
+        "--running", type=int, default=10_000, help="pods already running (default: 10000)"
+    )
+    bench.add_argument(
+        "--pods", type=int, default=5_000, help="pending pods to schedule (default: 5000)"
+    )
+    bench.add_argument("--seed", type=int, default=0, help="random seed (default: 0)")
+    bench.add_argument(
+        "--search",
+        choices=["full", "sampled"],
+        default="full",
+        help="score every feasible node, or a sample as kube-scheduler does (default: full)",
+    )
+    bench.add_argument("--json", action="store_true", help="print one JSON object")
+    bench.add_argument(
+        "--sim",
+        action="store_true",
+        help="measure simulation speed on --trace (or the built-in scenario)",
+    )
+    bench.add_argument("--trace", type=Path, help="with --sim: the trace to replay")
+    bench.add_argument("--format", dest="trace_format", help="with --sim: the trace format")
+    bench.add_argument("--cluster", type=Path, help="with --sim: nodes (default: from the trace)")
+    bench.set_defaults(handler=_bench)
+
+
+def _bench(args: argparse.Namespace) -> int:
+    from berth.bench import BenchError, run_bench
+
+    if args.sim:
+        return _bench_sim(args)
+    try:
+        with bars() as display:
+            tasks: dict[str, TaskID] = {}
+
+            def stage(what: str, done: int, total: int) -> None:
+                if what not in tasks:
+                    tasks[what] = display.add_task(what, total=total, detail="")
+                display.update(tasks[what], completed=done)
+
+            result = run_bench(
+                args.scenario, args.nodes, args.running, args.pods, args.seed, args.search, stage
+            )
+    except BenchError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
+    if args.json:
+        print(json.dumps(result, sort_keys=True))
+    else:
+        Console().print(
+            f"{result['scenario']}: {result['nodes']} nodes, {result['running']} running, "
+            f"{result['pods']} pods → {result['scheduled']} scheduled, "
+            f"{result['unschedulable']} unschedulable in {result['seconds']:.3f}s = "
+            f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold]"
+        )
+    return 0
+
+
+def _bench_sim(args: argparse.Namespace) -> int:
+    """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
+    from berth.sim.inputs import InputSpec
+    from berth.sim.run import load_inputs, simulate
+
+    spec = InputSpec(
+        cluster=None if args.cluster is None else str(args.cluster),
+        trace=None if args.trace is None else str(args.trace),
+        trace_format=args.trace_format,
+        cluster_from_trace=args.trace is not None and args.cluster is None,
+        seed=args.seed,
+    )
+    try:
+        inputs = load_inputs(spec, None)
+    except INPUT_ERRORS as exc:
+        return input_failure(exc)
+    result = simulate(inputs, spec.seed)
+    jobs = len(result.groups)
+    seconds = result.wall_seconds
+    report = {
+        "input": inputs.label,
+        "nodes": len(inputs.manifests.nodes),
+        "jobs": jobs,
+        "pods": len(result.pods),
+        "events": result.events,
+        "simulated_seconds": round(result.end_time, 1),
+        "seconds": round(seconds, 3),
+        "events_per_second": round(result.events / seconds, 1) if seconds else 0.0,
+        "jobs_per_second": round(jobs / seconds, 1) if seconds else 0.0,
+    }
+    if args.json:
+        print(json.dumps(report, sort_keys=True))
+    else:
+        Console().print(
+            f"{report['input']}: {jobs:,} jobs, {report['pods']:,} pods on {report['nodes']:,} "
+            f"nodes, {result.events:,} events in {seconds:.2f}s = "
+            f"[bold]{report['events_per_second']:,.0f} events/s, "
+            f"{report['jobs_per_second']:,.0f} jobs/s[/bold]"
+        )
+    return 0
