@@ -23,7 +23,8 @@ from __future__ import annotations
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
 from berth.actions.turns import by_queue, schedulable_jobs, take_turns
-from berth.framework.session import JobInfo, Session
+from berth.framework.job_info import JobInfo
+from berth.framework.session import Session
 
 
 class Allocate:

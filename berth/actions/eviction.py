@@ -28,9 +28,10 @@ import numpy as np
 
 from berth.actions.network_topology import eviction_limit
 from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
-from berth.framework.session import JobInfo, Judge, Session, Statement
+from berth.framework.session import Judge, Session, Statement
 
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).

@@ -8,8 +8,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
-from berth.framework.session import JobInfo, Session, Statement
+from berth.framework.session import Session, Statement
 
 
 @dataclass(slots=True)

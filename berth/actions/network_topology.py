@@ -27,7 +27,8 @@ from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.api.objects import NetworkTopology
 from berth.cluster.hypernodes import Topology
 from berth.cluster.state import ClusterState
-from berth.framework.session import JobInfo, Session, Statement
+from berth.framework.job_info import JobInfo
+from berth.framework.session import Session, Statement
 
 
 def topology_turn(job: JobInfo, session: Session, tasks: Tasks, gated: bool) -> bool:

@@ -17,8 +17,9 @@ from typing import Any
 
 from berth.actions.eviction import Evictor, evict_for, running_by_queue
 from berth.actions.turns import by_queue, schedulable_jobs, take_turns
+from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 
 class Reclaim:

@@ -14,8 +14,9 @@ from collections.abc import Callable
 from typing import Literal
 
 from berth.api.objects import GroupPhase
+from berth.framework.job_info import JobInfo
 from berth.framework.reasons import Overused
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 

@@ -22,8 +22,9 @@ from berth.api.objects import Pod
 from berth.framework.search import NodeSearch, nodes_message
 
 if TYPE_CHECKING:
+    from berth.framework.job_info import JobInfo
     from berth.framework.podclass import PodClass
-    from berth.framework.session import Bind, JobInfo, Session
+    from berth.framework.session import Bind, Session
 
 #: Nodes whose scores an explanation lists (the chosen node is added when not among them).
 TOP_NODES = 5

@@ -20,8 +20,9 @@ if TYPE_CHECKING:
     from berth.api.objects import Pod, Queue
     from berth.cluster.hypernodes import Topology
     from berth.cluster.state import ClusterState
+    from berth.framework.job_info import JobInfo
     from berth.framework.podclass import PodClass
-    from berth.framework.session import JobInfo, Session
+    from berth.framework.session import Session
 
 Rows = slice | np.ndarray
 

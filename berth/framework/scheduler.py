@@ -13,12 +13,13 @@ from berth.cluster.state import ClusterState
 from berth.framework.config import SchedulerConfig
 from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
+from berth.framework.job_info import JobInfo, charge
 from berth.framework.plugin import Reason
 from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
 from berth.framework.registry import action_builder
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, Eviction, JobInfo, Session, charge
+from berth.framework.session import Bind, Eviction, Session
 
 
 class Scheduler:

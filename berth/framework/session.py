@@ -14,15 +14,16 @@ every voting plugin of that tier allows), and no plugin voting at all means no v
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from berth.api.objects import GroupPhase, Pod, PodGroup, Queue, task_name
+from berth.api.objects import GroupPhase, Pod, Queue, task_name
 from berth.cluster.devices import Placement, record_devices
 from berth.cluster.state import ClusterState
+from berth.framework.job_info import JobInfo, added, charge
 from berth.framework.plugin import Plugin, Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
@@ -34,90 +35,9 @@ if TYPE_CHECKING:
     from berth.framework.search import NodeSearch
 
 
-def _added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
-    """``vector`` plus (sign=1) or minus (sign=-1) ``request``, grown to fit it (in place
-    when it is long enough: this runs for every placement)."""
-    width = len(request)
-    if len(vector) < width:
-        grown = np.zeros(width, dtype=np.int64)
-        grown[: len(vector)] = vector
-        vector = grown
-    if sign > 0:
-        vector[:width] += request
-    else:
-        vector[:width] -= request
-    return vector
-
-
-@dataclass(slots=True)
-class JobInfo:
-    group: PodGroup
-    pending: list[Pod] = field(default_factory=list)
-    bound: dict[str, Pod] = field(default_factory=dict)  # on nodes (committed), by pod key
-    allocated: int = 0  # placed by the open statement, not yet committed
-    placeholder: bool = False  # pods name this group but the PodGroup has not arrived
-    #: Resources of the bound pods and of the open statement's placements (drf's share).
-    held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    #: Resources the pending pods request (what proportion counts as the job's demand).
-    asking: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
-    #: The group's minResources as a vector, built on first use (reset with the group).
-    _min_request: np.ndarray | None = None
-    #: Pending pods that request something besides the pod slot (allocate's, not backfill's).
-    requesting: int = 0
-    #: New pods or a new PodGroup since enqueue last looked at this job.
-    touched: bool = True
-    #: Placements of the open statement per task, kept only for groups with per-task minimums.
-    task_allocated: dict[str, int] = field(default_factory=dict)
-    #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
-    #: for millions of times on a long backlog, so not rebuilt from the group each time.
-    key: str = field(init=False)
-
-    def __post_init__(self) -> None:
-        self.key = self.group.key
-
-    def min_request(self, state: ClusterState) -> np.ndarray:
-        if self._min_request is None:
-            self._min_request = state.request_vector(self.group.min_resources).astype(np.float64)
-        return self._min_request
-
-    def only_best_effort(self) -> bool:
-        """Whether every pending pod is best-effort (backfill's share)."""
-        return self.requesting == 0
-
-    @property
-    def queue(self) -> str:
-        return self.group.queue
-
-    @property
-    def active(self) -> int:
-        """Pods bound or running."""
-        return len(self.bound)
-
-    def add_pending(self, pod: Pod, request: np.ndarray) -> None:
-        self.pending.append(pod)
-        self.requesting += not pod.best_effort
-        self.asking = _added(self.asking, request, 1)
-
-    def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
-        # By identity: two pods with equal fields are still two pods.
-        self.pending = [p for p in self.pending if p is not pod]
-        self.requesting -= not pod.best_effort
-        self.asking = _added(self.asking, request, -1)
-
-
 def _count_task(job: JobInfo, pod: Pod, delta: int) -> None:
     task = task_name(pod)
     job.task_allocated[task] = job.task_allocated.get(task, 0) + delta
-
-
-def charge(
-    queue_allocated: dict[str, np.ndarray], job: JobInfo, request: np.ndarray, sign: int
-) -> None:
-    """Add (sign=1) or remove (sign=-1) a pod's request from its job's and its queue's
-    running totals."""
-    held = queue_allocated.get(job.queue, np.zeros(0, dtype=np.int64))
-    queue_allocated[job.queue] = _added(held, request, sign)
-    job.held = _added(job.held, request, sign)
 
 
 @dataclass(slots=True)
@@ -234,7 +154,7 @@ class Statement:
             op.job.allocated -= 1
             if op.job.group.min_task_member:
                 _count_task(op.job, op.pod, -1)
-            op.job.asking = _added(op.job.asking, op.request, -1)
+            op.job.asking = added(op.job.asking, op.request, -1)
             op.job.requesting -= not op.pod.best_effort
             op.job.bound[op.pod.key] = op.pod
             op.pod.bound_node = node

@@ -26,8 +26,9 @@ from __future__ import annotations
 import numpy as np
 
 from berth.api.objects import Pod, Queue
+from berth.framework.job_info import JobInfo
 from berth.framework.queues import EPSILON
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 from berth.plugins.queue_share import QueueShare
 
 

@@ -7,8 +7,8 @@ every victim list, for preemption and reclaim alike.
 from __future__ import annotations
 
 from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
-from berth.framework.session import JobInfo
 
 SYSTEM_NAMESPACE = "kube-system"
 CRITICAL_CLASSES = frozenset({"system-cluster-critical", "system-node-critical"})

@@ -26,9 +26,10 @@ import numpy as np
 
 from berth.api.keys import HIERARCHY_ANNOTATION, HIERARCHY_WEIGHTS_ANNOTATION
 from berth.api.objects import Pod, Queue
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
 from berth.framework.queues import EPSILON, PathKey, ShareColumns, dominant_share
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 #: A node of the hierarchy: the path of names from the top.
 Path = tuple[str, ...]

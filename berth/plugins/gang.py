@@ -18,8 +18,9 @@ minMember (Volcano would take single pods there).
 from __future__ import annotations
 
 from berth.api.objects import GroupPhase, Pod, task_name
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 
 class Gang(Plugin):

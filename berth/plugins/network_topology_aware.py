@@ -26,7 +26,7 @@ from berth.resources import CPU, MEMORY
 if TYPE_CHECKING:
     from berth.cluster.hypernodes import Topology
     from berth.cluster.state import ClusterState
-    from berth.framework.session import JobInfo
+    from berth.framework.job_info import JobInfo
 
 _PREFIX = "hypernode.binpack."
 MAX_SCORE = 100.0

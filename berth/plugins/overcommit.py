@@ -14,9 +14,10 @@ from typing import Any
 import numpy as np
 
 from berth.framework.config import OVERCOMMIT_DEFAULT
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal, Vote
 from berth.framework.queues import padded
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 from berth.resources import format_amount
 
 DEFAULT_FACTOR = OVERCOMMIT_DEFAULT

@@ -10,8 +10,9 @@ pods too.
 from __future__ import annotations
 
 from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 
 class Priority(Plugin):

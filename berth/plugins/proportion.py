@@ -21,9 +21,10 @@ from __future__ import annotations
 import numpy as np
 
 from berth.api.objects import Queue
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Refusal, Vote
 from berth.framework.queues import EPSILON, padded
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 from berth.plugins.queue_share import QueueShare
 
 #: Volcano's threshold under which a resource counts as used up.

@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from berth.api.objects import Pod, Queue
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, Refusal, Vote
 from berth.framework.queues import EPSILON, ShareColumns, dominant_share
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 from berth.resources import format_amount
 
 

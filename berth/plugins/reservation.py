@@ -26,9 +26,10 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod
 from berth.durations import DurationError, parse_duration
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
 from berth.framework.reasons import HeldBack, node_list
-from berth.framework.session import Hold, JobInfo, Session
+from berth.framework.session import Hold, Session
 
 WAIT_TIME = "reservation.waitTime"
 DEFAULT_WAIT_TIME = "30m"

@@ -17,8 +17,9 @@ from typing import Any
 
 from berth.api.keys import SLA_WAITING_TIME_ANNOTATION
 from berth.durations import DurationError, parse_duration
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Vote
-from berth.framework.session import JobInfo, Session
+from berth.framework.session import Session
 
 
 class Sla(Plugin):

@@ -22,8 +22,8 @@ from berth.controllers.scaling import aryl
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
+from berth.framework.job_info import JobInfo
 from berth.framework.scheduler import Scheduler
-from berth.framework.session import JobInfo
 from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent
 from berth.sim.elastic import ElasticProgress, JobProgress

@@ -15,8 +15,8 @@ import pytest
 from berth.api.hypernodes import HyperNode
 from berth.api.objects import PodGroup
 from berth.cluster.state import ClusterState
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import PluginArgumentError
-from berth.framework.session import JobInfo
 from berth.plugins.network_topology_aware import NetworkTopologyAware
 from tests.builders import hypernode, three_tiers, vnode, vpod
 

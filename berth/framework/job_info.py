@@ -1,0 +1,92 @@
+"""A job as the scheduler holds it between sessions: its PodGroup, its pending and bound pods,
+and the running totals the plugins read (what it holds, what it asks for)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from berth.api.objects import Pod, PodGroup
+from berth.cluster.state import ClusterState
+
+
+def added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
+    """``vector`` plus (sign=1) or minus (sign=-1) ``request``, grown to fit it (in place
+    when it is long enough: this runs for every placement)."""
+    width = len(request)
+    if len(vector) < width:
+        grown = np.zeros(width, dtype=np.int64)
+        grown[: len(vector)] = vector
+        vector = grown
+    if sign > 0:
+        vector[:width] += request
+    else:
+        vector[:width] -= request
+    return vector
+
+
+@dataclass(slots=True)
+class JobInfo:
+    group: PodGroup
+    pending: list[Pod] = field(default_factory=list)
+    bound: dict[str, Pod] = field(default_factory=dict)  # on nodes (committed), by pod key
+    allocated: int = 0  # placed by the open statement, not yet committed
+    placeholder: bool = False  # pods name this group but the PodGroup has not arrived
+    #: Resources of the bound pods and of the open statement's placements (drf's share).
+    held: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: Resources the pending pods request (what proportion counts as the job's demand).
+    asking: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int64))
+    #: The group's minResources as a vector, built on first use (reset with the group).
+    _min_request: np.ndarray | None = None
+    #: Pending pods that request something besides the pod slot (allocate's, not backfill's).
+    requesting: int = 0
+    #: New pods or a new PodGroup since enqueue last looked at this job.
+    touched: bool = True
+    #: Placements of the open statement per task, kept only for groups with per-task minimums.
+    task_allocated: dict[str, int] = field(default_factory=dict)
+    #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
+    #: for millions of times on a long backlog, so not rebuilt from the group each time.
+    key: str = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.key = self.group.key
+
+    def min_request(self, state: ClusterState) -> np.ndarray:
+        if self._min_request is None:
+            self._min_request = state.request_vector(self.group.min_resources).astype(np.float64)
+        return self._min_request
+
+    def only_best_effort(self) -> bool:
+        """Whether every pending pod is best-effort (backfill's share)."""
+        return self.requesting == 0
+
+    @property
+    def queue(self) -> str:
+        return self.group.queue
+
+    @property
+    def active(self) -> int:
+        """Pods bound or running."""
+        return len(self.bound)
+
+    def add_pending(self, pod: Pod, request: np.ndarray) -> None:
+        self.pending.append(pod)
+        self.requesting += not pod.best_effort
+        self.asking = added(self.asking, request, 1)
+
+    def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
+        # By identity: two pods with equal fields are still two pods.
+        self.pending = [p for p in self.pending if p is not pod]
+        self.requesting -= not pod.best_effort
+        self.asking = added(self.asking, request, -1)
+
+
+def charge(
+    queue_allocated: dict[str, np.ndarray], job: JobInfo, request: np.ndarray, sign: int
+) -> None:
+    """Add (sign=1) or remove (sign=-1) a pod's request from its job's and its queue's
+    running totals."""
+    held = queue_allocated.get(job.queue, np.zeros(0, dtype=np.int64))
+    queue_allocated[job.queue] = added(held, request, sign)
+    job.held = added(job.held, request, sign)
