@@ -45,7 +45,9 @@ def add_bench_command(sub: Any) -> None:
         action="store_true",
         help="measure simulation speed on --trace (or the built-in scenario)",
     )
-    bench.add_argument("--trace", type=Path, help="with --sim: the trace to replay")
+    bench.add_argument(
+        "--trace", type=Path, help="with --sim: the trace to replay (a file or a trace's name)"
+    )
     bench.add_argument("--format", dest="trace_format", help="with --sim: the trace format")
     bench.add_argument("--cluster", type=Path, help="with --sim: nodes (default: from the trace)")
     bench.set_defaults(handler=_bench)
@@ -87,15 +89,16 @@ def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
     from berth.sim.inputs import InputSpec
     from berth.sim.run import load_inputs, simulate
+    from berth.traces.fetch import resolve_trace
 
-    spec = InputSpec(
-        cluster=None if args.cluster is None else str(args.cluster),
-        trace=None if args.trace is None else str(args.trace),
-        trace_format=args.trace_format,
-        cluster_from_trace=args.trace is not None and args.cluster is None,
-        seed=args.seed,
-    )
     try:
+        spec = InputSpec(
+            cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
+            trace=None if args.trace is None else str(resolve_trace(args.trace)),
+            trace_format=args.trace_format,
+            cluster_from_trace=args.trace is not None and args.cluster is None,
+            seed=args.seed,
+        )
         inputs = load_inputs(spec, None)
     except INPUT_ERRORS as exc:
         return input_failure(exc)

@@ -36,6 +36,7 @@ from berth.traces.arguments import (
 )
 from berth.traces.cli import add_trace_commands
 from berth.traces.elastic import ElasticRange
+from berth.traces.fetch import resolve_trace
 from berth.traces.formats import FORMATS
 from berth.validate_cli import add_unknown_fields, add_validate_command
 
@@ -156,7 +157,11 @@ def _parser() -> argparse.ArgumentParser:
 
 def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     add_unknown_fields(parser)
-    parser.add_argument("--cluster", type=Path, help="nodes (Node / NodePool manifests)")
+    parser.add_argument(
+        "--cluster",
+        type=Path,
+        help="nodes: Node / NodePool manifests, or a trace's machine list (a file or its name)",
+    )
     parser.add_argument(
         "--workload",
         type=Path,
@@ -165,7 +170,11 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help="workload manifests: a file or a folder of them (repeatable; with --trace, run "
         "beside the trace's jobs)",
     )
-    parser.add_argument("--trace", type=Path, help="a trace file to replay")
+    parser.add_argument(
+        "--trace",
+        type=Path,
+        help="a trace to replay: a file, or a name from berth trace get --list (fetched once)",
+    )
     parser.add_argument(
         "--format", dest="trace_format", choices=sorted(FORMATS), help="trace format (detected)"
     )
@@ -225,9 +234,9 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         if given:
             raise InputConflict(f"{', '.join(given)}: only with --trace (they select trace jobs)")
     return InputSpec(
-        cluster=None if args.cluster is None else str(args.cluster),
+        cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
         workloads=tuple(str(w) for w in args.workload),
-        trace=None if args.trace is None else str(args.trace),
+        trace=None if args.trace is None else str(resolve_trace(args.trace)),
         trace_format=args.trace_format,
         cluster_from_trace=args.cluster_from_trace,
         trace_options=trace_options(args),

@@ -29,8 +29,14 @@ def add_fill_command(sub: Any) -> None:
             "dropped. Records GPU allocation against the arrived workload."
         ),
     )
-    fill.add_argument("--cluster", required=True, help="node list (openb, PAI, 2018) or manifests")
-    fill.add_argument("--workload", required=True, help="pod list (a trace) or manifests")
+    fill.add_argument(
+        "--cluster",
+        required=True,
+        help="node list (openb, PAI, 2018: a file or a trace's name) or manifests",
+    )
+    fill.add_argument(
+        "--workload", required=True, help="pod list (a trace file or name) or manifests"
+    )
     fill.add_argument(
         "--policy",
         action="append",
@@ -50,6 +56,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
     from berth.report.fill import write_fill_outputs
     from berth.sim.fill import load_fill_inputs, run_specs, spec_config
     from berth.sim.inputs import InputError
+    from berth.traces.fetch import resolve_trace
 
     def err(message: str) -> None:
         print(f"berth fill: {message}", file=sys.stderr)
@@ -59,6 +66,8 @@ def run_fill_command(args: argparse.Namespace) -> int:
         err("--seeds must be >= 1 and --target > 0")
         return EXIT_INPUT
     try:
+        args.cluster = str(resolve_trace(args.cluster))
+        args.workload = str(resolve_trace(args.workload))
         overwrite = prepare_output(args.out, args.force)
         for policy in policies:
             spec_config(policy)

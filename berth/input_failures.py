@@ -10,6 +10,7 @@ from berth.framework.config import ConfigError
 from berth.framework.plugin import PluginArgumentError
 from berth.sim.engine import SimConfigError
 from berth.sim.inputs import InputError
+from berth.traces.catalog import FetchError
 
 
 class InputConflict(ValueError):
@@ -25,6 +26,7 @@ INPUT_ERRORS = (
     SimConfigError,
     InputError,
     InputConflict,
+    FetchError,
 )
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors

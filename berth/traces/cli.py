@@ -23,7 +23,9 @@ from berth.traces.arguments import (
     trace_options,
 )
 from berth.traces.errors import TraceError, TraceLog
+from berth.traces.fetch import resolve_trace
 from berth.traces.formats import FORMATS
+from berth.traces.get_cli import add_get_command
 from berth.traces.load import LoadCurve, load_curve, write_curve
 from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
 from berth.traces.manifests import node_manifest, workload_manifests
@@ -43,26 +45,27 @@ from berth.traces.writer import write_manifests
 EXIT_INPUT = 1
 _NODE_FLAGS = "warning: --from, --to, --sample, --seed, --speedup, --queues: ignored for nodes"
 _STATS = ("p50", "p90", "p99", "max")
+_FILE_HELP = "a trace file (its format is detected), or a trace's name (berth trace get --list)"
 
 
 def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    """Add ``trace info`` and ``trace convert`` to the ``berth`` command line."""
+    """Add ``trace info``, ``trace convert`` and ``trace get`` to the ``berth`` command line."""
     trace = subparsers.add_parser(
         "trace",
-        help="inspect public cluster traces and convert them to workloads",
+        help="fetch, inspect and convert public cluster traces",
         description=f"Trace formats: {', '.join(FORMATS)} (see docs/traces.md).",
     )
     commands = trace.add_subparsers(dest="trace_command", metavar="COMMAND", required=True)
 
     info = commands.add_parser("info", help="size, arrivals and job shapes of a trace file")
-    info.add_argument("file", type=Path, help="a trace file (its format is detected)")
+    info.add_argument("file", type=Path, help=_FILE_HELP)
     _add_reading_options(info)
     info.set_defaults(handler=_info)
 
     convert = commands.add_parser(
         "convert", help="write a trace as manifests (workload, or cluster for node lists)"
     )
-    convert.add_argument("file", type=Path, help="a trace file (its format is detected)")
+    convert.add_argument("file", type=Path, help=_FILE_HELP)
     convert.add_argument(
         "--out", type=Path, required=True, help="output file: .yaml (streamed) or .jsonl"
     )
@@ -70,6 +73,8 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     add_selection_arguments(convert)
     convert.add_argument("--seed", type=int, default=0, help="seed of --sample")
     convert.set_defaults(handler=_convert)
+
+    add_get_command(commands)
 
 
 def _add_reading_options(parser: argparse.ArgumentParser) -> None:
@@ -102,6 +107,7 @@ def _print_log(console: Console, log: TraceLog) -> None:
 def _info(args: argparse.Namespace) -> int:
     console = Console()
     try:
+        args.file = resolve_trace(args.file)
         trace_format, table = find_table(args.file, args.format)
         options = trace_options(args)
         title = f"[bold]{escape(str(args.file))}[/bold]: {trace_format.name} {table.kind}"
@@ -245,6 +251,7 @@ def _convert(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(exc)
     try:
+        args.file = resolve_trace(args.file)
         _, table = find_table(args.file, args.format)
         options = trace_options(args)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
