@@ -33,6 +33,10 @@ lint: $(BIN)/berth
 bench: $(BIN)/berth
 	$(BIN)/python benchmarks/throughput.py
 
+# The experiments read the developers' trace copies in ../shared/traces when they are there,
+# else the public traces by name from berth's cache, downloading them on the first run
+# (berth trace get --list; BERTH_CACHE, BERTH_TRACE_MIRROR: docs/traces.md).
+
 # docs/experiments/itp-queues.md: three scheduler configurations on ITP clusters 03 and 06
 experiment-itp: $(BIN)/berth
 	$(BIN)/python docs/experiments/itp-queues/run.py

@@ -17,7 +17,8 @@ their names) and with the range RANGE (``--elastic-range``). It writes ``results
 tables of docs/experiments/aryl.md) and a figure per cluster into the output directory, and
 keeps each run's outputs there.
 
-Options: ``--traces DIR`` (default ../shared/traces/itp), ``--out DIR`` (default
+Options: ``--traces DIR`` (default ../shared/traces/itp when it is there, else the
+``itp-clusterNN`` traces, fetched into berth's cache on first use), ``--out DIR`` (default
 out/experiments/aryl), ``--clusters cluster03,cluster04``, ``--fractions 0.5``, ``--jobs N``
 (parallel runs, default 2), ``--tables-only`` (rebuild results.md from an earlier run).
 """
@@ -54,6 +55,8 @@ MODES = {
     "loaning+edl": ("loan-edl.yaml", True),
 }
 INFERENCE_JOB = "deployment-chat"  # the chat service's row in jobs.csv
+#: The developers' copies of the ITP files, beside the repository.
+SHARED = ROOT.parent / "shared" / "traces" / "itp"
 
 
 @dataclass(frozen=True)
@@ -91,6 +94,20 @@ def argv(run: Run, traces: Path, out: Path) -> list[str]:
         "--out", str(out / run.name),
         "--quiet",
     ]  # fmt: skip
+
+
+def trace_folder(clusters: list[str]) -> Path:
+    """The folder of the clusters' csv files: the shared copies when they are there, else
+    berth's trace cache, fetching the clusters missing from it (``berth trace get``)."""
+    if SHARED.is_dir():
+        return SHARED
+    from berth.traces.catalog import FetchError
+    from berth.traces.fetch import resolve_trace
+
+    try:
+        return resolve_trace(f"itp-{clusters[0]}").parent  # one archive holds every cluster
+    except FetchError as exc:
+        sys.exit(f"error: {exc}")
 
 
 def simulate(run: Run, traces: Path, out: Path) -> float:
@@ -202,8 +219,8 @@ def main() -> None:
     parser.add_argument(
         "--traces",
         type=Path,
-        default=ROOT.parent / "shared" / "traces" / "itp",
-        help="folder of the ITP clusterNN.csv files (default: %(default)s)",
+        help=f"folder of the ITP clusterNN.csv files (default: {SHARED} when it is there, else "
+        "berth's trace cache, downloading the itp traces into it)",
     )
     parser.add_argument(
         "--out",
@@ -228,9 +245,10 @@ def main() -> None:
     fractions = [float(f) for f in args.fractions.split(",")]
     todo = runs(clusters, fractions)
     if not args.tables_only:
+        args.traces = args.traces or trace_folder(clusters)
         for cluster in clusters:
             if not (args.traces / f"{cluster}.csv").exists():
-                sys.exit(f"{args.traces / cluster}.csv: not found (see ../shared/traces/DATA.md)")
+                sys.exit(f"{args.traces / cluster}.csv: not found (--traces DIR)")
         started = time.perf_counter()
         with ThreadPoolExecutor(max_workers=args.jobs) as pool:
             list(pool.map(lambda r: simulate(r, args.traces, args.out), todo))

@@ -14,6 +14,11 @@ Alibaba 2017 batch tasks, for 12 hours, three ways:
 It writes the generated inputs, each run's output folder and ``results.json`` / ``results.md``
 (the table in docs/experiments/colocation.md) under ``--out`` (default
 out/experiments/colocation). ``--tables-only`` rebuilds the tables from an earlier run.
+
+The traces are the developers' copies beside the repository when they are there; otherwise
+``alibaba-2017-batch`` and ``alibaba-2018-machine-usage`` are fetched into berth's trace cache
+(about 2 GB of downloads), and the daily shape is taken from the first USAGE_ROWS rows of the
+full machine_usage, where the copies hold a 100,000-row, 10-machine extract of it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import platform
 import subprocess
 import sys
 import time
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -33,7 +39,9 @@ import yaml
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-TRACES = ROOT.parent / "shared" / "traces"
+SHARED = ROOT.parent / "shared" / "traces"
+#: Rows of the published machine_usage read for the daily shape (without the shared extract).
+USAGE_ROWS = 100_000
 MODES = ("separate", "requests", "colocation")
 
 NODES = 20
@@ -63,14 +71,32 @@ SEED = 7
 # ----------------------------------------------------------------------------- inputs
 
 
+def trace_file(shared: str, name: str) -> Path:
+    """The developers' copy ``shared`` when it is there, else trace ``name`` from berth's cache
+    (downloaded first if it is not there yet)."""
+    path = SHARED / shared
+    if path.is_file():
+        return path
+    from berth.traces.catalog import FetchError
+    from berth.traces.fetch import resolve_trace
+
+    try:
+        return resolve_trace(name)
+    except FetchError as exc:
+        sys.exit(f"error: {exc}")
+
+
 def daily_shape():
     from berth.traces.errors import TraceLog
     from berth.traces.formats.alibaba2018 import read_usage
     from berth.traces.model import TraceOptions
     from berth.traces.usage_shape import diurnal_shape
 
-    path = TRACES / "alibaba-2018" / "machine_usage_subset.csv"
-    return diurnal_shape(read_usage(path, TraceOptions(), TraceLog()))
+    path = trace_file("alibaba-2018/machine_usage_subset.csv", "alibaba-2018-machine-usage")
+    samples = read_usage(path, TraceOptions(), TraceLog())
+    if not path.is_relative_to(SHARED):  # the whole published table
+        samples = islice(samples, USAGE_ROWS)
+    return diurnal_shape(samples)
 
 
 def cluster(mode: str) -> list[dict]:
@@ -138,10 +164,10 @@ def batch_tasks() -> list[tuple[int, str, int, int, float, int]]:
     tasks created in the window that finished (their duration is known)."""
     rng = np.random.default_rng(SEED)
     out = []
-    with open(TRACES / "alibaba-2017" / "batch_task.csv", newline="") as f:
-        rows = csv.reader(f)
-        next(rows)
-        for row in rows:
+    with open(trace_file("alibaba-2017/batch_task.csv", "alibaba-2017-batch"), newline="") as f:
+        for row in csv.reader(f):
+            if not row or not row[0].lstrip("-").isdigit():
+                continue  # the header, in the copy that has one
             created, ended = int(row[0]), int(row[1] or 0)
             if not row[6] or not row[7] or ended <= created or not 0 <= created < WINDOW:
                 continue

@@ -7,7 +7,8 @@ cluster ``--cluster-from-trace`` sizes for it, with the jobs spread over three w
 under fifo.yaml, gang-drf.yaml and preempt-reclaim.yaml. Then it writes ``results.md`` (the
 tables pasted into docs/experiments/itp-queues.md) next to each cluster's compare.html.
 
-Options: ``--traces DIR`` (default ../shared/traces/itp), ``--out DIR`` (default
+Options: ``--traces DIR`` (default ../shared/traces/itp when it is there, else the
+``itp-clusterNN`` traces, fetched into berth's cache on first use), ``--out DIR`` (default
 out/experiments/itp-queues), ``--clusters cluster03,cluster06``, ``--tables-only`` (rebuild
 results.md from an earlier run without simulating).
 """
@@ -35,6 +36,22 @@ NAMES = tuple(Path(c).stem for c in CONFIGS)
 QUEUES = "prod:3,research:2,dev:1"
 #: The two ITP clusters with the largest share of multi-GPU jobs that replay in about a minute.
 CLUSTERS = ("cluster03", "cluster06")
+#: The developers' copies of the ITP files, beside the repository.
+SHARED = ROOT.parent / "shared/traces/itp"
+
+
+def trace_folder(clusters: list[str]) -> Path:
+    """The folder of the clusters' csv files: the shared copies when they are there, else
+    berth's trace cache, fetching the clusters missing from it (``berth trace get``)."""
+    if SHARED.is_dir():
+        return SHARED
+    from berth.traces.catalog import FetchError
+    from berth.traces.fetch import resolve_trace
+
+    try:
+        return resolve_trace(f"itp-{clusters[0]}").parent  # one archive holds every cluster
+    except FetchError as exc:
+        sys.exit(f"error: {exc}")
 
 
 def config_paths() -> list[Path]:
@@ -233,8 +250,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--traces",
         type=Path,
-        default=ROOT.parent / "shared/traces/itp",
-        help="folder of the ITP clusterNN.csv files (default: %(default)s)",
+        help=f"folder of the ITP clusterNN.csv files (default: {SHARED} when it is there, else "
+        "berth's trace cache, downloading the itp traces into it)",
     )
     parser.add_argument(
         "--out",
@@ -255,6 +272,7 @@ def main(argv: list[str] | None = None) -> int:
     total = None
     if not args.tables_only:
         check_configs()
+        args.traces = args.traces or trace_folder(clusters)
         missing = [c for c in clusters if not (args.traces / f"{c}.csv").is_file()]
         if missing:
             names = ", ".join(missing)

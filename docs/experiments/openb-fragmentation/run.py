@@ -3,12 +3,17 @@ in parallel processes. Writes results.json, one allocation plot per pod list, an
 table of docs/experiments/openb-fragmentation.md.
 
     python docs/experiments/openb-fragmentation/run.py [--seeds 10] [--jobs 2] [--traces a,b]
+
+The pod and node lists are read from ``--data``, or without it from the developers' shared copies
+when they are there, else from berth's trace cache (``openb-NAME`` traces, downloaded on first
+use).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import time
 from pathlib import Path
 
@@ -18,9 +23,12 @@ from berth.sim.fill import POLICIES, FillSpec, run_specs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
-#: The shared trace folder sits beside the repository.
-TRACES = ROOT.parent / "shared/traces/alibaba-openb-2023"
+#: The developers' copies of the published files, beside the repository.
+SHARED = ROOT.parent / "shared/traces/alibaba-openb-2023"
 CLUSTER = "openb_node_list_gpu_node.csv"
+#: The pod lists of the results table: the real trace and nine of the paper's variants.
+POD_LISTS = ("cpu050", "cpu100", "default", "gpushare20", "gpushare40", "gpushare60",
+             "gpuspec10", "gpuspec20", "multigpu20", "multigpu30")  # fmt: skip
 #: The paper's 10-seed means at 130% arrived on ``default`` (GPU allocation %).
 PAPER_DEFAULT = {
     "random": 87.47,
@@ -32,6 +40,22 @@ PAPER_DEFAULT = {
 }
 
 
+def data_folder(names: list[str]) -> Path:
+    """The shared copies when they are there, else berth's trace cache, fetching the node list
+    and the pod lists ``names`` into it (``berth trace get``)."""
+    if SHARED.is_dir():
+        return SHARED
+    from berth.traces.catalog import FetchError
+    from berth.traces.fetch import resolve_trace
+
+    try:
+        for name in names:
+            resolve_trace(f"openb-{name}")  # the node lists come with each pod list
+    except FetchError as exc:
+        sys.exit(f"error: {exc}")
+    return resolve_trace("openb-nodes-gpu").parent
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -41,24 +65,30 @@ def main(argv: list[str] | None = None) -> None:
         help="seeds for each policy and pod list (default: %(default)s)",
     )
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default: %(default)s)")
-    parser.add_argument("--traces", default="", help="comma list (default: every pod list)")
+    parser.add_argument(
+        "--traces",
+        default="",
+        help=f"comma list (default: every pod list in --data, or without it {','.join(POD_LISTS)})",
+    )
     parser.add_argument(
         "--data",
         type=Path,
-        default=TRACES,
-        help="folder of the openb pod and node lists (default: %(default)s)",
+        help=f"folder of the openb pod and node lists (default: {SHARED} when it is there, "
+        "else berth's trace cache, downloading them into it)",
     )
     parser.add_argument("--out", type=Path, default=HERE, help="results and plots (default: here)")
     args = parser.parse_args(argv)
-    names = (
-        args.traces.split(",")
-        if args.traces
-        else sorted(
-            p.stem.removeprefix("openb_pod_list_") for p in args.data.glob("openb_pod_list_*.csv")
+    chosen = args.traces.split(",") if args.traces else None
+    if args.data is None:
+        names = chosen or list(POD_LISTS)
+        data = data_folder(names)
+    else:
+        data = args.data
+        names = chosen or sorted(
+            p.stem.removeprefix("openb_pod_list_") for p in data.glob("openb_pod_list_*.csv")
         )
-    )
     specs = [
-        FillSpec(str(args.data / CLUSTER), str(args.data / f"openb_pod_list_{name}.csv"), p, s)
+        FillSpec(str(data / CLUSTER), str(data / f"openb_pod_list_{name}.csv"), p, s)
         for name in names
         for p in POLICIES
         for s in range(args.seeds)
