@@ -72,7 +72,7 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
             waiting.add(key)
             if not outcome.reason:
                 outcome.reason = result.reasons.get(pod.ref, "")
-    for key, reason in result.scheduler.last_reasons.items():
+    for key, reason in result.scheduler.last_reasons.every():
         if key in outcomes and key in waiting:
             outcomes[key].reason = str(reason)
     for job in result.jobs:

@@ -10,98 +10,171 @@ abstain the idle check decides, which is the overcommit plugin's check with fact
 
 from __future__ import annotations
 
-import numpy as np
+import heapq
+from bisect import bisect_right
 
-from berth.api.objects import GroupPhase
+from berth.framework.backlog import Backlog, Line, Place
+from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
-#: Jobs whose votes are first asked for at once after an admission (doubling while no job is
-#: admitted): few enough that a backlog admitted job by job asks little in vain.
-VOTE_SPAN = 4
+
+class _Run:
+    """Jobs of one line to ask, in order: the whole line, or the ones new or changed since the
+    last session (``jobs``). Positions hold while enqueue runs (it takes admitted jobs out of
+    the backlog only at the end)."""
+
+    __slots__ = ("line", "jobs", "places")
+
+    def __init__(self, line: Line, jobs: list[JobInfo] | None = None) -> None:
+        self.line = line
+        self.jobs = jobs
+        self.places = None if jobs is None else [line.placed[job.key] for job in jobs]
+
+    def __len__(self) -> int:
+        return len(self.line) if self.jobs is None else len(self.jobs)
+
+    def at(self, position: int) -> JobInfo:
+        return self.line.at(position) if self.jobs is None else self.jobs[position]
+
+    def after(self, mark: Place) -> int:
+        """The position of the first job placed after ``mark``."""
+        if self.places is None:
+            return self.line.after(mark)
+        return bisect_right(self.places, mark)
 
 
 class Enqueue:
-    """Refusals are remembered: between cycles in which no capacity was freed and no queue or
-    node was added or changed, a refused job can only stay refused (admissions and binds only take
-    capacity away), so only new or changed jobs are examined. A plugin whose answer depends on
-    time (sla) turns this off."""
+    """Jobs are asked in job order, a line of alike jobs at a time (see
+    berth.framework.backlog): a line whose job is refused is not asked again until the next
+    admission, and then only about its jobs placed after the admitted one.
+
+    Between sessions in which no capacity was freed and no queue or node was added or changed,
+    a refused job can only stay refused (admissions and binds only take capacity away), so only
+    the jobs new or changed since are asked. A plugin whose answer depends on time (sla) turns
+    this off."""
 
     name = "enqueue"
 
     def __init__(self, arguments: dict | None = None) -> None:
         self.arguments = dict(arguments or {})
         self.idle_check = Overcommit({"overcommit-factor": 1.0})
-        self._refused: dict[str, Reason] = {}
         self._epoch: tuple = ()
 
     def execute(self, session: Session) -> None:
+        backlog = session.backlog
+        assert backlog is not None  # a session with enqueue keeps one
         self.idle_check.on_session_open(session)
-        waiting = [j for j in session.jobs.values() if j.group.phase == GroupPhase.PENDING]
-        timed = any(
-            p.admission_depends_on_time for tier in session.framework.job_enqueueables for p in tier
-        )
+        timed = session.framework.admission_depends_on_time
         # Queues can change in place (opened, re-weighted): their state is part of the epoch.
         epoch = (session.admission_epoch, tuple(repr(q) for q in session.queues.values()))
-        if timed or epoch != self._epoch:
-            self._refused = {}
-        remembered, candidates = {}, []
-        for job in waiting:
-            reason = None if job.touched else self._refused.get(job.key)
-            if reason is None:
-                candidates.append(job)
-            else:
-                remembered[job.key] = session.job_reasons[job.key] = reason
-        self._refused = remembered
+        whole = timed or epoch != self._epoch
         self._epoch = epoch
-        ordered = sorted(candidates, key=session.job_order_key)
+        if whole:
+            runs = [_Run(line) for line in backlog.lines.values()]
+        else:
+            fresh: dict[Line, list[JobInfo]] = {}
+            for key, job in backlog.fresh.items():
+                fresh.setdefault(backlog.line_of[key], []).append(job)
+            runs = [
+                _Run(line, sorted(jobs, key=lambda job, line=line: line.placed[job.key]))
+                for line, jobs in fresh.items()
+            ]
         # Without a time-dependent plugin no vote can admit a job over the idle capacity (as
-        # overcommit stretches it when configured), and that capacity only shrinks as jobs are
-        # admitted. So the backlog is tested in one step, and who does not fit is refused
-        # without the plugins' vote: on a long backlog that is most waiting jobs, every time a
-        # pod frees capacity. A gang or queue problem is the more useful reason, so it comes
-        # first. After an admission the rows ahead are tested again in spans that double while
-        # nothing is admitted: a few steps for a long refused tail, a single row when
-        # every job is admitted, never the whole rest once per admission.
+        # overcommit stretches it when configured), so who does not fit is refused without
+        # the plugins' vote.
         check = None if timed else self._capacity_check(session)
-        needs = None if check is None else check.needs(ordered)
-        fits = np.ones(len(ordered), dtype=bool) if needs is None else check.fit(needs)
-        tested, span = len(ordered), 1  # fits[:tested] holds for the idle capacity as it is
-        # The plugins' votes likewise, asked for spans of the backlog at once: they hold until
-        # the next admission, which clears them.
-        votes: dict[int, Vote] = {}
-        vote_span = VOTE_SPAN
-        for row, job in enumerate(ordered):
-            if row == tested:
-                fits[row : row + span] &= check.fit(needs[row : row + span])
-                tested, span = row + span, span * 2
-            job.touched = False
-            # Volcano does not ask job_valid here: a PodGroup is admitted before its pods
-            # exist (a Job's controller creates them only then), and gang waits for them later.
-            vote: Vote = session.queue_problem(job)
-            if vote is None and not fits[row]:
-                vote = check.shortfall(job)
-            if vote is None:
-                if row not in votes:
-                    # The next rows that fit as far as is known (a row refused for capacity
-                    # stays refused until an admission, which clears the votes anyway).
-                    rows = row + np.flatnonzero(fits[row:])[:vote_span]
-                    asked = [ordered[r] for r in rows]
-                    votes = dict(zip(rows.tolist(), session.jobs_enqueueable(asked), strict=True))
-                    vote_span *= 2
-                vote = votes[row]
-            if vote is None:
-                vote = self.idle_check.job_enqueueable(job)
+        admitted = self._ask(session, backlog, check, runs, whole)
+        for job in admitted:
+            backlog.drop(job.key)
+        backlog.fresh.clear()
+        backlog.new.clear()
+
+    def _ask(
+        self,
+        session: Session,
+        backlog: Backlog,
+        check: Overcommit | None,
+        runs: list[_Run],
+        whole: bool,
+    ) -> list[JobInfo]:
+        """Ask the runs in job order, merging their next jobs in a heap; record why the
+        refused ones wait, and return the admitted ones."""
+        order = session.job_order_key
+        heap = [(order(run.at(0)), 0, run) for run in runs if len(run)]
+        heapq.heapify(heap)
+        #: Per run, (position, refusal) in order: the jobs from there to the next one share it.
+        refusals: dict[_Run, list[tuple[int, Reason]]] = {}
+        #: Runs whose last asked job was refused, with that job's order key.
+        refused: dict[_Run, tuple] = {}
+        admitted: list[JobInfo] = []
+        while heap:
+            key, position, run = heapq.heappop(heap)
+            job = run.at(position)
+            vote = self._vote(session, check, job)
             if isinstance(vote, str | Refusal):
-                session.job_reasons[job.key] = self._refused[job.key] = vote
+                refusals.setdefault(run, []).append((position, vote))
+                refused[run] = key
                 continue
-            job.group.phase = GroupPhase.INQUEUE
-            session.job_enqueued(job)
-            self.idle_check.on_job_enqueued(job)
-            if needs is not None:
-                tested, span = row + 1, 1
-            votes, vote_span = {}, VOTE_SPAN
+            self._admit(session, backlog, job)
+            admitted.append(job)
+            if position + 1 < len(run):
+                heapq.heappush(heap, (order(run.at(position + 1)), position + 1, run))
+            # Capacity is smaller now: the refused runs' jobs after this one are asked again.
+            # Alike jobs share their order keys but for the place at the end, so a run whose
+            # keys come before this job's has no job after it.
+            mark = key[-2:]
+            for other, other_key in list(refused.items()):
+                if other_key[:-2] != key[:-2]:
+                    del refused[other]
+                    continue
+                after = other.after(mark)
+                if after < len(other):
+                    del refused[other]
+                    heapq.heappush(heap, (order(other.at(after)), after, other))
+        self._keep(runs, refusals, {job.key for job in admitted}, whole)
+        return admitted
+
+    @staticmethod
+    def _keep(
+        runs: list[_Run], refusals: dict[_Run, list[tuple[int, Reason]]], admitted: set, whole: bool
+    ) -> None:
+        """Record the refusals: per line as segments when every job was asked, else per job."""
+        for run in runs:
+            line = run.line
+            found = refusals.get(run, [])
+            if whole:
+                line.segments = [(line.places[position], vote) for position, vote in found]
+                line.reasons = {}
+                continue
+            ends = [position for position, _ in found[1:]] + [len(run)]
+            for (start, vote), end in zip(found, ends[: len(found)], strict=True):
+                for position in range(start, end):
+                    job = run.at(position)
+                    if job.key not in admitted:
+                        line.reasons[job.key] = vote
+
+    def _vote(self, session: Session, check: Overcommit | None, job: JobInfo) -> Vote:
+        # Volcano does not ask job_valid here: a PodGroup is admitted before its pods exist (a
+        # Job's controller creates them only then), and gang waits for them later. A gang or
+        # queue problem is the more useful reason, so it comes first.
+        vote: Vote = session.queue_problem(job)
+        if vote is None and check is not None and not check.fit(check.needs([job]))[0]:
+            vote = check.shortfall(job)
+        if vote is None:
+            vote = session.jobs_enqueueable([job])[0]
+        if vote is None:
+            vote = self.idle_check.job_enqueueable(job)
+        return vote
+
+    def _admit(self, session: Session, backlog: Backlog, job: JobInfo) -> None:
+        reason = backlog.reason(job.key)
+        if reason is not None:
+            backlog.left[job.key] = reason  # why it waited until now
+        session.admit(job)
+        session.job_enqueued(job)
+        self.idle_check.on_job_enqueued(job)
 
     def _capacity_check(self, session: Session) -> Overcommit:
         """The configured overcommit plugin, which has the last word on capacity when present;

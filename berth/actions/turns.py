@@ -25,7 +25,7 @@ def admitted(job: JobInfo, session: Session) -> bool:
     """Jobs the placing actions may serve; without an enqueue action every valid job is
     admitted."""
     if job.group.phase == GroupPhase.PENDING and not session.framework_has_enqueue:
-        job.group.phase = GroupPhase.INQUEUE
+        session.admit(job)
     return job.group.phase in _ADMITTED
 
 
@@ -38,7 +38,7 @@ def _admit_before_pods(job: JobInfo, session: Session) -> None:
     if reason:
         session.job_reasons[job.key] = reason
     else:
-        job.group.phase = GroupPhase.INQUEUE
+        session.admit(job)
 
 
 #: Which pending pods an action places: those that request something (allocate), best-effort
@@ -49,7 +49,7 @@ Share = Literal["requesting", "best_effort", "any"]
 def schedulable_jobs(session: Session, share: Share) -> list[JobInfo]:
     """Admitted, valid jobs with pending pods of the action's ``share``."""
     jobs = []
-    for job in session.jobs.values():
+    for job in session.servable_jobs():
         if not job.pending:
             if not session.framework_has_enqueue:
                 _admit_before_pods(job, session)

@@ -57,6 +57,13 @@ class Framework:
                 self.plugins.append(plugin)
                 self._register(plugin, spec)
         self.job_enqueueables = [tier for tier in self.job_enqueueables if tier]
+        #: Whether some plugin tells alike jobs awaiting admission apart (see
+        #: Plugin.per_job_admission): the backlog then lines up each job on its own.
+        self.per_job_admission = any(p.per_job_admission for p in self.plugins)
+        #: Whether some admission vote changes as time passes (Plugin.admission_depends_on_time).
+        self.admission_depends_on_time = any(
+            p.admission_depends_on_time for tier in self.job_enqueueables for p in tier
+        )
         configured = {p.name for p in self.filters}
         if RESOURCE_FIT not in configured:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the

@@ -41,8 +41,9 @@ class JobInfo:
     _min_request: np.ndarray | None = None
     #: Pending pods that request something besides the pod slot (allocate's, not backfill's).
     requesting: int = 0
-    #: New pods or a new PodGroup since enqueue last looked at this job.
-    touched: bool = True
+    #: When the job last started waiting (the scheduler's count): the placing actions serve
+    #: waiting jobs in this order, wherever admission kept them.
+    since: int = 0
     #: Placements of the open statement per task, kept only for groups with per-task minimums.
     task_allocated: dict[str, int] = field(default_factory=dict)
     #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
@@ -80,6 +81,17 @@ class JobInfo:
         self.pending = [p for p in self.pending if p is not pod]
         self.requesting -= not pod.best_effort
         self.asking = added(self.asking, request, -1)
+
+
+def demand(job: JobInfo, state: ClusterState) -> np.ndarray | None:
+    """What a waiting job asks of its queue (proportion's request): its pending pods, or, for a
+    batch Job's group before admission (no pods yet), its minResources, so that its queue can
+    come to deserve that much. None for pods whose PodGroup has not arrived."""
+    if job.placeholder:
+        return None
+    if job.group.owned and not job.pending:
+        return job.min_request(state).astype(np.int64)
+    return job.asking
 
 
 def charge(

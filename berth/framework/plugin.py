@@ -31,13 +31,17 @@ class Refusal:
     """A reason rendered only when someone reads it: every waiting job gets one in every cycle,
     but it is read once, for the pods still pending at the end."""
 
-    __slots__ = ("_render",)
+    __slots__ = ("_render", "_text")
 
     def __init__(self, render: Callable[[], str]) -> None:
         self._render = render
+        self._text: str | None = None
 
     def __str__(self) -> str:
-        return self._render()
+        # Jobs alike share one refusal: rendered once however many read it.
+        if self._text is None:
+            self._text = self._render()
+        return self._text
 
 
 #: Why a job waits: plain text, or a Refusal rendered on demand.
@@ -88,6 +92,11 @@ class Plugin:
     #: Whether ``job_enqueueable`` can change its answer as time passes (e.g. a waiting-time
     #: limit); enqueue then re-examines every waiting job in every cycle.
     admission_depends_on_time: ClassVar[bool] = False
+    #: Whether ``job_order`` or ``job_enqueueable`` can tell apart two jobs awaiting admission
+    #: that are alike in queue, namespace, priority and minResources (other than by
+    #: submission time): enqueue then asks about each such job on its own instead of once per
+    #: line of alike jobs (see berth.framework.backlog).
+    per_job_admission: ClassVar[bool] = False
     #: Whether serving one queue can change another queue's ``queue_order`` key (orderings
     #: along a queue tree compare ancestors' shares); allocate then re-ranks every queue
     #: after each turn instead of only the queue it served. A plugin may set it per session.

@@ -10,7 +10,9 @@ from berth.api.keys import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
 from berth.api.objects import GroupPhase, Namespace, Node, Pod, PodGroup, Queue
 from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
+from berth.framework.backlog import Backlog, JobReasons, line_key
 from berth.framework.config import SchedulerConfig
+from berth.framework.demand import Demand
 from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
 from berth.framework.job_info import JobInfo, charge
@@ -38,9 +40,16 @@ class Scheduler:
         ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
         self.jobs: dict[str, JobInfo] = {}
-        #: Jobs with pending pods, in arrival order.
+        #: Jobs with pending pods, and PodGroups awaiting admission, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
-        self.last_reasons: dict[str, Reason] = {}
+        self._waits = 0  # jobs that started waiting so far (JobInfo.since)
+        #: Of the waiting jobs, those awaiting admission (with an enqueue action), and the
+        #: others: the ones the placing actions serve.
+        self.backlog = Backlog() if "enqueue" in config.actions else None
+        self.servable: dict[str, JobInfo] = {} if self.backlog is not None else self.waiting
+        #: What each queue's waiting jobs ask for.
+        self.demand = Demand()
+        self.last_reasons = JobReasons(self.backlog)
         #: Pods the last session took off their nodes (already released from ClusterState).
         self.evictions: list[Eviction] = []
         #: Resources held by bound pods, per queue (for queue shares and capability).
@@ -96,18 +105,16 @@ class Scheduler:
             job = self.jobs[group.key] = JobInfo(group)
         else:
             job.group = group
-            job.touched = True
             job.placeholder = False
             job._min_request = None
-        if self._awaits_admission(job):
-            # Admission does not wait for its pods (a Job's come only after it).
-            job.touched = True
-            self.waiting[group.key] = job
+        # Admission does not wait for its pods (a Job's come only after it).
+        if self._awaits_admission(job) or job.key in self.waiting:
+            self._wait(job, regrouped=True)
         return job
 
     def remove_group(self, key: str) -> None:
         """A PodGroup deleted by its controller (a suspended Job); its pods are gone already."""
-        self.waiting.pop(key, None)
+        self._unwait(key)
         self.jobs.pop(key, None)
 
     def handles(self, pod: Pod) -> bool:
@@ -144,8 +151,7 @@ class Scheduler:
             )
             job.placeholder = True
         job.add_pending(pod, self.state.request_vector(pod.requests))
-        job.touched = True
-        self.waiting[key] = job
+        self._wait(job)
         self._arrived[id(pod)] = self.sessions
         return job
 
@@ -156,7 +162,9 @@ class Scheduler:
         request = self.state.request_vector(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
-            self.waiting.pop(job.key, None)
+            self._unwait(job.key)
+        else:
+            self.demand.changed(job)
         placement = self.state.bind(pod, self.state.rows[node], request)
         charge(self.queue_allocated, job, request, 1)
         pod.bound_node = node
@@ -172,9 +180,38 @@ class Scheduler:
             return
         self._arrived.pop(id(pod), None)
         job.remove_pending(pod, self.state.request_vector(pod.requests))
-        job.touched = True
         if not job.pending and not self._awaits_admission(job):
-            self.waiting.pop(key, None)
+            self._unwait(key)
+        elif key in self.waiting:
+            self._wait(job)
+
+    def _wait(self, job: JobInfo, regrouped: bool = False) -> None:
+        """The job has pending pods or awaits admission, or changed while it waits (its
+        PodGroup replaced: ``regrouped``)."""
+        if job.key not in self.waiting:
+            self._waits += 1
+            job.since = self._waits
+            self.waiting[job.key] = job
+        self.demand.changed(job)
+        backlog = self.backlog
+        if backlog is None:
+            return
+        if job.key in backlog and not regrouped:
+            backlog.fresh[job.key] = job  # a pod more or less: same line
+        elif job.group.phase == GroupPhase.PENDING:
+            backlog.file(job, line_key(job, self.state, self.framework.per_job_admission))
+            self.servable.pop(job.key, None)
+        else:
+            backlog.drop(job.key)
+            self.servable[job.key] = job
+
+    def _unwait(self, key: str) -> None:
+        job = self.waiting.pop(key, None)
+        if job is not None:
+            self.demand.changed(job)
+        if self.backlog is not None:
+            self.backlog.drop(key)
+            self.servable.pop(key, None)
 
     @staticmethod
     def _awaits_admission(job: JobInfo) -> bool:
@@ -212,26 +249,33 @@ class Scheduler:
             queue_allocated=self.queue_allocated,
             all_jobs=self.jobs,
             admission_epoch=self.admission_epoch,
+            backlog=self.backlog,
+            servable=self.servable,
+            demand=self.demand.current(self.waiting, self.state),
         )
         session.explainer = self.explainer
-        awaiting = [
-            job for job in self.waiting.values() if job.group.owned and self._awaits_admission(job)
-        ]
         for action in self.actions:
             action.execute(session)
         if self.explainer is not None:
             self.explainer.settle(session, session.binds)
-        self.admitted = [job.group for job in awaiting if job.group.phase != GroupPhase.PENDING]
+        admitted = sorted(session.admissions, key=lambda job: job.since)
+        self.admitted = [
+            job.group for job in admitted if job.group.owned and not job.group.implicit
+        ]
         self._note_waits(session)
-        for key in [
-            k
-            for k, job in self.waiting.items()
-            if not job.pending and not self._awaits_admission(job)
-        ]:
-            del self.waiting[key]
-            self.waited_for.pop(key, None)
-            if self._node_waits:
-                self._node_waits.discard(key)
+        # Only binds take pending pods away in a session, and only admissions end a wait for
+        # admission.
+        changed = {job.key: job for job in admitted}
+        for bind in session.binds:
+            job = self.jobs[f"{bind.pod.namespace}/{bind.pod.group}"]
+            changed[job.key] = job
+            self.demand.changed(job)
+        for key, job in changed.items():
+            if key in self.waiting and not job.pending and not self._awaits_admission(job):
+                self._unwait(key)
+                self.waited_for.pop(key, None)
+                if self._node_waits:
+                    self._node_waits.discard(key)
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
@@ -244,6 +288,9 @@ class Scheduler:
         this session's reasons for the jobs it leaves waiting. A job left waiting for nodes is
         explained once, when it starts waiting for them (once per pod class in a cycle), not
         again every cycle."""
+        if self.backlog is not None and self.backlog.left:
+            self.waited_for.update(self.backlog.left)
+            self.backlog.left.clear()
         arrived = self._arrived
         for bind in session.binds:
             pod = bind.pod

@@ -23,8 +23,10 @@ import numpy as np
 from berth.api.objects import GroupPhase, Pod, Queue, task_name
 from berth.cluster.devices import Placement, record_devices
 from berth.cluster.state import ClusterState
+from berth.framework.backlog import Backlog, JobReasons, line_key
+from berth.framework.demand import queue_demand
 from berth.framework.job_info import JobInfo, added, charge
-from berth.framework.plugin import Plugin, Reason, Refusal, Vote
+from berth.framework.plugin import Plugin, Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
 
@@ -183,12 +185,32 @@ class Session:
         queue_allocated: dict[str, np.ndarray] | None = None,
         all_jobs: dict[str, JobInfo] | None = None,
         admission_epoch: int = 0,
+        backlog: Backlog | None = None,
+        servable: dict[str, JobInfo] | None = None,
+        demand: dict[str, np.ndarray] | None = None,
     ) -> None:
         self.state = state
         self.framework = framework
         self.search = search
         #: Jobs with pending pods, in arrival order.
         self.jobs = jobs
+        #: The jobs among them that await admission (enqueue's), kept by the scheduler between
+        #: sessions; without one (a session built on its own) they are lined up here.
+        if backlog is None and has_enqueue:
+            backlog = Backlog()
+            for job in jobs.values():
+                if job.group.phase == GroupPhase.PENDING:
+                    backlog.file(job, line_key(job, state, framework.per_job_admission))
+        self.backlog = backlog
+        #: The waiting jobs not in the backlog (the scheduler keeps them too).
+        if servable is None:
+            servable = (
+                jobs if backlog is None else {k: j for k, j in jobs.items() if k not in backlog}
+            )
+        self.servable = servable
+        self._servable_list: list[JobInfo] | None = None
+        #: What each queue's waiting jobs ask for (see berth.framework.demand).
+        self.demand = demand if demand is not None else queue_demand(jobs, state)
         #: Every job the scheduler knows, running ones included (where victims come from).
         self.all_jobs = all_jobs if all_jobs is not None else jobs
         self.queues = queues
@@ -202,7 +224,9 @@ class Session:
         #: Keys of the pods bound by this session; they are not running yet, so never victims.
         self.bound_this_cycle: set[str] = set()
         #: Why a job could not be considered at all (invalid, closed queue), by job key.
-        self.job_reasons: dict[str, Reason] = {}
+        self.job_reasons = JobReasons(backlog)
+        #: Jobs admitted this session, in turn.
+        self.admissions: list[JobInfo] = []
         #: Jobs a task of which found no node this cycle (their reason is the node search's),
         #: with that task's class.
         self.unplaced: dict[str, PodClass] = {}
@@ -303,10 +327,27 @@ class Session:
         if self._promised is None:
             self._promised = [
                 job
-                for job in self.jobs.values()
+                for job in self.servable_jobs()
                 if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
             ]
         return self._promised
+
+    def servable_jobs(self) -> list[JobInfo]:
+        """The waiting jobs not awaiting admission, in the order they started waiting: the
+        ones the placing actions may serve."""
+        if self._servable_list is None:
+            jobs = self.servable.values()
+            self._servable_list = sorted(jobs, key=_since) if self.backlog else list(jobs)
+        return self._servable_list
+
+    def admit(self, job: JobInfo) -> None:
+        """Admit a PodGroup: the placing actions may serve it from now on (enqueue takes it
+        out of the backlog once it has asked the rest)."""
+        job.group.phase = GroupPhase.INQUEUE
+        self.admissions.append(job)
+        if self.backlog is not None:
+            self.servable[job.key] = job
+            self._servable_list = None
 
     def charge(self, job: JobInfo, pod: Pod, request: np.ndarray, sign: int) -> None:
         charge(self.queue_allocated, job, request, sign)
@@ -438,6 +479,10 @@ class Session:
         for _, tier in groupby(self.framework.job_starvings, key=lambda p: p.tier):
             return all(p.job_starving(job) for p in tier)
         return False
+
+
+def _since(job: JobInfo) -> int:
+    return job.since
 
 
 Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]

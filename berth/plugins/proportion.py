@@ -23,7 +23,7 @@ import numpy as np
 from berth.api.objects import Queue
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Refusal, Vote
-from berth.framework.queues import EPSILON, padded
+from berth.framework.queues import EPSILON
 from berth.framework.session import Session
 from berth.plugins.queue_share import QueueShare
 
@@ -39,20 +39,11 @@ class Proportion(QueueShare):
         queues = session.queues.values()
         limits = self._rows([columns.limits(q.capability) for q in queues])
         capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, limits)
-        asking: dict[int, list[np.ndarray]] = {}
-        for job in session.jobs.values():
-            row = self.index.get(job.queue)
-            if row is None or job.placeholder:
-                continue
-            ask = job.asking
-            if job.group.owned and not job.pending:
-                # A batch Job's group has no pods before admission: its minResources is what
-                # it asks for, so that its queue can come to deserve that much.
-                ask = job.min_request(session.state).astype(np.int64)
-            asking.setdefault(row, []).append(ask)
         requests = self.used.copy()
-        for row, asks in asking.items():
-            requests[row] += columns.of(_total(asks))
+        for queue, asking in session.demand.items():
+            row = self.index.get(queue)
+            if row is not None:
+                requests[row] += columns.of(asking)
         deserved = guarantee.copy()
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
@@ -130,15 +121,6 @@ class Proportion(QueueShare):
             return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
         over = need > self.room(row)
         return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
-
-
-def _total(vectors: list[np.ndarray]) -> np.ndarray:
-    """The sum of ``vectors`` over the resource axis (some may be shorter)."""
-    widths = set(map(len, vectors))
-    if len(widths) == 1:  # the usual case, twice as fast as padding each
-        return np.array(vectors).sum(axis=0)
-    width = max(widths)
-    return np.sum([padded(v, width) for v in vectors], axis=0)
 
 
 def water_fill(

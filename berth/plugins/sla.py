@@ -25,6 +25,7 @@ from berth.framework.session import Session
 class Sla(Plugin):
     name = "sla"
     admission_depends_on_time = True
+    per_job_admission = True  # each job's own deadline
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
