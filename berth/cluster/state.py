@@ -17,11 +17,13 @@ from berth.api.hypernodes import HyperNode
 from berth.api.keys import HOSTNAME_LABEL
 from berth.api.objects import Namespace, Node, Pod
 from berth.api.selectors import LabelSelector, PodAffinityTerm, Taint
+from berth.cluster import totals
 from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
 from berth.cluster.profiles import OwnerProfiles
+from berth.cluster.totals import NodeTotal
 from berth.cluster.usage import PodUsage
 from berth.resources import GPU, PODS, ResourceAxis
 
@@ -158,6 +160,8 @@ class ClusterState:
         #: Random numbers for plugins that choose at random (seeded, so runs repeat).
         self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
+        self._idle = NodeTotal(totals.idle)
+        self._stranded = NodeTotal(totals.stranded)
         self._log_base = 0
         #: Volcano HyperNodes (the network's switches) and their resolution over the rows.
         self.hypernodes: list[HyperNode] = []
@@ -486,18 +490,13 @@ class ClusterState:
         return self.usage_total
 
     def stranded(self) -> np.ndarray:
-        """Free capacity per resource on nodes already partly allocated in that resource: idle
-        room that a job needing whole nodes cannot use (fragmentation)."""
-        n = self.n
-        live = self.schedulable[:n]
-        free = self.free[:n][live]
-        partly = (free > 0) & (self.requested[:n][live] > 0)
-        return np.where(partly, free, 0).sum(axis=0)
+        """Free capacity per resource on schedulable nodes already partly allocated in that
+        resource (see berth.cluster.totals)."""
+        return self._stranded.read(self)
 
     def idle(self) -> np.ndarray:
         """Free capacity summed over schedulable nodes."""
-        live = self.schedulable[: self.n]
-        return np.maximum(self.free[: self.n][live], 0).sum(axis=0)
+        return self._idle.read(self)
 
     def pods_column(self) -> int:
         return self.axis.index(PODS)

@@ -39,9 +39,8 @@ class Overcommit(Plugin):
     def on_session_open(self, session: Session) -> None:
         self.session = session
         state = session.state
-        live = state.schedulable[: state.n]
-        idle = np.maximum(state.free[: state.n][live], 0).sum(axis=0).astype(np.float64)
-        idle += (self.factor - 1.0) * state.allocatable[: state.n][live].sum(axis=0)
+        idle = state.idle().astype(np.float64)
+        idle += (self.factor - 1.0) * state.total_allocatable()
         self.idle = idle
         for job in session.promised():
             self.on_job_enqueued(job)
