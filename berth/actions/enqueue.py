@@ -19,6 +19,11 @@ from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.session import Session
 from berth.plugins.overcommit import Overcommit
 
+#: Jobs whose votes are asked for at once after an admission (doubling while no job is
+#: admitted): few enough that a backlog admitted job by job asks little in vain.
+VOTE_SPAN = 4
+_UNASKED = object()
+
 
 class _Run:
     """Jobs of one line to ask, in order: the whole line, or the ones new or changed since the
@@ -109,16 +114,33 @@ class Enqueue:
         #: Runs whose last asked job was refused, with that job's order key.
         refused: dict[_Run, tuple] = {}
         admitted: list[JobInfo] = []
+        # The votes hold until the next admission: asked for every run's next job at once,
+        # then, after an admission, for spans of the jobs next in turn that double while no
+        # job is admitted.
+        votes: dict[str, Vote] = {}
+        span = len(heap)
         while heap:
             key, position, run = heapq.heappop(heap)
             job = run.at(position)
-            vote = self._vote(session, check, job)
+            vote = votes.get(job.key, _UNASKED)
+            if vote is _UNASKED:
+                upcoming = [job] + [r.at(p) for _, p, r in heapq.nsmallest(span - 1, heap)]
+                votes = dict(
+                    zip(
+                        [j.key for j in upcoming],
+                        self._votes(session, check, upcoming),
+                        strict=True,
+                    )
+                )
+                vote = votes[job.key]
+                span *= 2
             if isinstance(vote, str | Refusal):
                 refusals.setdefault(run, []).append((position, vote))
                 refused[run] = key
                 continue
             self._admit(session, backlog, job)
             admitted.append(job)
+            votes, span = {}, VOTE_SPAN
             if position + 1 < len(run):
                 heapq.heappush(heap, (order(run.at(position + 1)), position + 1, run))
             # Capacity is smaller now: the refused runs' jobs after this one are asked again.
@@ -155,18 +177,25 @@ class Enqueue:
                     if job.key not in admitted:
                         line.reasons[job.key] = vote
 
-    def _vote(self, session: Session, check: Overcommit | None, job: JobInfo) -> Vote:
+    def _votes(self, session: Session, check: Overcommit | None, jobs: list[JobInfo]) -> list[Vote]:
+        """The verdict on each of ``jobs`` as things stand, asked of each plugin for all of
+        them at once."""
         # Volcano does not ask job_valid here: a PodGroup is admitted before its pods exist (a
         # Job's controller creates them only then), and gang waits for them later. A gang or
         # queue problem is the more useful reason, so it comes first.
-        vote: Vote = session.queue_problem(job)
-        if vote is None and check is not None and not check.fit(check.needs([job]))[0]:
-            vote = check.shortfall(job)
-        if vote is None:
-            vote = session.jobs_enqueueable([job])[0]
-        if vote is None:
-            vote = self.idle_check.job_enqueueable(job)
-        return vote
+        votes: list[Vote] = [session.queue_problem(job) for job in jobs]
+        if check is not None:
+            rows = [row for row, vote in enumerate(votes) if vote is None]
+            fits = check.fit(check.needs([jobs[row] for row in rows]))
+            for row, fit in zip(rows, fits, strict=True):
+                if not fit:
+                    votes[row] = check.shortfall(jobs[row])
+        for ask in (session.jobs_enqueueable, self.idle_check.jobs_enqueueable):
+            rows = [row for row, vote in enumerate(votes) if vote is None]
+            if rows:
+                for row, vote in zip(rows, ask([jobs[row] for row in rows]), strict=True):
+                    votes[row] = vote
+        return votes
 
     def _admit(self, session: Session, backlog: Backlog, job: JobInfo) -> None:
         reason = backlog.reason(job.key)

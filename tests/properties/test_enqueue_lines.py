@@ -37,7 +37,7 @@ class OneByOne(Enqueue):
             if job.key not in backlog.fresh and job.key in self.refused:
                 kept[job.key] = session.job_reasons[job.key] = self.refused[job.key]
         for job in sorted((j for j in jobs if j.key not in kept), key=session.job_order_key):
-            vote = self._vote(session, check, job)
+            vote = self._votes(session, check, [job])[0]
             if isinstance(vote, str | Refusal):
                 kept[job.key] = session.job_reasons[job.key] = vote
                 continue
