@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import sys
 from pathlib import Path
 from typing import Any
@@ -85,12 +86,18 @@ def _bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def peak_rss() -> int:
+    """The process's peak resident memory so far, in bytes (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
 def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
     from berth.sim.inputs import InputSpec
     from berth.sim.run import load_inputs, simulate
     from berth.traces.fetch import resolve_trace
 
+    before = peak_rss()
     try:
         spec = InputSpec(
             cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
@@ -105,11 +112,16 @@ def _bench_sim(args: argparse.Namespace) -> int:
     result = simulate(inputs, spec.seed)
     jobs = len(result.groups)
     seconds = result.wall_seconds
+    # What loading and simulating added to the process's peak: outputs are not written.
+    grown = max(peak_rss() - before, 0)
+    pods = len(result.pods)
     report = {
         "input": inputs.label,
         "nodes": len(inputs.manifests.nodes),
         "jobs": jobs,
-        "pods": len(result.pods),
+        "pods": pods,
+        "peak_rss_mib": round(peak_rss() / 2**20, 1),
+        "bytes_per_pod": round(grown / pods) if pods else 0,
         "events": result.events,
         "simulated_seconds": round(result.end_time, 1),
         "seconds": round(seconds, 3),
@@ -123,6 +135,7 @@ def _bench_sim(args: argparse.Namespace) -> int:
             f"{report['input']}: {jobs:,} jobs, {report['pods']:,} pods on {report['nodes']:,} "
             f"nodes, {result.events:,} events in {seconds:.2f}s = "
             f"[bold]{report['events_per_second']:,.0f} events/s, "
-            f"{report['jobs_per_second']:,.0f} jobs/s[/bold]"
+            f"{report['jobs_per_second']:,.0f} jobs/s[/bold]; peak memory "
+            f"{report['peak_rss_mib']:,.0f} MiB, {report['bytes_per_pod']:,} bytes per pod"
         )
     return 0
