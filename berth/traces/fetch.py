@@ -143,9 +143,7 @@ def _fetch(trace: Trace) -> Path:
     if path is None:  # the archive did not hold it in the size the catalog says
         raise FetchError(f"{trace.name}: {trace.path} is not in the cache after fetching it")
     if not trace.verified:
-        _say(
-            f"warning: {trace.name}: no published checksum is known, so the download is unverified"
-        )
+        _say(f"warning: {trace.name}: no checksum is known for it, so the download is unverified")
     if trace.dataset.title not in _credited:
         _credited.add(trace.dataset.title)
         _say(f"{trace.dataset.title}: {trace.dataset.license}; cite {trace.dataset.citation}")

@@ -23,8 +23,8 @@ def add_get_command(commands: argparse._SubParsersAction[argparse.ArgumentParser
     get = commands.add_parser(
         "get",
         help="download public traces by name into berth's cache and print their paths",
-        description="Download public traces (checked against their published checksums where "
-        "known) into the cache folder, $BERTH_CACHE or ~/.cache/berth/traces, and print each "
+        description="Download public traces (checked against their sha256 where the catalog "
+        "knows it) into the cache folder, $BERTH_CACHE or ~/.cache/berth/traces, and print each "
         "one's path. A cached trace is not downloaded again. Every command that reads a trace "
         "also takes its name. $BERTH_TRACE_MIRROR downloads from a mirror instead.",
     )

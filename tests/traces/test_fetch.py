@@ -10,6 +10,7 @@ import io
 import socket
 import tarfile
 import threading
+import zipfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -196,6 +197,27 @@ def test_an_archive_is_verified_then_its_traces_taken_out(cache, server, monkeyp
     rc, out, _ = run(capsys, "trace", "get", "two")
     assert (rc, out.strip()) == (0, str(cache / "test/two.csv"))
     assert len(server.requests) == 1
+
+
+def test_an_unverified_zip_warns_and_a_broken_one_is_deleted(cache, server, monkeypatch, capsys):
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        archive.writestr("data/Venus/cluster_log.csv", ITP)
+        archive.writestr("data/Earth/cluster_log.csv", "other")
+    server.files["/test/data.zip"] = buffer.getvalue()
+    download = Download("https://example.invalid/data.zip", "test/data.zip", None, None)
+    trace = Trace("venus", "", "itp", TESTS, download, "test/venus.csv", "Venus/cluster_log.csv")
+    monkeypatch.setitem(catalog.TRACES, "venus", trace)
+    rc, out, err = run(capsys, "trace", "get", "venus")
+    assert rc == 0, err
+    assert (cache / "test/venus.csv").read_text() == ITP
+    assert "warning: venus: no checksum is known for it, so the download is unverified" in err
+    (cache / "test/venus.csv").unlink()
+    server.files["/test/data.zip"] = b"<html>not an archive</html>"
+    rc, out, err = run(capsys, "trace", "get", "venus")
+    assert rc == 1
+    assert f"error: {cache / 'test/data.zip'}: not a readable zip archive" in err
+    assert not (cache / "test/data.zip").exists()
 
 
 def test_an_unknown_name_is_refused_with_the_close_ones(cache, server, capsys):
