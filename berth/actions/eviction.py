@@ -31,7 +31,8 @@ from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
-from berth.framework.session import Judge, Session, Statement
+from berth.framework.session import Judge, Session
+from berth.framework.statement import Statement
 
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).

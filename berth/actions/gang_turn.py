@@ -10,7 +10,8 @@ from dataclasses import dataclass, field
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
-from berth.framework.session import Session, Statement
+from berth.framework.session import Session
+from berth.framework.statement import Statement
 
 
 @dataclass(slots=True)

@@ -28,7 +28,8 @@ from berth.api.objects import NetworkTopology
 from berth.cluster.hypernodes import Topology
 from berth.cluster.state import ClusterState
 from berth.framework.job_info import JobInfo
-from berth.framework.session import Session, Statement
+from berth.framework.session import Session
+from berth.framework.statement import Statement
 
 
 def topology_turn(job: JobInfo, session: Session, tasks: Tasks, gated: bool) -> bool:

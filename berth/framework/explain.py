@@ -24,7 +24,8 @@ from berth.framework.search import NodeSearch, nodes_message
 if TYPE_CHECKING:
     from berth.framework.job_info import JobInfo
     from berth.framework.podclass import PodClass
-    from berth.framework.session import Bind, Session
+    from berth.framework.session import Session
+    from berth.framework.statement import Bind
 
 #: Nodes whose scores an explanation lists (the chosen node is added when not among them).
 TOP_NODES = 5

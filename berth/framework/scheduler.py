@@ -21,7 +21,8 @@ from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
 from berth.framework.registry import action_builder
 from berth.framework.search import NodeSearch
-from berth.framework.session import Bind, Eviction, Session
+from berth.framework.session import Session
+from berth.framework.statement import Bind, Eviction
 
 
 class Scheduler:

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from berth.api.manifest import Manifests
 from berth.framework.config import parse_config
 from berth.framework.scheduler import Scheduler
-from berth.framework.session import Statement
+from berth.framework.statement import Statement
 
 from .generators import (
     BindRecorder,
