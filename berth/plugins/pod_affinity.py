@@ -24,15 +24,8 @@ import numpy as np
 
 from berth.api.keys import HOSTNAME_LABEL
 from berth.api.selectors import PodAffinityTerm
-from berth.cluster.state import (
-    AFFINITY,
-    ANTI,
-    AllOf,
-    CarriedTerm,
-    ClusterState,
-    CountKey,
-    SelectorKey,
-)
+from berth.cluster.pod_terms import AFFINITY, ANTI, AllOf, CarriedTerm, CountKey, SelectorKey
+from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 

@@ -38,7 +38,8 @@ from berth.api.selectors import (
     SpreadConstraint,
     with_label_keys,
 )
-from berth.cluster.state import ClusterState, SelectorKey
+from berth.cluster.pod_terms import SelectorKey
+from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 from berth.plugins.node_affinity import node_affinity_mask

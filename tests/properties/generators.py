@@ -25,7 +25,8 @@ from berth.api.selectors import (
     Taint,
     Toleration,
 )
-from berth.cluster.state import ClusterState, carried_terms
+from berth.cluster.pod_terms import carried_terms
+from berth.cluster.state import ClusterState
 from berth.plugins.node_affinity import node_affinity_mask
 from berth.resources import MIB
 

@@ -1,0 +1,94 @@
+"""Which bound pods a node counts for the pods still to place: label selectors over pods (and
+their namespaces) as counter keys, and the affinity terms bound pods carry."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from berth.api.objects import Pod
+from berth.api.selectors import LabelSelector, PodAffinityTerm
+
+_NO_LABELS: dict[str, str] = {}
+
+
+@dataclass(slots=True, frozen=True)
+class SelectorKey:
+    """Which pods a counter counts: pods of the listed ``namespaces``, or of a namespace whose
+    labels ``namespace_selector`` matches (an empty one: every namespace), whose own labels
+    ``selector`` matches."""
+
+    namespaces: tuple[str, ...]
+    selector: LabelSelector
+    namespace_selector: LabelSelector | None = None
+
+    @classmethod
+    def of_term(cls, term: PodAffinityTerm, namespace: str) -> SelectorKey:
+        """The pods an affinity term of a pod in ``namespace`` names (the term already
+        resolved for that pod, see ``PodAffinityTerm.for_pod``)."""
+        names = term.namespaces
+        if not names and term.namespace_selector is None:
+            return cls((namespace,), term.selector)
+        return cls(tuple(sorted(set(names))), term.selector, term.namespace_selector)
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
+        if pod.namespace not in self.namespaces:
+            chosen = self.namespace_selector
+            if chosen is None or not chosen.matches(
+                namespace_labels.get(pod.namespace, _NO_LABELS)
+            ):
+                return False
+        return self.selector.matches(pod.labels)
+
+
+@dataclass(slots=True, frozen=True)
+class AllOf:
+    """Pods that match every one of several keys: a pod's required affinity terms must all be
+    met by one and the same existing pod."""
+
+    keys: tuple[SelectorKey, ...]
+
+    def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
+        return all(key.matches(pod, namespace_labels) for key in self.keys)
+
+
+CountKey = SelectorKey | AllOf
+
+#: Roles of the terms bound pods carry (see CarriedTerm).
+ANTI = "anti"
+AFFINITY = "affinity"
+PREFERRED = "preferred"
+
+
+@dataclass(slots=True, frozen=True)
+class CarriedTerm:
+    """A pod affinity term some bound pod carries, counted per node so that the pods it names
+    feel it when they are placed: required anti-affinity keeps them out of the domain (a
+    filter); required affinity and preferred terms draw them in or push them away (a score)."""
+
+    selector: SelectorKey
+    topology_key: str
+    kind: str  # ANTI, AFFINITY or PREFERRED
+    weight: int = 0  # PREFERRED: the term's weight, negative for anti-affinity
+
+
+def carried_terms(pod: Pod) -> list[CarriedTerm]:
+    """The terms ``pod`` carries once bound, resolved for its labels and namespace."""
+    aff = pod.affinity
+    if not aff.has_pod_terms:
+        return []
+
+    def key(term: PodAffinityTerm) -> SelectorKey:
+        return SelectorKey.of_term(term.for_pod(pod.labels), pod.namespace)
+
+    terms = [CarriedTerm(key(t), t.topology_key, ANTI) for t in aff.anti_required]
+    terms += [CarriedTerm(key(t), t.topology_key, AFFINITY) for t in aff.pod_required]
+    terms += [
+        CarriedTerm(key(w.term), w.term.topology_key, PREFERRED, w.weight)
+        for w in aff.pod_preferred
+    ]
+    terms += [
+        CarriedTerm(key(w.term), w.term.topology_key, PREFERRED, -w.weight)
+        for w in aff.anti_preferred
+    ]
+    return terms
