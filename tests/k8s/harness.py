@@ -71,14 +71,27 @@ class Cluster:
             namespace = (doc.get("metadata") or {}).get("namespace") or "default"
             if resource.namespaced:
                 self._ensure_namespace(namespace)
-            self.admin.request(
-                "POST", resource.collection(namespace if resource.namespaced else None), body=doc
-            )
+            self._create(resource.collection(namespace if resource.namespaced else None), doc)
             status = doc.get("status")
             if status and resource.status_subresource:
                 # Written by a kubelet or a controller in a real cluster; a test sets it as
                 # that would, through the status subresource.
                 self.patch(doc["kind"], namespace, doc["metadata"]["name"], {"status": status})
+
+    def _create(self, collection: str, doc: dict[str, Any]) -> None:
+        """POST ``doc``. The API server admits a pod's priorityClassName from its own cache
+        of PriorityClasses, which may not have seen one a test has just created again (the
+        last test deleted it): that refusal is retried for a few seconds."""
+        deadline = time.monotonic() + 5.0
+        while True:
+            try:
+                self.admin.request("POST", collection, body=doc)
+                return
+            except ApiError as exc:
+                stale = "no PriorityClass with name" in exc.message
+                if not stale or time.monotonic() > deadline:
+                    raise
+            time.sleep(0.05)
 
     def add_yaml(self, text: str) -> None:
         self.add(*(doc for doc in yaml.safe_load_all(text) if doc))
