@@ -18,6 +18,7 @@ import hashlib
 import http.client
 import os
 import socket
+import sys
 import tarfile
 import urllib.error
 import urllib.request
@@ -128,6 +129,18 @@ def resolve_trace(argument: str | Path) -> Path:
             "--list shows the traces berth can fetch)"
         )
     return path
+
+
+def trace_folder(local: Path, name: str) -> Path:
+    """Where the files of trace ``name`` and its set are: ``local`` when that folder exists
+    (the experiment scripts' copies beside a checkout), else the cache folder ``name`` is
+    fetched into. Exits with the fetch's error, for scripts."""
+    if local.is_dir():
+        return local
+    try:
+        return resolve_trace(name).parent
+    except FetchError as exc:
+        sys.exit(f"error: {exc}")
 
 
 def _fetch(trace: Trace) -> Path:

@@ -42,16 +42,10 @@ SHARED = ROOT.parent / "shared/traces/itp"
 
 def trace_folder(clusters: list[str]) -> Path:
     """The folder of the clusters' csv files: the shared copies when they are there, else
-    berth's trace cache, fetching the clusters missing from it (``berth trace get``)."""
-    if SHARED.is_dir():
-        return SHARED
-    from berth.traces.catalog import FetchError
-    from berth.traces.fetch import resolve_trace
+    berth's trace cache (one archive holds every cluster: ``berth trace get``)."""
+    from berth.traces.fetch import trace_folder as folder
 
-    try:
-        return resolve_trace(f"itp-{clusters[0]}").parent  # one archive holds every cluster
-    except FetchError as exc:
-        sys.exit(f"error: {exc}")
+    return folder(SHARED, f"itp-{clusters[0]}")
 
 
 def config_paths() -> list[Path]:
