@@ -222,12 +222,25 @@ def _download(download: Download, name: str) -> None:
                 raise _interrupted(name, got, total, f" ({exc})") from None
     if total is not None and got < total:
         raise _interrupted(name, got, total, ": the connection closed early")
-    actual = digest.hexdigest()
-    if download.sha256 is not None and actual != download.sha256:
+    _keep(
+        part,
+        dest,
+        download.sha256,
+        digest.hexdigest(),
+        f"{name}: {url}",
+        "; the download was deleted",
+    )
+
+
+def _keep(
+    part: Path, dest: Path, expected: str | None, actual: str, what: str, tail: str = ""
+) -> None:
+    """Rename a finished ``part`` file to ``dest`` if its checksum is the expected one (or none
+    is known), else delete it and say so."""
+    if expected is not None and actual != expected:
         part.unlink()
         raise FetchError(
-            f"{name}: {url} does not match its checksum (expected sha256 {download.sha256}, "
-            f"got {actual}); the download was deleted"
+            f"{what} does not match its checksum (expected sha256 {expected}, got {actual}){tail}"
         )
     os.replace(part, dest)
 
@@ -363,11 +376,5 @@ def _place(source: IO[bytes], trace: Trace) -> None:
     digest = hashlib.sha256()
     with open(part, "wb") as sink:
         _copy(source, lambda chunk: (sink.write(chunk), digest.update(chunk)))
-    actual = digest.hexdigest()
-    if trace.sha256 is not None and actual != trace.sha256:
-        part.unlink()
-        raise FetchError(
-            f"{trace.name}: {trace.member} in {Path(trace.download.path).name} does not match "
-            f"its checksum (expected sha256 {trace.sha256}, got {actual})"
-        )
-    os.replace(part, dest)
+    what = f"{trace.name}: {trace.member} in {Path(trace.download.path).name}"
+    _keep(part, dest, trace.sha256, digest.hexdigest(), what)
