@@ -29,6 +29,8 @@ from berth.resources import GPU, PODS, ResourceAxis
 
 #: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
 _PATCH_LIMIT_FRACTION = 0.25
+#: Distinct request vectors kept (see ``request_vector``).
+_VECTORS_KEPT = 4096
 
 
 class ClusterState:
@@ -75,6 +77,7 @@ class ClusterState:
         #: Random numbers for plugins that choose at random (seeded, so runs repeat).
         self.rng = np.random.default_rng(seed + 1)
         self._log: list[int] = []
+        self._vectors: dict[tuple, np.ndarray] = {}
         self._idle = NodeTotal(totals.idle)
         self._stranded = NodeTotal(totals.stranded)
         self._log_base = 0
@@ -219,14 +222,23 @@ class ClusterState:
     # ------------------------------------------------------------------ pods
 
     def request_vector(self, requests: dict[str, int]) -> np.ndarray:
-        """Canonical request dict → vector over the resource axis (registers new resources)."""
-        cols = [(self.axis.index(name), amount) for name, amount in requests.items()]
-        for col, _ in cols:
-            self._ensure_column(col)
-        vector = np.zeros(self.width, dtype=np.int64)
-        for col, amount in cols:
-            vector[col] += amount
-        return vector
+        """Canonical request dict → vector over the resource axis (registers new resources).
+        Asked for every pod submitted, placed and released, and most pods ask alike: the
+        vectors are kept by the requests' items, and each caller gets its own copy."""
+        key = tuple(requests.items())
+        vector = self._vectors.get(key)
+        if vector is None or len(vector) != self.width:
+            cols = [(self.axis.index(name), amount) for name, amount in requests.items()]
+            for col, _ in cols:
+                self._ensure_column(col)
+            vector = np.zeros(self.width, dtype=np.int64)
+            for col, amount in cols:
+                vector[col] += amount
+            vector.flags.writeable = False
+            if len(self._vectors) >= _VECTORS_KEPT:
+                self._vectors.clear()
+            self._vectors[key] = vector
+        return vector.copy()
 
     def set_namespace(self, namespace: Namespace) -> None:
         """Record a namespace's labels; counters that select pods by namespace labels are
