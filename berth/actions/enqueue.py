@@ -171,7 +171,7 @@ class Enqueue:
                 line.reasons = {}
                 continue
             ends = [position for position, _ in found[1:]] + [len(run)]
-            for (start, vote), end in zip(found, ends[: len(found)], strict=True):
+            for (start, vote), end in zip(found, ends, strict=False):  # none found: no end
                 for position in range(start, end):
                     job = run.at(position)
                     if job.key not in admitted:
