@@ -22,6 +22,13 @@ from berth.api.yaml_errors import yaml_error_message
 
 #: Deeper nesting than this is refused before parsing (Kubernetes objects nest about 15 deep).
 MAX_DEPTH = 200
+#: Larger YAML or JSON texts are refused before parsing. PyYAML reads about 1 MB a second, so a
+#: 50 MB file would keep a command busy for minutes before the first check; a workload that
+#: large belongs in JSON Lines (``berth trace convert --out F.jsonl``), read line by line, or
+#: in several files. The whole ITP cluster04 trace converted to YAML is 11 MB.
+MAX_TEXT_MB = 32
+MAX_TEXT_CHARACTERS = MAX_TEXT_MB * 1_000_000
+_JSON_FOR_SURE = 65_536
 
 _BASE: type[yaml.SafeLoader] = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 _MERGE = "tag:yaml.org,2002:merge"
@@ -68,15 +75,45 @@ def nesting_depth(text: str) -> int:
     return max(flow, indent // 2)
 
 
-def _check_depth(text: str) -> None:
+def too_large(size: int) -> str | None:
+    """What is wrong with a text or file of ``size`` characters or bytes, if anything."""
+    if size <= MAX_TEXT_CHARACTERS:
+        return None
+    return (
+        f"{size / 1_000_000:,.1f} MB, more than the {MAX_TEXT_MB} MB berth reads as one YAML or "
+        "JSON file (write a larger workload as JSON Lines, .jsonl, or split it into files)"
+    )
+
+
+def _check_text(text: str) -> None:
+    wrong = too_large(len(text))
+    if wrong:
+        raise DocumentError(wrong)
     depth = nesting_depth(text)
     if depth > MAX_DEPTH:
         raise DocumentError(f"nested {depth} levels deep (at most {MAX_DEPTH} are read)")
 
 
 def load_yaml(text: str) -> list[Any]:
-    """Every document of a YAML stream (``---`` separated), None for empty ones."""
-    _check_depth(text)
+    """Every document of a YAML stream (``---`` separated), None for empty ones.
+
+    A text that is JSON is read as JSON, as kubectl reads it: the JSON decoder is a hundred
+    times faster than PyYAML on it, and JSON's numbers are JSON's (PyYAML reads ``1e3`` as a
+    string)."""
+    _check_text(text)
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            value = json.loads(text, object_pairs_hook=_unique_pairs)
+        except json.JSONDecodeError as exc:
+            # YAML's flow style (``{a: 1}``) stops the JSON decoder at once; a text that was
+            # JSON for its first 64 KB is broken JSON, and PyYAML would take minutes to say so
+            # on a large one.
+            if exc.pos > _JSON_FOR_SURE:
+                raise _json_problem(exc) from None
+        except DocumentError:
+            pass  # a repeated key: PyYAML names its line
+        else:
+            return [value]
     try:
         return list(yaml.load_all(text, Loader=_Loader))
     except yaml.YAMLError as exc:
@@ -103,11 +140,15 @@ def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 def load_json(text: str, one_line: bool = False) -> Any:
     """One JSON value. ``one_line``: the text is a line of a JSON Lines file, whose caller names
     the line, so positions are columns only."""
-    _check_depth(text)
+    _check_text(text)
     try:
         return json.loads(text, object_pairs_hook=_unique_pairs)
     except json.JSONDecodeError as exc:
-        at = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
-        raise DocumentError(f"invalid JSON at {at}: {exc.msg}") from None
+        raise _json_problem(exc, one_line) from None
     except DocumentError as exc:
         raise DocumentError(f"invalid JSON: {exc}") from None
+
+
+def _json_problem(exc: json.JSONDecodeError, one_line: bool = False) -> DocumentError:
+    at = f"column {exc.colno}" if one_line else f"line {exc.lineno}, column {exc.colno}"
+    return DocumentError(f"invalid JSON at {at}: {exc.msg}")

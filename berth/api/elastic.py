@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.api.numbers import to_float
+
 ELASTIC_ANNOTATION = "berth.io/elastic"
 THROUGHPUT_ANNOTATION = "berth.io/throughput"
 RESIZE_PAUSE_ANNOTATION = "berth.io/resize-pause"
@@ -101,7 +103,7 @@ def parse_throughput(text: str) -> Throughput:
 
 def _number(text: str, expected: str) -> float:
     try:
-        value = float(text)
+        value = to_float(text)
     except ValueError:
         raise ValueError(f"{text!r} is not a number (expected {expected})") from None
     if not math.isfinite(value):

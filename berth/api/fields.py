@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping, Sequence
 from berth.api import schema
 from berth.api.keys import PREEMPTABLE_ANNOTATION, SLA_WAITING_TIME_ANNOTATION
 from berth.api.loaded import Context
+from berth.api.numbers import to_float, to_int
 from berth.api.selectors import LabelSelector, Requirement
 from berth.durations import DurationError, parse_duration
 from berth.resources import canonical_name, to_canonical
@@ -27,7 +28,7 @@ def positive_int_annotation(
         return None
     path = f"{path}.{key}"
     try:
-        value = int(text.strip())
+        value = to_int(text)
     except ValueError:
         ctx.error(path, f"{schema.show(text)} is not an integer (expected a positive integer)")
         return None
@@ -49,7 +50,7 @@ def float_annotation(
         return None
     path = f"metadata.annotations.{key}"
     try:
-        value = float(text)
+        value = to_float(text)
     except ValueError:
         ctx.error(path, f"{schema.show(text)} is not a number")
         return None
@@ -125,7 +126,7 @@ def _check_values(operator: str, values: list[str], path: str, ctx: Context) -> 
 
 def _is_integer(text: str) -> bool:
     try:
-        int(text)
+        to_int(text)
     except ValueError:
         return False
     return True

@@ -150,9 +150,13 @@ def elastic_spec(
     get no run time of their own: the job's progress decides when they finish. Its duration
     is its run time at ``reference`` workers (its replicas when 0); only a simulation needs
     it."""
+    base = "metadata.annotations."
+    switch = annotations.get(ELASTIC_ANNOTATION)
+    if switch is not None and switch.strip().lower() not in ("true", "false"):
+        ctx.error(f"{base}{ELASTIC_ANNOTATION}", f"{schema.show(switch)} is not true or false")
+        return None
     if not is_elastic(annotations):
         return None
-    base = "metadata.annotations."
     ok = True
     if min_available >= replicas:
         ctx.error(

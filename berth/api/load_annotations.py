@@ -26,6 +26,7 @@ from berth.api.load_curves import (
     read_curve_csv,
 )
 from berth.api.loaded import Context
+from berth.api.numbers import to_float
 
 
 def load_scaling(annotations: dict[str, str], ctx: Context) -> LoadScaling | None:
@@ -47,7 +48,7 @@ def load_scaling(annotations: dict[str, str], ctx: Context) -> LoadScaling | Non
                 return 0.0
             return default
         try:
-            value = float(text)
+            value = to_float(text)
         except ValueError:
             value = math.nan
         kind = "an integer" if whole else "a number"

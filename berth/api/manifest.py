@@ -24,7 +24,7 @@ from berth.api.apps import (
     convert_stateful_set,
 )
 from berth.api.configuration_shape import looks_like_configuration
-from berth.api.documents import DocumentError, load_json, load_yaml
+from berth.api.documents import DocumentError, load_json, load_yaml, too_large
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
@@ -49,6 +49,10 @@ def load_file(path: str | Path, lenient: bool = False) -> Manifests:
     collected, never raised."""
     file = str(path)
     try:
+        # Refused before it is read: reading and decoding alone take seconds at that size.
+        wrong = None if file.lower().endswith(".jsonl") else too_large(Path(path).stat().st_size)
+        if wrong:
+            return _file_problem(file, wrong)
         text = Path(path).read_text(encoding="utf-8-sig")
     except FileNotFoundError:
         return _file_problem(file, "file not found")

@@ -12,6 +12,7 @@ from berth.api.fields import (
     above_zero,
     at_least_zero,
     canonical,
+    check_sla,
     float_annotation,
     fraction,
     label_selector,
@@ -439,6 +440,8 @@ def _group_name(annotations: Mapping[str, str], ctx: Context) -> str:
 
 def convert_pod(doc: schema.PodDoc, ctx: Context) -> None:
     pod = build_pod(doc.metadata.name, doc.metadata.namespace, doc.metadata, doc.spec, ctx)
+    if not pod.group:  # a group of one, with the pod's annotations: the sla plugin reads them
+        check_sla(doc.metadata.annotations, ctx)
     ctx.out.add(ctx.out.pods, pod, ctx.origin(explicit_priority=doc.spec.priority is not None))
 
 

@@ -27,11 +27,28 @@ class Problem:
     def __str__(self) -> str:
         parts = [self.file]
         if self.kind:
-            parts.append(f"{self.kind}/{self.name}")
+            parts.append(f"{clip(self.kind, NAME_CHARACTERS)}/{clip(self.name, NAME_CHARACTERS)}")
         if self.path:
-            parts.append(self.path)
-        parts.append(self.message)
+            parts.append(clip(self.path, PATH_CHARACTERS))
+        parts.append(clip(self.message, MESSAGE_CHARACTERS))
         return ": ".join(parts)
+
+
+#: How much of a kind or name, a field path and a message a problem line shows. The input
+#: decides all three (a name, a key, a value quoted back), and a line must stay a line however
+#: long they are: a kind of 50 MB printed whole is not a message.
+NAME_CHARACTERS = 100
+PATH_CHARACTERS = 160
+MESSAGE_CHARACTERS = 300
+
+
+def clip(text: str, limit: int) -> str:
+    """``text`` on one line of at most about ``limit`` characters: the middle of a longer one
+    gives way to "...", keeping its start (what it is) and end (what was expected)."""
+    if len(text) > limit:
+        keep = (limit - 3) // 2
+        text = f"{text[:keep]}...{text[-keep:]}"
+    return " ".join(text.splitlines()) or text
 
 
 @dataclass(slots=True, frozen=True)

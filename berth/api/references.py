@@ -8,7 +8,12 @@ from typing import Any
 
 from berth.api import schema
 from berth.api.hypernodes import check_hypernodes
-from berth.api.keys import DEFAULT_QUEUE, SUBMIT_TIME_ANNOTATION
+from berth.api.keys import (
+    DEFAULT_QUEUE,
+    GROUP_NAME_ANNOTATION,
+    QUEUE_NAME_ANNOTATION,
+    SUBMIT_TIME_ANNOTATION,
+)
 from berth.api.loaded import Manifests
 from berth.api.objects import BatchJob, Command, Pod, PodGroup, PriorityClass
 from berth.api.problems import Problem, display
@@ -26,14 +31,15 @@ def check_references(m: Manifests) -> None:
     check_versions(m)
     _check_queue_parents(m)
     _check_queues_exist(m)
+    _check_groups_exist(m)
     _check_gang_sizes(m)
     _check_command_targets(m)
     _resolve_priorities(m)
 
 
 def _check_queues_exist(m: Manifests) -> None:
-    """A group or Job in a queue that no loaded file defines waits forever (Volcano keeps it
-    Pending): worth a warning, since the queue may simply be in a file not given."""
+    """A group, Job or single pod in a queue that no loaded file defines waits forever (Volcano
+    keeps it Pending): worth a warning, since the queue may simply be in a file not given."""
     names = {queue.name for queue in m.queues} | {DEFAULT_QUEUE}
     for kind, objects in (("PodGroup", m.groups), ("Job", m.jobs)):
         for obj in objects:
@@ -43,6 +49,30 @@ def _check_queues_exist(m: Manifests) -> None:
                     "wait until one exists"
                 )
                 _report(m, obj, kind, "spec.queue", message, "warning")
+    for pod in m.pods:
+        queue = pod.annotations.get(QUEUE_NAME_ANNOTATION)
+        if not pod.group and queue is not None and queue not in names:
+            message = (
+                f"no Queue named {schema.show(queue)} in the loaded files: the pod waits until "
+                "one exists"
+            )
+            path = f"metadata.annotations.{QUEUE_NAME_ANNOTATION}"
+            _report(m, pod, "Pod", path, message, "warning")
+
+
+def _check_groups_exist(m: Manifests) -> None:
+    """A pod that names a PodGroup no loaded file defines (nor a Volcano Job, whose controller
+    makes its group) never starts: Volcano keeps it Pending until the group exists."""
+    groups = {group.key for group in m.groups} | {job.key for job in m.jobs}
+    for pod in m.pods:
+        if pod.group and f"{pod.namespace}/{pod.group}" not in groups:
+            message = (
+                f"no PodGroup named {schema.show(pod.group)} in the loaded files: the pod waits "
+                "until one exists"
+            )
+            _report(
+                m, pod, "Pod", f"metadata.annotations.{GROUP_NAME_ANNOTATION}", message, "warning"
+            )
 
 
 def _check_gang_sizes(m: Manifests) -> None:

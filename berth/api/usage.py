@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.api.numbers import to_float
+
 USAGE_CURVE_ANNOTATION = "berth.io/usage-curve"
 USAGE_PERIOD_ANNOTATION = "berth.io/usage-period"
 
@@ -79,8 +81,8 @@ def parse_usage_curve(text: str, period: float | None = None) -> UsageProfile:
         if not sep:
             raise UsageCurveError(f"point {index + 1} {part!r}: expected time=cpu[/memory]")
         try:
-            t = float(at)
-            fractions = [float(v) for v in values.split("/")]
+            t = to_float(at)
+            fractions = [to_float(v) for v in values.split("/")]
         except ValueError:
             raise UsageCurveError(f"point {index + 1} {part!r}: expected numbers") from None
         if len(fractions) > 2:

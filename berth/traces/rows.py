@@ -19,6 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import IO, Protocol, TypeVar
 
+from berth.api.numbers import to_float, to_int
 from berth.traces.errors import Excluded, RowError, TraceError, TraceLog
 
 T = TypeVar("T")
@@ -88,7 +89,7 @@ class Row:
 
 def to_number(value: str, column: str, expected: str, minimum: float | None = None) -> float:
     try:
-        number = float(value)
+        number = to_float(value)
     except ValueError:
         raise RowError(f"{column} {show(value)} is not a number (expected {expected})") from None
     if not math.isfinite(number):
@@ -101,7 +102,7 @@ def to_number(value: str, column: str, expected: str, minimum: float | None = No
 def to_integer(value: str, column: str, expected: str, minimum: int | None = None) -> int:
     """Integers, also written as floats ("8.0"), which pandas-exported traces do."""
     try:
-        number = int(value)
+        number = to_int(value)
     except ValueError:
         real = to_number(value, column, expected)
         if not real.is_integer():
@@ -197,7 +198,7 @@ def parse_datetime(value: str, column: str) -> datetime:
 
 def is_number(value: str) -> bool:
     try:
-        float(value)
+        to_float(value)
     except ValueError:
         return False
     return True

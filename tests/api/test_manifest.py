@@ -370,6 +370,11 @@ def test_pod_scheduling_fields(tmp_path: Path) -> None:
             topologyKey: kubernetes.io/hostname
             whenUnsatisfiable: ScheduleAnyway
             labelSelector: {}
+        ---
+        apiVersion: scheduling.volcano.sh/v1beta1
+        kind: PodGroup
+        metadata: {name: web, namespace: shop}
+        spec: {minMember: 1}
         """,
     )
     assert m.problems == []
@@ -1064,13 +1069,20 @@ def test_same_name_in_other_namespace_is_no_duplicate() -> None:
     assert m.problems == []
 
 
-def test_pod_naming_unknown_group_is_fine(tmp_path: Path) -> None:
+def test_pod_naming_unknown_group_is_a_warning(tmp_path: Path) -> None:
+    """Not an error (the group may be in a file not given), but the pod would wait for ever."""
     m = load(
         tmp_path,
         POD_HEAD + "  annotations: {scheduling.k8s.io/group-name: later}\n"
         "spec: {containers: [{}]}\n",
     )
-    assert m.problems == []
+    assert m.errors == []
+    assert [(p.path, p.message) for p in m.warnings] == [
+        (
+            "metadata.annotations.scheduling.k8s.io/group-name",
+            'no PodGroup named "later" in the loaded files: the pod waits until one exists',
+        )
+    ]
 
 
 def test_problems_of_all_documents_are_collected(tmp_path: Path) -> None:

@@ -67,8 +67,13 @@ class PoolTopology(Model):
     hyper_nodes: StrictBool = True
 
 
+#: The most nodes one NodePool makes: a count beyond this is a typo, and building the nodes
+#: would take minutes before any check could say so (berth bench stops at the same size).
+MAX_POOL_NODES = 1_000_000
+
+
 class NodePoolSpec(Model):
-    count: Annotated[StrictInt, Field(ge=1)]
+    count: Annotated[StrictInt, Field(ge=1, le=MAX_POOL_NODES)]
     template: NodeTemplate
     zones: list[NonEmpty] = Field(default_factory=list)
     topology: PoolTopology | None = None
