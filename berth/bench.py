@@ -31,13 +31,13 @@ from berth.api.selectors import (
     Requirement,
     SpreadConstraint,
 )
+from berth.defaults import BENCH_SCENARIOS
 from berth.framework.config import PluginSpec
 from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
 from berth.plugins.network_topology_aware import NetworkTopologyAware
 from berth.resources import GIB, MIB
 
-SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share", "topology")
 #: Sizes beyond these would exhaust memory building the cluster, not measure the scheduler.
 MAX_NODES = 1_000_000
 MAX_PODS = 20_000_000
@@ -162,8 +162,10 @@ def run_bench(
     """Build the cluster (untimed), then time the scheduler placing the pending pods; ``stage``
     hears how far each step is."""
     report = stage or (lambda _what, _done, _total: None)
-    if scenario not in SCENARIOS:
-        raise BenchError(f"unknown scenario {scenario!r} (expected one of {', '.join(SCENARIOS)})")
+    if scenario not in BENCH_SCENARIOS:
+        raise BenchError(
+            f"unknown scenario {scenario!r} (expected one of {', '.join(BENCH_SCENARIOS)})"
+        )
     if nodes < 1 or running < 0 or pods < 1:
         raise BenchError("--nodes and --pods must be >= 1 and --running >= 0")
     for flag, value, most in (

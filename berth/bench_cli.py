@@ -8,14 +8,13 @@ import json
 import resource
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.progress import TaskID
+from berth.defaults import BENCH_SCENARIOS
+from berth.input_failures import EXIT_INPUT, input_errors, input_failure
 
-from berth.bench import SCENARIOS
-from berth.input_failures import EXIT_INPUT, INPUT_ERRORS, input_failure
-from berth.progress import bars
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 
 def add_bench_command(sub: Any) -> None:
@@ -23,7 +22,7 @@ def add_bench_command(sub: Any) -> None:
     bench.add_argument(
         "--scenario",
         default="basic",
-        choices=list(SCENARIOS),
+        choices=list(BENCH_SCENARIOS),
         help="the pending pods' shape (default: basic)",
     )
     bench.add_argument("--nodes", type=int, default=1000, help="nodes (default: 1000)")
@@ -55,7 +54,10 @@ def add_bench_command(sub: Any) -> None:
 
 
 def _bench(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from berth.bench import BenchError, run_bench
+    from berth.progress import bars
 
     if args.sim:
         return _bench_sim(args)
@@ -93,6 +95,8 @@ def peak_rss() -> int:
 
 def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
+    from rich.console import Console
+
     from berth.sim.inputs import InputSpec
     from berth.sim.run import load_inputs, simulate
     from berth.traces.fetch import resolve_trace
@@ -107,7 +111,7 @@ def _bench_sim(args: argparse.Namespace) -> int:
             seed=args.seed,
         )
         inputs = load_inputs(spec, None)
-    except INPUT_ERRORS as exc:
+    except input_errors() as exc:
         return input_failure(exc)
     result = simulate(inputs, spec.seed)
     jobs = len(result.groups)

@@ -1,4 +1,10 @@
-"""The ``berth`` command line."""
+"""The ``berth`` command line.
+
+Every command, ``--help`` included, builds the whole parser first, so building it imports only
+argparse and light modules of names and defaults (``berth.defaults``, the trace arguments); a
+command imports what it runs, the simulator, the report or the Kubernetes client, when it runs.
+``tests/cli/test_startup.py`` checks that the parser stays light.
+"""
 
 from __future__ import annotations
 
@@ -9,19 +15,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from rich.console import Console
-from rich.progress import Progress, TaskID
-
 from berth import __version__
-from berth.api.manifest import Manifests
 from berth.bench_cli import add_bench_command
+from berth.defaults import DEFAULT_MAX_PODS
 from berth.fill_cli import add_fill_command
-from berth.input_failures import EXIT_INPUT, INPUT_ERRORS, InputConflict, input_failure
-from berth.k8s.commands import add_k8s_commands
-from berth.progress import bars, simulated_time
-from berth.progress import shown as progress_shown
-from berth.sim.engine import expected_end
-from berth.sim.inputs import DEFAULT_MAX_PODS
+from berth.input_failures import EXIT_INPUT, InputConflict, input_errors, input_failure
+from berth.k8s_cli import add_k8s_commands
 from berth.traces.arguments import (
     add_reading_arguments,
     add_selection_arguments,
@@ -35,12 +34,14 @@ from berth.traces.arguments import (
     trace_options,
 )
 from berth.traces.cli import add_trace_commands
-from berth.traces.elastic import ElasticRange
-from berth.traces.fetch import resolve_trace
-from berth.traces.formats import FORMATS
+from berth.traces.constants import FORMAT_NAMES
 from berth.validate_cli import add_unknown_fields, add_validate_command
 
 if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.progress import Progress, TaskID
+
+    from berth.api.manifest import Manifests
     from berth.compare import RunProgress
     from berth.sim.inputs import InputSpec
     from berth.traces.select import Selection
@@ -176,7 +177,10 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
         help="a trace to replay: a file, or a name from berth trace get --list (fetched once)",
     )
     parser.add_argument(
-        "--format", dest="trace_format", choices=sorted(FORMATS), help="trace format (detected)"
+        "--format",
+        dest="trace_format",
+        choices=sorted(FORMAT_NAMES),
+        help="trace format (detected)",
     )
     parser.add_argument(
         "--cluster-from-trace",
@@ -197,7 +201,6 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
     trace.add_argument(
         "--elastic-range",
         type=elastic_range,
-        default=ElasticRange(),
         metavar="LOW:HIGH",
         help="an elastic trace job's gang and maximum as multiples of the workers it asked for "
         "(default 0.5:1)",
@@ -222,12 +225,17 @@ def _add_input_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _input_spec(args: argparse.Namespace) -> InputSpec:
     from berth.sim.inputs import InputSpec
+    from berth.traces.elastic import ElasticRange
+    from berth.traces.fetch import resolve_trace
 
+    # --elastic-range not given: the default range, made here rather than as the argument's
+    # default so that building the parser does not import berth.traces.elastic.
+    span = ElasticRange() if args.elastic_range is None else args.elastic_range
     if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
         raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
     if args.trace is None and args.elastic_fraction:
         raise InputConflict("--elastic-fraction: only with --trace (it marks trace jobs elastic)")
-    if args.elastic_range != ElasticRange() and not args.elastic_fraction:
+    if span != ElasticRange() and not args.elastic_fraction:
         raise InputConflict("--elastic-range: only with --elastic-fraction (it shapes those jobs)")
     if args.trace is None:
         given = selection_given(args)
@@ -242,7 +250,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         trace_options=trace_options(args),
         selection=_selection(args) if args.trace is not None else None,
         elastic_fraction=args.elastic_fraction,
-        elastic_range=args.elastic_range,
+        elastic_range=span,
         max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,
@@ -258,16 +266,21 @@ def _selection(args: argparse.Namespace) -> Selection:
 
 
 def _simulate(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from berth.metrics.provenance import describe
     from berth.outputs import prepare_output, write_outputs
+    from berth.progress import bars, simulated_time
+    from berth.progress import shown as progress_shown
     from berth.report.console import summary_table
+    from berth.sim.engine import expected_end
     from berth.sim.run import load_inputs, simulate
 
     try:
         spec = _input_spec(args)
         inputs = load_inputs(spec, args.config)
         overwrite = prepare_output(args.out, args.force)
-    except INPUT_ERRORS as exc:
+    except input_errors() as exc:
         return input_failure(exc)
     if overwrite:
         inputs.notes.append(overwrite)
@@ -325,6 +338,8 @@ def _explain(args: argparse.Namespace) -> int:
     """Print the recorded decisions of the pods asked for, from a run's explain.json."""
     from fnmatch import fnmatchcase
 
+    from rich.console import Console
+
     from berth.outputs import EXPLAIN_FILE
     from berth.report.explained import explained_console
 
@@ -375,6 +390,8 @@ def _recorded_command(out: Path) -> list[str]:
 def _compare_progress(display: Progress, console: Console) -> Callable[[RunProgress], None]:
     """One bar per configuration, named with the cluster size its run chose; a line when one
     finishes (the only output off a terminal)."""
+    from berth.progress import simulated_time
+
     tasks: dict[str, tuple[TaskID, Callable[[float], None]]] = {}
 
     def update(event: RunProgress) -> None:
@@ -402,8 +419,11 @@ def _workload_size(manifests: Manifests) -> str:
 
 
 def _compare(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
     from berth.compare import compare
     from berth.outputs import prepare_output
+    from berth.progress import bars
     from berth.report.compare import comparison_console_table
 
     if len(args.config) < 2:
@@ -428,7 +448,7 @@ def _compare(args: argparse.Namespace) -> int:
                     f"warning: {message}", markup=False, highlight=False, soft_wrap=True
                 ),
             )
-    except INPUT_ERRORS as exc:
+    except input_errors() as exc:
         return input_failure(exc)
     console.print(comparison_console_table(table))
     console.print(f"report: {report}", soft_wrap=True)

@@ -8,15 +8,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from rich.console import Console
-from rich.table import Table
-
-from berth.api.manifest import ManifestError
-from berth.framework.config import ConfigError
-from berth.framework.plugin import PluginArgumentError
+from berth.defaults import FILL_POLICIES, FILL_TARGET
 from berth.input_failures import EXIT_INPUT
-from berth.progress import bars
-from berth.sim.fill import DEFAULT_TARGET, POLICIES, FillSpec
 
 
 def add_fill_command(sub: Any) -> None:
@@ -41,10 +34,11 @@ def add_fill_command(sub: Any) -> None:
         "--policy",
         action="append",
         metavar="NAME|FILE",
-        help=f"placement plugin or configuration file (repeat; default: {', '.join(POLICIES)})",
+        help="placement plugin or configuration file (repeat; default: "
+        f"{', '.join(FILL_POLICIES)})",
     )
     fill.add_argument("--seeds", type=int, default=1, help="runs per policy (seeds 0..N-1)")
-    fill.add_argument("--target", type=float, default=DEFAULT_TARGET, help="workload / capacity")
+    fill.add_argument("--target", type=float, default=FILL_TARGET, help="workload / capacity")
     fill.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
     fill.add_argument("--out", type=Path, default=Path("out/fill"), help="output directory")
     fill.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
@@ -52,16 +46,23 @@ def add_fill_command(sub: Any) -> None:
 
 
 def run_fill_command(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    from berth.api.problems import ManifestError
+    from berth.framework.config import ConfigError
+    from berth.framework.plugin import PluginArgumentError
     from berth.outputs import prepare_output
+    from berth.progress import bars
     from berth.report.fill import write_fill_outputs
-    from berth.sim.fill import load_fill_inputs, run_specs, spec_config
+    from berth.sim.fill import FillSpec, load_fill_inputs, run_specs, spec_config
     from berth.sim.inputs import InputError
     from berth.traces.fetch import resolve_trace
 
     def err(message: str) -> None:
         print(f"berth fill: {message}", file=sys.stderr)
 
-    policies = args.policy or list(POLICIES)
+    policies = args.policy or list(FILL_POLICIES)
     if args.seeds < 1 or not args.target > 0:
         err("--seeds must be >= 1 and --target > 0")
         return EXIT_INPUT

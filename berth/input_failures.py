@@ -5,12 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from berth.api.manifest import ManifestError
-from berth.framework.config import ConfigError
-from berth.framework.plugin import PluginArgumentError
-from berth.sim.engine import SimConfigError
-from berth.sim.inputs import InputError
-from berth.traces.catalog import FetchError
+from berth.api.problems import ManifestError
 
 
 class InputConflict(ValueError):
@@ -18,16 +13,29 @@ class InputConflict(ValueError):
     starts)."""
 
 
-#: Everything that means "your input is wrong" rather than "berth is broken".
-INPUT_ERRORS = (
-    ManifestError,
-    ConfigError,
-    PluginArgumentError,
-    SimConfigError,
-    InputError,
-    InputConflict,
-    FetchError,
-)
+def input_errors() -> tuple[type[Exception], ...]:
+    """Everything that means "your input is wrong" rather than "berth is broken".
+
+    A function, not a constant: the error classes live in the configuration, simulator and
+    catalog modules, which a command imports when it runs, not when the parser is built. A
+    command names it in its ``except`` clause, which is evaluated only once something raised.
+    """
+    from berth.framework.config import ConfigError
+    from berth.framework.plugin import PluginArgumentError
+    from berth.sim.config import SimConfigError
+    from berth.sim.inputs import InputError
+    from berth.traces.catalog import FetchError
+
+    return (
+        ManifestError,
+        ConfigError,
+        PluginArgumentError,
+        SimConfigError,
+        InputError,
+        InputConflict,
+        FetchError,
+    )
+
 
 EXIT_INPUT = 1  # bad input: validate problems, configuration errors
 

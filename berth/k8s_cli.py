@@ -1,4 +1,9 @@
-"""``berth serve`` and ``berth snapshot``."""
+"""``berth serve`` and ``berth snapshot``.
+
+The commands live beside the other command-line modules rather than in ``berth.k8s``, whose
+package registers every plugin and action when imported: the parser is built for every
+``berth`` command, and the Kubernetes backend is imported only when one of these runs.
+"""
 
 from __future__ import annotations
 
@@ -9,16 +14,9 @@ import socket
 import sys
 from pathlib import Path
 
-from berth.controllers.scaling.config import DEFAULT_INTERVAL, ScalingConfig
-from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
-from berth.framework.config import ConfigError
-from berth.framework.config_files import load_config
-from berth.framework.framework import Framework
-from berth.framework.plugin import PluginArgumentError
-from berth.k8s.scaling import SERVE_POLICIES
+from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL, SERVE_SCALING_POLICIES
+from berth.input_failures import EXIT_INPUT
 from berth.traces.arguments import positive_seconds, share
-
-EXIT_INPUT = 1
 
 
 def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
@@ -54,19 +52,19 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     )
     serve.add_argument(
         "--scaling",
-        choices=SERVE_POLICIES,
+        choices=SERVE_SCALING_POLICIES,
         help="scale elastic jobs with this policy (default: they grow as room appears; aryl "
         "runs only in the simulator, which knows each job's remaining work)",
     )
     serve.add_argument(
         "--scaling-interval",
         type=positive_seconds,
-        help="seconds between the policy's rounds (60)",
+        help=f"seconds between the policy's rounds ({SCALING_INTERVAL:g})",
     )
     serve.add_argument(
         "--max-load-desired",
         type=share,
-        help=f"edl: the cluster's load that growth stays within ({DEFAULT_MAX_LOAD})",
+        help=f"edl: the cluster's load that growth stays within ({EDL_MAX_LOAD})",
     )
     serve.set_defaults(handler=_serve)
 
@@ -98,6 +96,12 @@ def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
 
 
 def _serve(args: argparse.Namespace) -> int:
+    # Importing berth.k8s registers the plugins and actions the Framework below looks up.
+    from berth.controllers.scaling.config import ScalingConfig
+    from berth.framework.config import ConfigError
+    from berth.framework.config_files import load_config
+    from berth.framework.framework import Framework
+    from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
     from berth.k8s.server import ServeOptions, Server
 
@@ -136,8 +140,8 @@ def _serve(args: argparse.Namespace) -> int:
         scaling=(
             ScalingConfig(
                 args.scaling,
-                args.scaling_interval or DEFAULT_INTERVAL,
-                args.max_load_desired or DEFAULT_MAX_LOAD,
+                args.scaling_interval or SCALING_INTERVAL,
+                args.max_load_desired or EDL_MAX_LOAD,
             )
             if args.scaling
             else None

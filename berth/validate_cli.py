@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from berth.framework.config import ConfigError
-from berth.framework.plugin import PluginArgumentError
 from berth.input_failures import EXIT_INPUT
 
 
@@ -83,8 +81,10 @@ def _validate(args: argparse.Namespace) -> int:
 
 def _check_config(path: Path) -> bool:
     """Check one scheduler configuration as ``simulate --config`` would use it."""
+    from berth.framework.config import ConfigError
     from berth.framework.config_files import describe, load_config
     from berth.framework.framework import Framework
+    from berth.framework.plugin import PluginArgumentError
     from berth.sim.config import SimConfig, SimConfigError
 
     try:

@@ -25,22 +25,20 @@ from berth.controllers.job import JobController
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, request_vector
+from berth.defaults import SERVE_SCALING_POLICIES
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.metrics import Metrics
 
-#: The policies ``berth serve`` can run.
-SERVE_POLICIES = ("edl",)
-
 
 def unsupported(policy: str) -> str | None:
     """Why ``berth serve`` cannot run a scaling policy (None: it can)."""
-    if policy in SERVE_POLICIES:
+    if policy in SERVE_SCALING_POLICIES:
         return None
     return (
-        f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_POLICIES)} (aryl needs "
-        "each job's remaining work, which only the simulator knows)"
+        f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_SCALING_POLICIES)} "
+        "(aryl needs each job's remaining work, which only the simulator knows)"
     )
 
 

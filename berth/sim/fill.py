@@ -25,6 +25,7 @@ from berth.api.objects import Node, Pod
 from berth.cluster.devices import record_devices
 from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.cluster.state import ClusterState
+from berth.defaults import FILL_TARGET as DEFAULT_TARGET
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.framework import Framework
 from berth.framework.registry import PLUGINS
@@ -34,13 +35,8 @@ from berth.sim.cluster_input import load_cluster, trace_table
 from berth.sim.inputs import InputError
 from berth.traces import TraceError, iter_jobs
 
-#: The paper's workload size: GPU requests of 130% of the cluster's GPUs.
-DEFAULT_TARGET = 1.3
 #: Arrived-workload points (percent of the cluster's GPUs) the curve is sampled at.
 STEP_PERCENT = 1
-
-#: The placement policies of the paper (and berth's own), as scheduler configurations.
-POLICIES = ("random", "dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd")
 
 
 def policy_config(policy: str) -> SchedulerConfig:

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from berth.defaults import DEFAULT_MAX_PODS
 from berth.traces import Selection, TraceOptions
 from berth.traces.elastic import ElasticRange
 
 
 class InputError(ValueError):
     """Inputs that are individually valid but cannot make a run (e.g. no nodes)."""
-
-
-#: The most pods a run builds unless told otherwise: about 5 GB of memory at the roughly 2.5 KB
-#: a simulated pod costs (objects, events, accounting).
-DEFAULT_MAX_PODS = 2_000_000
 
 
 @dataclass(frozen=True, slots=True)

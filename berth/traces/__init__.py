@@ -3,52 +3,58 @@ the built-in synthetic scenario (``berth.traces.synthetic``).
 
 Loaders stream a trace row by row into berth's objects; ``docs/traces.md`` lists each format's
 columns and how they become pods.
+
+The names below are loaded from their modules when first asked for, not when the package is:
+the command line imports the package's light modules (its arguments, the trace catalog) to
+build its parser, and should not pay for every loader and the object model behind them.
 """
 
-from berth.traces.base import TraceFormat
-from berth.traces.errors import TraceError, TraceLog
-from berth.traces.formats import FORMATS
-from berth.traces.formats.alibaba2018 import UsageSample
-from berth.traces.loader import (
-    Nodes,
-    Stream,
-    detect_format,
-    find_table,
-    iter_jobs,
-    iter_specs,
-    iter_usage,
-    load_nodes,
-)
-from berth.traces.manifests import node_manifest, to_manifests, workload_manifests
-from berth.traces.model import JobSpec, Task, TraceJob, TraceOptions, build_job
-from berth.traces.queues import SizeQueues, TraceQueues, WeightedQueues, parse_queue_rule
-from berth.traces.select import Selection
+from __future__ import annotations
 
-__all__ = [
-    "FORMATS",
-    "JobSpec",
-    "Nodes",
-    "Selection",
-    "SizeQueues",
-    "Stream",
-    "Task",
-    "TraceError",
-    "TraceFormat",
-    "TraceJob",
-    "TraceLog",
-    "TraceOptions",
-    "TraceQueues",
-    "UsageSample",
-    "WeightedQueues",
-    "build_job",
-    "detect_format",
-    "find_table",
-    "iter_jobs",
-    "iter_specs",
-    "iter_usage",
-    "load_nodes",
-    "node_manifest",
-    "parse_queue_rule",
-    "to_manifests",
-    "workload_manifests",
-]
+import importlib
+from typing import Any
+
+#: Each name the package offers, and the module it comes from.
+_HOMES = {
+    "FORMATS": "berth.traces.formats",
+    "JobSpec": "berth.traces.model",
+    "Nodes": "berth.traces.loader",
+    "Selection": "berth.traces.select",
+    "SizeQueues": "berth.traces.queues",
+    "Stream": "berth.traces.loader",
+    "Task": "berth.traces.model",
+    "TraceError": "berth.traces.errors",
+    "TraceFormat": "berth.traces.base",
+    "TraceJob": "berth.traces.model",
+    "TraceLog": "berth.traces.errors",
+    "TraceOptions": "berth.traces.model",
+    "TraceQueues": "berth.traces.queues",
+    "UsageSample": "berth.traces.formats.alibaba2018",
+    "WeightedQueues": "berth.traces.queues",
+    "build_job": "berth.traces.model",
+    "detect_format": "berth.traces.loader",
+    "find_table": "berth.traces.loader",
+    "iter_jobs": "berth.traces.loader",
+    "iter_specs": "berth.traces.loader",
+    "iter_usage": "berth.traces.loader",
+    "load_nodes": "berth.traces.loader",
+    "node_manifest": "berth.traces.manifests",
+    "parse_queue_rule": "berth.traces.queues",
+    "to_manifests": "berth.traces.manifests",
+    "workload_manifests": "berth.traces.manifests",
+}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # asked once: later lookups find it without coming here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOMES})

@@ -1,18 +1,26 @@
 """Command-line arguments for reading a trace, shared by ``berth trace`` and by ``simulate`` /
-``compare`` / ``bench --sim``, so a trace reads the same whichever command opens it."""
+``compare`` / ``bench --sim``, so a trace reads the same whichever command opens it.
+
+Adding them to a parser imports nothing but light modules: what reads their values (the
+object model, trace options, queue rules) is imported when a value is read, so that building
+the whole command line, for ``--help`` or any one command, stays quick."""
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
-from berth.api.objects import NetworkTopology
 from berth.durations import DurationError, parse_span
-from berth.traces.elastic import ElasticRange, parse_range
+from berth.traces.constants import DEFAULT_GPUS_PER_NODE, DEFAULT_MACHINE_MEMORY
 from berth.traces.errors import ON_BAD_ROW
-from berth.traces.model import TraceOptions
-from berth.traces.queues import QueueRule, parse_queue_rule
-from berth.traces.select import Selection
+
+if TYPE_CHECKING:
+    from berth.api.objects import NetworkTopology
+    from berth.traces.elastic import ElasticRange
+    from berth.traces.model import TraceOptions
+    from berth.traces.queues import QueueRule
+    from berth.traces.select import Selection
 
 
 def seconds(text: str) -> float:
@@ -69,6 +77,8 @@ def _unit(text: str, zero: bool) -> float:
 
 def elastic_range(text: str) -> ElasticRange:
     """argparse type: LOW:HIGH (``berth.traces.elastic``)."""
+    from berth.traces.elastic import parse_range
+
     try:
         return parse_range(text)
     except ValueError as exc:
@@ -86,6 +96,8 @@ def non_negative_int(text: str) -> int:
 
 
 def queue_rule(text: str) -> QueueRule:
+    from berth.traces.queues import parse_queue_rule
+
     try:
         return parse_queue_rule(text)
     except ValueError as exc:
@@ -94,6 +106,8 @@ def queue_rule(text: str) -> QueueRule:
 
 def network_topology(text: str) -> NetworkTopology:
     """``hard`` or ``soft``, optionally ``:TIER`` (the highest tier allowed)."""
+    from berth.api.objects import NetworkTopology
+
     mode, _, tier = text.partition(":")
     if mode not in ("hard", "soft"):
         raise argparse.ArgumentTypeError(
@@ -121,7 +135,7 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--gpus-per-node",
         type=positive(int),
-        default=TraceOptions.gpus_per_node,
+        default=DEFAULT_GPUS_PER_NODE,
         metavar="N",
         help="GPUs per worker when a trace gives only a job's GPU count (default %(default)s)",
     )
@@ -134,7 +148,7 @@ def add_reading_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--machine-memory",
         type=positive(int),
-        default=TraceOptions.normalized_memory,
+        default=DEFAULT_MACHINE_MEMORY,
         metavar="MIB",
         help="memory of a whole machine, for traces that give it normalised "
         "(alibaba2017, alibaba2018; default %(default)s)",
@@ -182,6 +196,8 @@ def add_selection_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def trace_options(args: argparse.Namespace) -> TraceOptions:
+    from berth.traces.model import TraceOptions
+
     options = TraceOptions(
         gpus_per_node=args.gpus_per_node,
         normalized_memory=args.machine_memory,
@@ -196,6 +212,8 @@ def trace_options(args: argparse.Namespace) -> TraceOptions:
 
 def selection(args: argparse.Namespace) -> Selection:
     """The jobs to keep; raises ValueError for a window that ends before it starts."""
+    from berth.traces.select import Selection
+
     return Selection(args.start, args.end, args.sample, args.seed, args.speedup)
 
 

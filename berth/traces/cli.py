@@ -1,5 +1,8 @@
 """``berth trace info`` and ``berth trace convert``: look at a public trace, then turn it into a
-workload (or a cluster, for machine lists) that ``berth simulate`` runs."""
+workload (or a cluster, for machine lists) that ``berth simulate`` runs.
+
+The loaders, statistics and writers are imported by the command that uses them, not with the
+parser, which every ``berth`` command builds."""
 
 from __future__ import annotations
 
@@ -7,10 +10,7 @@ import argparse
 import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
-
-from rich.console import Console
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from berth.durations import format_duration
 from berth.resources import CPU, GIB, GPU, MEMORY
@@ -22,25 +22,17 @@ from berth.traces.arguments import (
     selection_given,
     trace_options,
 )
+from berth.traces.constants import FORMAT_NAMES
 from berth.traces.errors import TraceError, TraceLog
-from berth.traces.fetch import resolve_trace
-from berth.traces.formats import FORMATS
 from berth.traces.get_cli import add_get_command
-from berth.traces.load import LoadCurve, load_curve, write_curve
-from berth.traces.loader import find_table, iter_jobs, iter_specs, iter_usage, load_nodes
-from berth.traces.manifests import node_manifest, workload_manifests
-from berth.traces.model import MILLI, TraceJob
-from berth.traces.stats import (
-    Buckets,
-    JobStats,
-    NodeStats,
-    UsageStats,
-    job_stats,
-    node_stats,
-    percentiles,
-    usage_stats,
-)
-from berth.traces.writer import write_manifests
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
+
+    from berth.traces.load import LoadCurve
+    from berth.traces.model import TraceJob
+    from berth.traces.stats import Buckets, JobStats, NodeStats, UsageStats
 
 EXIT_INPUT = 1
 _NODE_FLAGS = "warning: --from, --to, --sample, --seed, --speedup, --queues: ignored for nodes"
@@ -53,7 +45,7 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     trace = subparsers.add_parser(
         "trace",
         help="fetch, inspect and convert public cluster traces",
-        description=f"Trace formats: {', '.join(FORMATS)} (see docs/traces.md).",
+        description=f"Trace formats: {', '.join(FORMAT_NAMES)} (see docs/traces.md).",
     )
     commands = trace.add_subparsers(dest="trace_command", metavar="COMMAND", required=True)
 
@@ -79,7 +71,7 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
 
 def _add_reading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--format", choices=sorted(FORMATS), help="trace format (default: from the file)"
+        "--format", choices=sorted(FORMAT_NAMES), help="trace format (default: from the file)"
     )
     add_reading_arguments(parser)
     parser.add_argument(
@@ -105,6 +97,14 @@ def _print_log(console: Console, log: TraceLog) -> None:
 
 
 def _info(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.markup import escape
+
+    from berth.traces.fetch import resolve_trace
+    from berth.traces.load import load_curve
+    from berth.traces.loader import find_table, iter_specs, iter_usage, load_nodes
+    from berth.traces.stats import job_stats, node_stats, usage_stats
+
     console = Console()
     try:
         args.file = resolve_trace(args.file)
@@ -135,6 +135,8 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _overview(console: Console, title: str, log: TraceLog) -> Table:
+    from rich.table import Table
+
     console.print(title, highlight=False, soft_wrap=True)
     table = Table(show_header=False)
     table.add_column("what", style="bold")
@@ -147,6 +149,8 @@ def _overview(console: Console, title: str, log: TraceLog) -> Table:
 
 
 def _show_jobs(console: Console, title: str, stats: JobStats, log: TraceLog) -> None:
+    from rich.table import Table
+
     overview = _overview(console, title, log)
     overview.add_row("jobs", f"{stats.jobs:,}")
     overview.add_row("pods", f"{stats.pods:,}")
@@ -167,6 +171,8 @@ def _show_jobs(console: Console, title: str, stats: JobStats, log: TraceLog) -> 
 
 
 def _buckets_table(title: str, buckets: Buckets, total: int) -> Table:
+    from rich.table import Table
+
     table = Table(title=title, title_justify="left")
     table.add_column("size", justify="right")
     table.add_column("jobs", justify="right")
@@ -177,6 +183,11 @@ def _buckets_table(title: str, buckets: Buckets, total: int) -> Table:
 
 
 def _show_nodes(console: Console, title: str, stats: NodeStats, log: TraceLog) -> None:
+    from rich.markup import escape
+    from rich.table import Table
+
+    from berth.traces.model import MILLI
+
     overview = _overview(console, title, log)
     overview.add_row("nodes", f"{stats.nodes:,}")
     overview.add_row("CPU cores", f"{stats.totals.get(CPU, 0) / MILLI:,.0f}")
@@ -193,6 +204,8 @@ def _show_nodes(console: Console, title: str, stats: NodeStats, log: TraceLog) -
 
 
 def _show_usage(console: Console, title: str, stats: UsageStats, log: TraceLog) -> None:
+    from rich.table import Table
+
     overview = _overview(console, title, log)
     overview.add_row("samples", f"{stats.samples:,}")
     overview.add_row("machines", f"{stats.machines:,}")
@@ -209,6 +222,10 @@ def _show_usage(console: Console, title: str, stats: UsageStats, log: TraceLog) 
 
 
 def _show_load(console: Console, title: str, curve: LoadCurve, log: TraceLog) -> None:
+    from rich.table import Table
+
+    from berth.traces.stats import percentiles
+
     overview = _overview(console, title, log)
     overview.add_row("requests", f"{curve.total_requests:,}")
     overview.add_row("time span", format_duration(curve.span))
@@ -245,6 +262,14 @@ class _Tally:
 
 
 def _convert(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from berth.traces.fetch import resolve_trace
+    from berth.traces.load import load_curve, write_curve
+    from berth.traces.loader import find_table, iter_jobs, load_nodes
+    from berth.traces.manifests import node_manifest, workload_manifests
+    from berth.traces.writer import write_manifests
+
     console = Console()
     try:
         chosen = selection(args)

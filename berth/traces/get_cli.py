@@ -6,16 +6,14 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-
-from rich import box
-from rich.console import Console
-from rich.filesize import decimal
-from rich.markup import escape
-from rich.table import Table
+from typing import TYPE_CHECKING
 
 from berth.input_failures import EXIT_INPUT
-from berth.traces.catalog import SETS, TRACES, Dataset, FetchError, Trace, traces_named
-from berth.traces.fetch import MIRROR_ENV, cache_dir, cached, fetch
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from berth.traces.catalog import Trace
 
 
 def add_get_command(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -45,6 +43,11 @@ _LISTED_WIDTH = 100
 
 
 def _get(args: argparse.Namespace) -> int:
+    from rich.console import Console
+
+    from berth.traces.catalog import FetchError, traces_named
+    from berth.traces.fetch import fetch
+
     if args.list:
         console = Console()
         _show_catalog(console if console.is_terminal else Console(width=_LISTED_WIDTH))
@@ -68,6 +71,8 @@ def _fail(message: object) -> int:
 
 
 def _download_size(trace: Trace) -> str:
+    from rich.filesize import decimal
+
     download = trace.download
     if download.size is not None:
         size = decimal(download.size)
@@ -80,6 +85,13 @@ def _download_size(trace: Trace) -> str:
 
 def _show_catalog(console: Console) -> None:
     """One row per trace, then each collection's license and citation."""
+    from rich import box
+    from rich.markup import escape
+    from rich.table import Table
+
+    from berth.traces.catalog import SETS, TRACES, Dataset
+    from berth.traces.fetch import MIRROR_ENV, cache_dir, cached
+
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False)
     table.add_column("name", no_wrap=True)
     table.add_column("format", no_wrap=True)

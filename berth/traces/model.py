@@ -18,6 +18,7 @@ from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import NetworkTopology, Node, Pod, PodGroup
 from berth.api.selectors import Affinity, NodeSelectorTerm, Requirement
 from berth.resources import CPU, GPU, MAX_AMOUNT, MEMORY, MIB, PODS
+from berth.traces.constants import DEFAULT_GPUS_PER_NODE, DEFAULT_MACHINE_MEMORY
 from berth.traces.errors import ON_BAD_ROW, RowError, TraceLog
 from berth.traces.names import dns_name
 from berth.traces.queues import QueueRule, TraceQueues
@@ -47,12 +48,12 @@ class TraceOptions:
     positive duration; this is reported too.
     """
 
-    gpus_per_node: int = 8
+    gpus_per_node: int = DEFAULT_GPUS_PER_NODE
     cpu_per_gpu: int = 8000  # millicores
     memory_per_gpu: int = 64 * 1024  # MiB
     cpu_only_cpu: int = 4000  # millicores
     cpu_only_memory: int = 16 * 1024  # MiB
-    normalized_memory: int = 64 * 1024  # MiB of a whole machine
+    normalized_memory: int = DEFAULT_MACHINE_MEMORY  # MiB of a whole machine
     max_instances: int | None = None
     min_duration: float = 1.0  # seconds
     on_bad_row: str = "fail"  # or "skip"

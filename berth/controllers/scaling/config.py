@@ -9,10 +9,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.controllers.scaling import POLICIES
-from berth.controllers.scaling.edl import DEFAULT_MAX_LOAD
-
-#: Seconds between a policy's rounds (EDL's own loop runs every 30 s).
-DEFAULT_INTERVAL = 60.0
+from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL
 
 
 class ScalingConfigError(ValueError):
@@ -22,8 +19,8 @@ class ScalingConfigError(ValueError):
 @dataclass(slots=True, frozen=True)
 class ScalingConfig:
     policy: str
-    interval: float = DEFAULT_INTERVAL  # seconds between the policy's rounds
-    max_load_desired: float = DEFAULT_MAX_LOAD  # edl: the load growth stays within
+    interval: float = SCALING_INTERVAL  # seconds between the policy's rounds
+    max_load_desired: float = EDL_MAX_LOAD  # edl: the load growth stays within
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> ScalingConfig:
@@ -41,10 +38,10 @@ class ScalingConfig:
                 f"{where}.policy: {policy!r} is not a scaling policy (expected "
                 f"{' or '.join(POLICIES)})"
             )
-        interval = raw.get("interval", DEFAULT_INTERVAL)
+        interval = raw.get("interval", SCALING_INTERVAL)
         if isinstance(interval, bool) or not isinstance(interval, int | float) or interval <= 0:
             raise ScalingConfigError(f"{where}.interval: expected seconds > 0 (got {interval!r})")
-        load = raw.get("maxLoadDesired", DEFAULT_MAX_LOAD)
+        load = raw.get("maxLoadDesired", EDL_MAX_LOAD)
         if isinstance(load, bool) or not isinstance(load, int | float) or not 0 < load <= 1:
             raise ScalingConfigError(
                 f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"

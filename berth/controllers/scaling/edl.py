@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-DEFAULT_MAX_LOAD = 0.97
+from berth.defaults import EDL_MAX_LOAD
 
 
 @dataclass(slots=True)
@@ -100,7 +100,7 @@ def ranked(jobs: list[Job], planned: dict[str, int]) -> list[Job]:
     )
 
 
-def scale(jobs: list[Job], load: Load, max_load: float = DEFAULT_MAX_LOAD) -> dict[str, int]:
+def scale(jobs: list[Job], load: Load, max_load: float = EDL_MAX_LOAD) -> dict[str, int]:
     """Each job's change of workers. Terminates: a job grows only while every resource stays
     within ``max_load`` and shrinks only while one is above it or it is above its maximum,
     so once the load is within bounds nothing shrinks, and growth stops at the maxima."""

@@ -1,9 +1,10 @@
-"""The trace formats berth reads, in the order ``detect_format`` tries them: formats recognised
-by their header first, then the headerless ones recognised by file name."""
+"""The trace formats berth reads, by name in the order ``detect_format`` tries them (that order
+is ``FORMAT_NAMES``, kept where the command line reads it without loading the formats)."""
 
 from __future__ import annotations
 
 from berth.traces.base import TraceFormat
+from berth.traces.constants import FORMAT_NAMES
 from berth.traces.formats import (
     alibaba2017,
     alibaba2018,
@@ -16,17 +17,18 @@ from berth.traces.formats import (
     philly,
 )
 
-FORMATS: dict[str, TraceFormat] = {
+_BY_NAME = {
     fmt.name: fmt
     for fmt in (
-        itp.FORMAT,
-        philly.FORMAT,
-        openb.FORMAT,
-        helios.FORMAT,
+        alibaba2017.FORMAT,
+        alibaba2018.FORMAT,
         alibaba2025.FORMAT,
         azure_llm.FORMAT,
-        alibaba2017.FORMAT,
+        helios.FORMAT,
+        itp.FORMAT,
+        openb.FORMAT,
         pai.FORMAT,
-        alibaba2018.FORMAT,
+        philly.FORMAT,
     )
 }
+FORMATS: dict[str, TraceFormat] = {name: _BY_NAME[name] for name in FORMAT_NAMES}

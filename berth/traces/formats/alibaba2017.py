@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, table_file
+from berth.traces.constants import ALIBABA2017
 from berth.traces.errors import Excluded, RowError, TraceLog
 from berth.traces.model import STATUS_ANNOTATION, JobSpec, Task, TraceOptions, scaled, trace_name
 from berth.traces.rows import Row, guard, read_csv
@@ -66,7 +67,7 @@ def _task(row: Row, options: TraceOptions) -> JobSpec:
 
 
 FORMAT = TraceFormat(
-    "alibaba2017",
+    ALIBABA2017,
     "Alibaba cluster-trace-v2017 batch tasks (batch_task.csv)",
     (
         Table(

@@ -22,6 +22,7 @@ from typing import NamedTuple
 from berth.api.keys import ZONE_LABEL
 from berth.api.objects import Node
 from berth.traces.base import Table, TraceFormat, table_file
+from berth.traces.constants import ALIBABA2018
 from berth.traces.errors import TraceLog
 from berth.traces.model import STATUS_ANNOTATION, TraceOptions, scaled, trace_node
 from berth.traces.names import dns_name
@@ -105,7 +106,7 @@ def _usage(row: Row) -> UsageSample:
 
 
 FORMAT = TraceFormat(
-    "alibaba2018",
+    ALIBABA2018,
     "Alibaba cluster-trace-v2018 machines (machine_meta) and utilisation (machine_usage)",
     (
         Table(

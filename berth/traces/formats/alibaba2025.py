@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns
+from berth.traces.constants import ALIBABA2025
 from berth.traces.errors import RowError, TraceLog
 from berth.traces.model import MILLI, JobSpec, Task, TraceOptions, scaled, trace_name
 from berth.traces.rows import Row, guard, read_csv
@@ -86,7 +87,7 @@ def _instance(row: Row, log: TraceLog) -> JobSpec:
 
 
 FORMAT = TraceFormat(
-    "alibaba2025",
+    ALIBABA2025,
     "Alibaba cluster-trace-gpu-v2025: DLRM inference instances (disaggregated_DLRM_trace.csv)",
     (
         Table(

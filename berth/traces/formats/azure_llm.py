@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns
+from berth.traces.constants import AZURE_LLM
 from berth.traces.errors import TraceLog
 from berth.traces.model import TraceOptions
 from berth.traces.rows import Clock, Row, epoch, guard, read_csv
@@ -44,7 +45,7 @@ def _request(row: Row, clock: Clock) -> Request:
 
 
 FORMAT = TraceFormat(
-    "azure-llm",
+    AZURE_LLM,
     "Azure LLM inference requests (AzureLLMInferenceTrace_*.csv): a load curve",
     (
         Table(

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns
+from berth.traces.constants import HELIOS
 from berth.traces.errors import RowError, TraceLog
 from berth.traces.model import (
     MILLI,
@@ -92,7 +93,7 @@ def _duration(row: Row, clock: Clock) -> float:
 
 
 FORMAT = TraceFormat(
-    "helios",
+    HELIOS,
     "SenseTime Helios cluster_log.csv (Earth, Saturn, Uranus, Venus)",
     (Table("jobs", f"cluster_log ({','.join(COLUMNS)})", has_columns(*REQUIRED), read_jobs),),
 )

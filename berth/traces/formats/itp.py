@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns
+from berth.traces.constants import ITP
 from berth.traces.errors import TraceLog
 from berth.traces.model import JobSpec, TraceOptions, gpu_job_tasks, trace_name
 from berth.traces.rows import Row, guard, read_csv
@@ -36,7 +37,7 @@ def _job(row: Row, options: TraceOptions) -> JobSpec:
 
 
 FORMAT = TraceFormat(
-    "itp",
+    ITP,
     "Microsoft ITP GPU clusters (ElasticFlow): one row per training job",
     (Table("jobs", f"jobs ({','.join(COLUMNS)})", has_columns(*COLUMNS), read_jobs),),
 )

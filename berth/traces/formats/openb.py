@@ -20,6 +20,7 @@ from pathlib import Path
 
 from berth.api.objects import Node
 from berth.traces.base import Table, TraceFormat, has_columns
+from berth.traces.constants import OPENB
 from berth.traces.errors import RowError, TraceLog
 from berth.traces.model import (
     STATUS_ANNOTATION,
@@ -105,7 +106,7 @@ def _node(row: Row) -> Node:
 
 
 FORMAT = TraceFormat(
-    "openb",
+    OPENB,
     "Alibaba cluster-trace-gpu-v2023: GPU-sharing pods and nodes",
     (
         Table("jobs", f"pods ({','.join(POD_COLUMNS)})", has_columns(*POD_REQUIRED), read_pods),

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from berth.api.objects import Node
 from berth.traces.base import Table, TraceFormat, table_file
+from berth.traces.constants import PAI
 from berth.traces.errors import TraceError, TraceLog
 from berth.traces.model import (
     STATUS_ANNOTATION,
@@ -172,7 +173,7 @@ def _machine(row: Row) -> Node:
 
 
 FORMAT = TraceFormat(
-    "pai",
+    PAI,
     "Alibaba PAI 2020 (cluster-trace-gpu-v2020): task, job and machine tables",
     (
         Table(

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from berth.traces.base import Table, TraceFormat, has_columns, named
+from berth.traces.constants import PHILLY
 from berth.traces.errors import RowError, TraceLog
 from berth.traces.jsonstream import JsonItem, read_json_objects
 from berth.traces.model import (
@@ -132,7 +133,7 @@ def _csv_job(row: Row, clock: Clock, options: TraceOptions) -> JobSpec:
 
 
 FORMAT = TraceFormat(
-    "philly",
+    PHILLY,
     "Microsoft Philly: cluster_job_log (JSON) or the job-level CSV",
     (
         Table(

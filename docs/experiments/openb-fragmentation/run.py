@@ -17,9 +17,10 @@ import sys
 import time
 from pathlib import Path
 
+from berth.defaults import FILL_POLICIES as POLICIES
 from berth.progress import bars
 from berth.report.fill import fill_summary, plot_allocation
-from berth.sim.fill import POLICIES, FillSpec, run_specs
+from berth.sim.fill import FillSpec, run_specs
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
