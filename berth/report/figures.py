@@ -2,7 +2,8 @@
 
 Figures are built with ``matplotlib.figure.Figure`` on an explicit Agg canvas instead of pyplot:
 no global backend switch, no figure registry to leak into across many runs in one process, and
-it works on a machine without a display.
+it works on a machine without a display. matplotlib is imported by the functions that draw, so
+that a command imports it only when it writes a figure (it takes about a quarter of a second).
 
 A 60-day trace gives ~5,000 samples, several per pixel of an 900-pixel plot: drawn as they are,
 a series that moves every sample becomes a solid block. Past ``MAX_POINTS`` samples a series is
@@ -16,14 +17,15 @@ import base64
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
-from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator, PercentFormatter
 
 from berth.durations import format_duration
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
 
 DPI = 100
 WIDTH = 9.0
@@ -73,6 +75,9 @@ def new_figure(
 ) -> tuple[Figure, list[Axes]]:
     """A figure of ``panels`` axes stacked on a shared time axis, ``height`` inches tall, on
     its own Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
     figure = Figure(figsize=(width, height), dpi=DPI)
     FigureCanvasAgg(figure)
     axes = figure.subplots(panels, 1, sharex=True, squeeze=False).ravel().tolist()
@@ -182,6 +187,8 @@ def binning_note(times: np.ndarray) -> str:
 
 
 def percent_axis(axes: Axes, top: float = 1.0) -> None:
+    from matplotlib.ticker import PercentFormatter
+
     axes.set_ylim(0, top * 1.05)
     axes.yaxis.set_major_formatter(PercentFormatter(1.0, decimals=0))
 
@@ -189,6 +196,8 @@ def percent_axis(axes: Axes, top: float = 1.0) -> None:
 def draw_cdfs(axes: Axes, named: Sequence[tuple[str, np.ndarray]], xlabel: str) -> None:
     """Empirical CDFs of durations in seconds on one axis (an empty label draws no legend),
     on a log axis when they span orders of magnitude."""
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
     datasets = [(label, np.sort(np.asarray(v, dtype=np.float64))) for label, v in named]
     datasets = [(label, data) for label, data in datasets if data.size]
     if not datasets:

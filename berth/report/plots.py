@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.axes import Axes
 
 from berth.api.objects import GroupPhase, PodGroup
 from berth.metrics.summary import time_weighted_fractions
@@ -30,6 +30,9 @@ from berth.report.figures import (
 )
 from berth.resources import GPU, PODS
 from berth.sim.timeseries import TimeSeries
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
 
 UTILIZATION_FILE = "utilization.png"
 STRANDED_FILE = "stranded.png"
