@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from berth.api.problems import MESSAGE_CHARACTERS, clip
+
 ON_BAD_ROW = ("fail", "skip")
 
 
@@ -39,7 +41,7 @@ class TraceLog:
 
     def bad_row(self, where: str, message: str) -> None:
         """Fail on the first bad row, or count it; ``where`` is ``FILE:LINE``."""
-        text = f"{where}: {message}"
+        text = f"{where}: {clip(message, MESSAGE_CHARACTERS)}"
         if self.on_bad_row == "fail":
             raise TraceError(text)
         self.skipped.append(text)

@@ -11,7 +11,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
 
+from berth.api.keys import HOSTNAME_LABEL
 from berth.api.objects import Node
+from berth.api.problems import clip
 from berth.traces.base import Kind, Sniff, Table, TraceFormat
 from berth.traces.errors import TraceError, TraceLog
 from berth.traces.formats import FORMATS
@@ -180,15 +182,35 @@ def load_nodes(
     return Nodes(_once_each(nodes, log, path), log)
 
 
+RENAMED_NODES = (
+    "machines whose name an earlier machine already has once made a valid object name: "
+    "renamed <name>-2, -3, ... (the trace's id is kept in berth.io/trace-id)"
+)
+
+
 def _once_each(nodes: Iterator[Node], log: TraceLog, path: str | Path) -> Iterator[Node]:
-    """Each node name once: a later row naming a node again is a bad row (no cluster has two
-    machines of one name, and which row to believe is not for berth to guess)."""
-    seen: set[str] = set()
+    """Each machine once, under a name of its own. A later row naming a machine again is a bad
+    row (no cluster has two machines of one name, and which row to believe is not for berth to
+    guess); two machines whose ids differ but become one object name (``m_1`` and ``m-1``) are
+    both kept, the later one renamed and counted, as jobs are."""
+    ids: set[str] = set()
+    names: set[str] = set()
     for node in nodes:
-        if node.name in seen:
-            log.bad_row(str(path), f"node {node.name} is listed more than once")
+        trace_id = node.annotations.get(TRACE_ID_ANNOTATION, node.name)
+        if trace_id in ids:
+            log.bad_row(str(path), f"node {clip(trace_id, 100)} is listed more than once")
             continue
-        seen.add(node.name)
+        ids.add(trace_id)
+        name, suffix = node.name, 1
+        while name in names:
+            suffix += 1
+            name = f"{node.name}-{suffix}"
+        if suffix > 1:
+            labels = {**node.labels, HOSTNAME_LABEL: name}
+            annotations = {**node.annotations, TRACE_ID_ANNOTATION: trace_id}
+            node = replace(node, name=name, labels=labels, annotations=annotations)
+            log.adjusted[RENAMED_NODES] += 1
+        names.add(name)
         yield node
 
 

@@ -292,4 +292,7 @@ def trace_node(
     allocatable = {CPU: cpu, MEMORY: memory * MIB, PODS: DEFAULT_NODE_PODS}
     if gpus:
         allocatable[GPU] = gpus * MILLI
+    for resource, amount in allocatable.items():
+        if amount > MAX_AMOUNT:  # the limit a Node manifest has: convert must write valid ones
+            raise RowError(f"{resource} {amount:,} is too large (at most {MAX_AMOUNT:.0e})")
     return Node(name=name, labels=all_labels, annotations=notes, allocatable=allocatable)

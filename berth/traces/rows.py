@@ -36,8 +36,15 @@ class Located(Protocol):
     def problem(self) -> str: ...
 
 
+#: How much of a field a message quotes: a cell can be a whole mangled file.
+SHOWN_CHARACTERS = 60
+
+
 def show(value: str) -> str:
-    """A field as it reads in the file, quoted, so empty and blank values are visible."""
+    """A field as it reads in the file, quoted, so empty and blank values are visible; a long
+    one by its start."""
+    if len(value) > SHOWN_CHARACTERS:
+        value = value[:SHOWN_CHARACTERS] + "..."
     return json.dumps(value)
 
 

@@ -24,7 +24,13 @@ from berth.api.objects import Node
 from berth.traces.base import Table, TraceFormat, table_file
 from berth.traces.constants import ALIBABA2018
 from berth.traces.errors import TraceLog
-from berth.traces.model import STATUS_ANNOTATION, TraceOptions, scaled, trace_node
+from berth.traces.model import (
+    STATUS_ANNOTATION,
+    TRACE_ID_ANNOTATION,
+    TraceOptions,
+    scaled,
+    trace_node,
+)
 from berth.traces.names import dns_name
 from berth.traces.rows import Row, guard, read_csv
 
@@ -64,9 +70,11 @@ def read_machines(path: Path, options: TraceOptions, log: TraceLog) -> Iterator[
         read_csv(path, META_COLUMNS, header=None), lambda r: _machine(r, options), log, path
     )
     for time, node in rows:
-        known = latest.get(node.name)
+        # By the trace's id: m_1 and m-1 are two machines, though both make the name m-1.
+        machine = node.annotations.get(TRACE_ID_ANNOTATION, node.name)
+        known = latest.get(machine)
         if known is None or time >= known[0]:
-            latest[node.name] = (time, node)
+            latest[machine] = (time, node)
     return (node for _, node in latest.values())
 
 
