@@ -121,14 +121,11 @@ def load_yaml(text: str) -> list[Any]:
 
 
 def load_one_yaml(text: str) -> Any:
-    """A single YAML document (a configuration). An empty one is refused: a configuration file
-    left empty by mistake would otherwise run berth's default configuration without a word."""
+    """A single YAML document (a configuration); an empty text is None."""
     documents = load_yaml(text)
     if len(documents) > 1:
         raise DocumentError(f"expected one YAML document (got {len(documents)})")
-    if not documents or documents[0] is None:
-        raise DocumentError("is empty (expected a scheduler configuration)")
-    return documents[0]
+    return documents[0] if documents else None
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

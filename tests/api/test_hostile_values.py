@@ -178,9 +178,3 @@ def test_a_json_key_repeated_is_named_by_line():
     with pytest.raises(documents.DocumentError, match=r"duplicate key \"a\" \(first at line 1\)"):
         documents.load_yaml('{"a": 1,\n "a": 2}')
 
-
-@pytest.mark.parametrize("text", ["", "# nothing here\n", "---\n"])
-def test_an_empty_configuration_is_refused(text):
-    """Not read as berth's default configuration, which would run without a word."""
-    with pytest.raises(documents.DocumentError, match=r"^is empty \(expected a scheduler config"):
-        documents.load_one_yaml(text)
