@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from berth.input_failures import EXIT_INPUT
 
@@ -54,10 +54,8 @@ def _validate(args: argparse.Namespace) -> int:
     if not manifest_files:
         return EXIT_INPUT if failed else 0
     manifests = load_files(manifest_files, lenient=args.unknown_fields == "warn")
-    for problem in manifests.warnings:
-        print(f"warning: {problem}", file=sys.stderr)
-    for problem in manifests.errors:
-        print(problem)
+    _print_some([f"warning: {w}" for w in manifests.warnings], "warnings", sys.stderr)
+    _print_some(manifests.errors, "problems", sys.stdout)
     if manifests.errors:
         return EXIT_INPUT
     counts = (
@@ -99,3 +97,15 @@ def _check_config(path: Path) -> bool:
         print(f"warning: {warning}", file=sys.stderr)
     print(f"valid: {path}: scheduler configuration ({describe(config)})")
     return True
+
+
+#: Problems printed of one kind; a file repeating one mistake thousands of times says so once
+#: per problem up to here, then how many more there are.
+SHOWN_PROBLEMS = 50
+
+
+def _print_some(lines: list[str], what: str, stream: TextIO) -> None:
+    for line in lines[:SHOWN_PROBLEMS]:
+        print(line, file=stream)
+    if len(lines) > SHOWN_PROBLEMS:
+        print(f"... and {len(lines) - SHOWN_PROBLEMS:,} more {what}", file=stream)

@@ -184,9 +184,14 @@ def parse_config(raw: Any, source: str) -> SchedulerConfig:
     simulation = raw.get("simulation") or {}
     if not isinstance(simulation, dict):
         raise ConfigError(f"{source}: simulation: expected a mapping")
-    for key in raw:
-        if key not in CONFIGURATION_KEYS:
-            warnings.append(f"{source}: {key}: unknown field, ignored")
+    unknown = [key for key in raw if key not in CONFIGURATION_KEYS]
+    if raw and len(unknown) == len(raw):
+        raise ConfigError(
+            f"{source}: no scheduler configuration field in it (expected some of "
+            f"{', '.join(sorted(CONFIGURATION_KEYS))})"
+        )
+    for key in unknown:
+        warnings.append(f"{source}: {key}: unknown field, ignored")
     action_arguments = _parse_configurations(raw.get("configurations"), source, warnings)
     _check_arguments(tiers, warnings)
     return SchedulerConfig(

@@ -641,3 +641,20 @@ def test_infinite_and_nan_settings_are_refused(tmp_path, capsys, config, expecte
     )
     assert rc == 1
     assert expected in err and len(err.strip().splitlines()) == 1
+
+
+def test_validate_shows_the_first_problems_then_how_many_more(tmp_path, capsys):
+    from berth.cli import main
+    from berth.validate_cli import SHOWN_PROBLEMS
+
+    pods = "".join(
+        f"---\napiVersion: v1\nkind: Pod\nmetadata: {{name: p{i}}}\nspec: {{replica: 1}}\n"
+        for i in range(SHOWN_PROBLEMS + 7)
+    )
+    path = tmp_path / "pods.yaml"
+    path.write_text(pods)
+    assert main(["validate", str(path)]) != 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == SHOWN_PROBLEMS + 1
+    more = int(lines[-1].removeprefix("... and ").removesuffix(" more problems"))
+    assert more >= 7  # every pod has at least the misspelt field

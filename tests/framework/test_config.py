@@ -578,6 +578,15 @@ def test_search_settings_parse():
     assert cfg.period == 2.0
 
 
+@pytest.mark.parametrize(
+    "raw",
+    [{"actionz": "allocate"}, {"value": {"actions": "allocate"}}, {"tier": [], "plugin": []}],
+)
+def test_a_mapping_with_no_configuration_field_is_refused(raw):
+    with pytest.raises(ConfigError, match="t: no scheduler configuration field in it"):
+        parse_config(raw, "t")
+
+
 def test_unknown_top_level_field_warns_and_scheduler_names_parse():
     cfg = parse_config({"actionz": "allocate", "schedulerNames": "volcano"}, "t")
     assert cfg.warnings == ["t: actionz: unknown field, ignored"]
