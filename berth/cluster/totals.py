@@ -8,15 +8,27 @@ The figures are integers, so a sum patched row by row is exactly the sum taken a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from berth.cluster.state import ClusterState
-
 #: A per-node figure: (free, requested) rows of the nodes asked about -> their figure rows.
 Figure = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+class NodeRows(Protocol):
+    """What a total reads of ClusterState (which keeps its totals, so does not come here)."""
+
+    n: int
+    free: np.ndarray
+    requested: np.ndarray
+    schedulable: np.ndarray
+    structure_epoch: int
+
+    @property
+    def log_position(self) -> int: ...
+
+    def changed_rows(self, since: int) -> np.ndarray | None: ...
 
 
 class NodeTotal:
@@ -26,7 +38,7 @@ class NodeTotal:
         self._total = np.zeros(0, dtype=np.int64)
         self._seen: tuple[int, int] | None = None  # (structure epoch, log position)
 
-    def read(self, state: ClusterState) -> np.ndarray:
+    def read(self, state: NodeRows) -> np.ndarray:
         seen = self._seen
         changed = None
         if seen is not None and seen[0] == state.structure_epoch:

@@ -177,4 +177,3 @@ def test_json_and_flow_yaml_read_as_what_they_are(text, expected):
 def test_a_json_key_repeated_is_named_by_line():
     with pytest.raises(documents.DocumentError, match=r"duplicate key \"a\" \(first at line 1\)"):
         documents.load_yaml('{"a": 1,\n "a": 2}')
-
