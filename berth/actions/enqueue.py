@@ -93,8 +93,7 @@ class Enqueue:
         admitted = self._ask(session, backlog, check, runs, whole)
         for job in admitted:
             backlog.drop(job.key)
-        backlog.fresh.clear()
-        backlog.new.clear()
+        backlog.asked()
 
     def _ask(
         self,

@@ -85,7 +85,11 @@ class Line:
 class Backlog:
     """The lines, and which line each waiting job is in."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: ClusterState, per_job: bool) -> None:
+        #: Where minResources become vectors, and whether each job gets a line of its own
+        #: (``Framework.per_job_admission``).
+        self.state = state
+        self.per_job = per_job
         self.lines: dict[tuple, Line] = {}
         self.line_of: dict[str, Line] = {}
         #: Jobs new or changed since enqueue last ran, and of those the ones never asked.
@@ -101,8 +105,9 @@ class Backlog:
     def __len__(self) -> int:
         return len(self.line_of)
 
-    def file(self, job: JobInfo, key: tuple) -> None:
-        """Put a job in the line ``key`` (moving it if it was in another), marked fresh."""
+    def file(self, job: JobInfo) -> None:
+        """Put a job in its line (moving it if it was in another), marked fresh."""
+        key = line_key(job, self.state, self.per_job)
         line = self.line_of.get(job.key)
         mark = place(job)
         carried = None  # why a job that moves waited until now
@@ -124,6 +129,15 @@ class Backlog:
             line.reasons[job.key] = carried
         self.line_of[job.key] = line
         self.fresh[job.key] = job
+
+    def touch(self, job: JobInfo) -> None:
+        """A job of the backlog gained or lost a pod: same line, to be asked again."""
+        self.fresh[job.key] = job
+
+    def asked(self) -> None:
+        """Enqueue has asked about every fresh job."""
+        self.fresh.clear()
+        self.new.clear()
 
     def drop(self, key: str, keep_fresh: bool = False) -> None:
         line = self.line_of.pop(key, None)

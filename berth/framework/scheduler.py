@@ -10,7 +10,7 @@ from berth.api.keys import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
 from berth.api.objects import GroupPhase, Namespace, Node, Pod, PodGroup, Queue
 from berth.cluster.devices import record_devices
 from berth.cluster.state import ClusterState
-from berth.framework.backlog import Backlog, JobReasons, line_key
+from berth.framework.backlog import Backlog, JobReasons
 from berth.framework.config import SchedulerConfig
 from berth.framework.demand import Demand
 from berth.framework.explain import Explainer
@@ -46,7 +46,11 @@ class Scheduler:
         self._waits = 0  # jobs that started waiting so far (JobInfo.since)
         #: Of the waiting jobs, those awaiting admission (with an enqueue action), and the
         #: others: the ones the placing actions serve.
-        self.backlog = Backlog() if "enqueue" in config.actions else None
+        self.backlog = (
+            Backlog(self.state, self.framework.per_job_admission)
+            if "enqueue" in config.actions
+            else None
+        )
         self.servable: dict[str, JobInfo] = {} if self.backlog is not None else self.waiting
         #: What each queue's waiting jobs ask for.
         self.demand = Demand()
@@ -198,9 +202,9 @@ class Scheduler:
         if backlog is None:
             return
         if job.key in backlog and not regrouped:
-            backlog.fresh[job.key] = job  # a pod more or less: same line
+            backlog.touch(job)
         elif job.group.phase == GroupPhase.PENDING:
-            backlog.file(job, line_key(job, self.state, self.framework.per_job_admission))
+            backlog.file(job)
             self.servable.pop(job.key, None)
         else:
             backlog.drop(job.key)

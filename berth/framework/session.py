@@ -22,7 +22,7 @@ import numpy as np
 
 from berth.api.objects import GroupPhase, Pod, Queue
 from berth.cluster.state import ClusterState
-from berth.framework.backlog import Backlog, JobReasons, line_key
+from berth.framework.backlog import Backlog, JobReasons
 from berth.framework.demand import queue_demand
 from berth.framework.job_info import JobInfo, charge
 from berth.framework.plugin import Plugin, Refusal, Vote
@@ -86,10 +86,10 @@ class Session:
         #: The jobs among them that await admission (enqueue's), kept by the scheduler between
         #: sessions; without one (a session built on its own) they are lined up here.
         if backlog is None and has_enqueue:
-            backlog = Backlog()
+            backlog = Backlog(state, framework.per_job_admission)
             for job in jobs.values():
                 if job.group.phase == GroupPhase.PENDING:
-                    backlog.file(job, line_key(job, state, framework.per_job_admission))
+                    backlog.file(job)
         self.backlog = backlog
         #: The waiting jobs not in the backlog (the scheduler keeps them too).
         if servable is None:
@@ -226,7 +226,9 @@ class Session:
         ones the placing actions may serve."""
         if self._servable_list is None:
             jobs = self.servable.values()
-            self._servable_list = sorted(jobs, key=_since) if self.backlog else list(jobs)
+            self._servable_list = (
+                sorted(jobs, key=_since) if self.backlog is not None else list(jobs)
+            )
         return self._servable_list
 
     def admit(self, job: JobInfo) -> None:

@@ -46,8 +46,7 @@ class OneByOne(Enqueue):
             self.idle_check.on_job_enqueued(job)
             backlog.drop(job.key)
         self.refused = kept
-        backlog.fresh.clear()
-        backlog.new.clear()
+        backlog.asked()
 
 
 PLUGINS = {
