@@ -45,13 +45,14 @@ def write_trace(path: Path, jobs: int, seed: int) -> None:
             out.write(f"job-{i:06d},{submitted[i]},{durations[i]},{gpus[i]}\n")
 
 
-def write_cluster(path: Path) -> None:
+def write_cluster(path: Path, nodes: int = NODES) -> None:
+    """``nodes`` servers of 8 GPUs, as one NodePool."""
     pool = {
         "apiVersion": "berth.io/v1alpha1",
         "kind": "NodePool",
         "metadata": {"name": "gpu"},
         "spec": {
-            "count": NODES,
+            "count": nodes,
             "template": {
                 "status": {
                     "allocatable": {

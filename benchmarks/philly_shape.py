@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from backlog import write_cluster  # the backlog benchmark's servers, beside this file
 
 JOBS = 82_247
 DAYS = 109
@@ -55,17 +56,6 @@ def write_trace(path: Path, seed: int = 0) -> None:
             out.write(f"{t},{d},{g},{d * g},vc{c:02d}\n")
 
 
-def write_cluster(path: Path) -> None:
-    allocatable = {"cpu": "64", "memory": "512Gi", "nvidia.com/gpu": "8", "pods": "110"}
-    pool = {
-        "apiVersion": "berth.io/v1alpha1",
-        "kind": "NodePool",
-        "metadata": {"name": "philly"},
-        "spec": {"count": NODES, "template": {"status": {"allocatable": allocatable}}},
-    }
-    path.write_text(json.dumps(pool))
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=3, help="runs (default 3)")
@@ -78,9 +68,9 @@ def main() -> int:
         write_trace(args.write)
         return 0
     folder = Path(tempfile.mkdtemp(prefix="berth-philly-"))
-    trace, cluster = folder / "philly-shape.csv", folder / "cluster.json"
+    trace, cluster = folder / "philly-shape.csv", folder / "cluster.yaml"
     write_trace(trace)
-    write_cluster(cluster)
+    write_cluster(cluster, NODES)
     command = [args.berth, "simulate", "--trace", str(trace), "--format", "philly"]
     command += ["--cluster", str(cluster), "--quiet", "--force", "--out", str(folder / "out")]
     seconds = []

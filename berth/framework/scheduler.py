@@ -272,7 +272,7 @@ class Scheduler:
         # admission.
         changed = {job.key: job for job in admitted}
         for bind in session.binds:
-            job = self.jobs[f"{bind.pod.namespace}/{bind.pod.group}"]
+            job = session.job_of(bind.pod)
             changed[job.key] = job
             self.demand.changed(job)
         for key, job in changed.items():
