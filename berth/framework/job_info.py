@@ -3,6 +3,7 @@ and the running totals the plugins read (what it holds, what it asks for)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -26,10 +27,43 @@ def added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
     return vector
 
 
+class PendingPods:
+    """A job's pods awaiting a node, in the order they arrived. Taking one out costs the same
+    however many wait: a Deployment of a million replicas on a small cluster has its pods
+    placed one at a time while the rest wait. Pods are told apart by identity (two pods with
+    equal fields are still two pods)."""
+
+    __slots__ = ("_pods",)
+
+    def __init__(self) -> None:
+        self._pods: dict[int, Pod] = {}
+
+    def append(self, pod: Pod) -> None:
+        self._pods[id(pod)] = pod
+
+    def remove(self, pod: Pod) -> None:
+        self._pods.pop(id(pod), None)
+
+    def first(self) -> Pod:
+        return next(iter(self._pods.values()))
+
+    def __iter__(self) -> Iterator[Pod]:
+        return iter(self._pods.values())
+
+    def __reversed__(self) -> Iterator[Pod]:
+        return reversed(self._pods.values())
+
+    def __len__(self) -> int:
+        return len(self._pods)
+
+    def __contains__(self, pod: object) -> bool:
+        return id(pod) in self._pods
+
+
 @dataclass(slots=True)
 class JobInfo:
     group: PodGroup
-    pending: list[Pod] = field(default_factory=list)
+    pending: PendingPods = field(default_factory=PendingPods)
     bound: dict[str, Pod] = field(default_factory=dict)  # on nodes (committed), by pod key
     allocated: int = 0  # placed by the open statement, not yet committed
     placeholder: bool = False  # pods name this group but the PodGroup has not arrived
@@ -77,8 +111,7 @@ class JobInfo:
         self.asking = added(self.asking, request, 1)
 
     def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
-        # By identity: two pods with equal fields are still two pods.
-        self.pending = [p for p in self.pending if p is not pod]
+        self.pending.remove(pod)
         self.requesting -= not pod.best_effort
         self.asking = added(self.asking, request, -1)
 

@@ -105,7 +105,6 @@ class Statement:
 
     def commit(self) -> None:
         session = self.session
-        placed: dict[str, set[int]] = {}
         for op in self.journal:
             node = session.state.names[op.row]
             if op.reason is not None:
@@ -121,10 +120,6 @@ class Statement:
             if op.devices is not None:
                 record_devices(op.pod, node, op.devices)
             session.bound_this_cycle.add(op.pod.key)
-            placed.setdefault(op.job.key, set()).add(id(op.pod))
+            op.job.pending.remove(op.pod)
             session.binds.append(Bind(op.pod, node))
-        for op in self.journal:
-            gone = placed.pop(op.job.key, None)
-            if gone:
-                op.job.pending = [p for p in op.job.pending if id(p) not in gone]
         self.journal.clear()

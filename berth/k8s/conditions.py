@@ -122,6 +122,6 @@ def _waiting(scheduler: Scheduler) -> Iterator[tuple[Pod, str]]:
         if not job.pending:
             continue
         # A job's pods wait for one reason (its gang, its queue, or no node for its kind).
-        message = scheduler.pending_reason(job.pending[0])
+        message = scheduler.pending_reason(job.pending.first())
         for pod in job.pending:
             yield pod, message

@@ -201,7 +201,7 @@ class Scaler:
         if key in self._waiting:
             return self._waiting[key]
         if job.pending:
-            pod = job.pending[0]
+            pod = job.pending.first()
             if not self._is_training(pod) or pod.duration is None:
                 entry = None
             else:

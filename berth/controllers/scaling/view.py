@@ -76,7 +76,7 @@ def edl_targets(
     pick = Columns(state)
     waiting = np.zeros(3)
     for job in scheduler.waiting.values():
-        if job.pending and len(job.asking) and counts(job.pending[0]):
+        if job.pending and len(job.asking) and counts(job.pending.first()):
             waiting += pick(job.asking[None, :])[0]
     planned = []
     for job in jobs:
