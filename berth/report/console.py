@@ -7,6 +7,7 @@ from typing import Any
 from rich.table import Table
 
 from berth.durations import format_duration
+from berth.resources import PODS
 
 #: Percentile rows shown for each delay distribution, in order.
 DELAY_STATS = ("mean", "p50", "p95", "p99")
@@ -74,6 +75,8 @@ def summary_table(summary: dict[str, Any]) -> Table:
         table.add_row("queue fairness", f"Jain's index {summary['fairness']:.2f} (1 = fair)")
     table.add_section()
     for resource, allocated in summary["allocation"].items():
+        if resource == PODS:
+            continue  # a pod-count limit, not a resource: its numbers stay in the CSVs
         used = summary["utilization"].get(resource)
         usage = "—" if used is None else format_percent(used)
         text = f"allocated {format_percent(allocated)} · used {usage}"

@@ -92,3 +92,14 @@ def test_rollouts_line() -> None:
 )
 def test_makespan_says_when_no_job_completed(jobs, makespan, shown):
     assert shown_makespan({"jobs": jobs, "makespan": makespan}) == shown
+
+
+def test_summary_table_does_not_list_the_pods_pseudo_resource() -> None:
+    """The pod-count limit is not a resource a user sizes: summary.json keeps it, the table
+    shows the real resources only."""
+    series = TimeSeries(["cpu", "pods"])
+    series.sample(0, 0, 1, np.array([500, 10]), np.array([250, 10]), np.array([1000, 110]))
+    summary = summarize([], [], series, seed=1, events=1, wall_seconds=0.1, end_time=60)
+    assert "pods" in summary["allocation"]
+    rows = [line for line in _render(summary).splitlines() if "allocated" in line]
+    assert len(rows) == 1 and "cpu" in rows[0], rows
