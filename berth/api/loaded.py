@@ -40,6 +40,9 @@ class Manifests:
     namespaces: list[Namespace] = field(default_factory=list)
     #: Volcano HyperNodes (``berth.api.hypernodes.HyperNode``): the network's switches.
     hypernodes: list[Any] = field(default_factory=list)
+    #: Dynamic Resource Allocation objects (``berth.api.dra``): ResourceSlices, DeviceClasses,
+    #: ResourceClaims and ResourceClaimTemplates, in file order.
+    dra: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
     skipped: Counter[str] = field(default_factory=Counter)
@@ -71,6 +74,7 @@ class Manifests:
         self.workloads.extend(other.workloads)
         self.namespaces.extend(other.namespaces)
         self.hypernodes.extend(other.hypernodes)
+        self.dra.extend(other.dra)
         self.problems.extend(other.problems)
         self.skipped.update(other.skipped)
         self._origins.update(other._origins)

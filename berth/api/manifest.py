@@ -25,6 +25,12 @@ from berth.api.apps import (
 )
 from berth.api.configuration_shape import looks_like_configuration
 from berth.api.documents import DocumentError, load_json, load_yaml, too_large
+from berth.api.dra import (
+    convert_device_class,
+    convert_resource_claim,
+    convert_resource_claim_template,
+    convert_resource_slice,
+)
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
@@ -264,6 +270,15 @@ for _name, _api, _model, _convert in (
     ("CloneSet", schema.KRUISE_API, schema.CloneSetDoc, convert_clone_set),
     ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
     ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
+    ("ResourceSlice", schema.RESOURCE_API, schema.ResourceSliceDoc, convert_resource_slice),
+    ("DeviceClass", schema.RESOURCE_API, schema.DeviceClassDoc, convert_device_class),
+    ("ResourceClaim", schema.RESOURCE_API, schema.ResourceClaimDoc, convert_resource_claim),
+    (
+        "ResourceClaimTemplate",
+        schema.RESOURCE_API,
+        schema.ResourceClaimTemplateDoc,
+        convert_resource_claim_template,
+    ),
     ("List", schema.LIST_API, schema.ListDoc, None),
 ):
     register(_name, _api, _model, _convert)

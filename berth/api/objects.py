@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 from berth.api.elastic import ElasticSpec
 from berth.api.keys import (
@@ -128,6 +129,8 @@ class Pod:
     #: The selector of the ReplicaSet or StatefulSet (apps/v1) that made the pod: the peers
     #: kube-scheduler's default topology spreading counts for it.
     owner_selector: LabelSelector | None = None
+    #: spec.resourceClaims (``berth.api.dra.PodClaim``): the DRA claims the pod asks for.
+    resource_claims: tuple[Any, ...] = ()
     uid: str = ""  # set by the controller that creates the pod; a replacement gets a new one
     # runtime
     phase: PodPhase = PodPhase.PENDING

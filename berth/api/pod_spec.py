@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from berth.api import schema
+from berth.api.dra import pod_claims
+from berth.api.dra_checks import check_container_claims
 from berth.api.fields import (
     above_zero,
     at_least_zero,
@@ -481,7 +483,9 @@ def build_pod(
             (container.name or f"container-{index}", container.image)
             for index, container in enumerate(spec.containers)
         ),
+        resource_claims=pod_claims(spec.resource_claims),
     )
+    check_container_claims(spec, ctx)
     positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)
     if utilization is not None:

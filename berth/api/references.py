@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 from berth.api import schema
+from berth.api.dra_checks import check_dra
 from berth.api.hypernodes import check_hypernodes
 from berth.api.keys import (
     DEFAULT_QUEUE,
@@ -28,6 +29,7 @@ ROOT_QUEUE = "root"
 def check_references(m: Manifests) -> None:
     _check_duplicates(m)
     check_hypernodes(m)
+    check_dra(m)
     check_versions(m)
     _check_queue_parents(m)
     _check_queues_exist(m)

@@ -772,7 +772,8 @@ metadata:
             'm.yaml: Widget/web: kind: unknown kind "Widget" (expected one of Node, '
             "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
             "TrainingJob, Namespace, "
-            "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)",
+            "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -971,7 +972,7 @@ metadata:
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
             "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
             "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
-            "List)",
+            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1423,7 +1424,8 @@ def test_extend_keeps_objects_and_problems() -> None:
     assert [str(p) for p in first.errors] == [
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
         "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
-        "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, List)"
+        "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+        "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)"
     ]
 
 

@@ -12,6 +12,7 @@ usually what makes a required one "missing", so reporting both together is what 
 """
 
 from berth.api.schema.base import *  # noqa: F403
+from berth.api.schema.dra import *  # noqa: F403
 from berth.api.schema.kubeflow import *  # noqa: F403
 from berth.api.schema.meta import *  # noqa: F403
 from berth.api.schema.namespaces import *  # noqa: F403

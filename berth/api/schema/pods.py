@@ -7,13 +7,14 @@ from typing import Literal
 from pydantic import Field, StrictInt, StrictStr
 
 from berth.api.schema.base import Model, NonEmpty, ResourceList, StringMap
+from berth.api.schema.dra import ContainerClaim, PodResourceClaim
 from berth.api.schema.meta import Affinity, ObjectMeta, Toleration, TopologySpreadConstraint
 
 
 class ResourceRequirements(Model):
     requests: ResourceList = Field(default_factory=dict)
     limits: ResourceList = Field(default_factory=dict)
-    ignored = frozenset({"claims"})
+    claims: list[ContainerClaim] = Field(default_factory=list)
 
 
 class Container(Model):
@@ -66,6 +67,7 @@ class PodSpec(Model):
     scheduler_name: NonEmpty | None = None
     node_name: StrictStr = ""
     preemption_policy: PreemptionPolicy | None = None
+    resource_claims: list[PodResourceClaim] = Field(default_factory=list)
     ignored = frozenset(
         {
             "volumes",
@@ -93,7 +95,6 @@ class PodSpec(Model):
             "shareProcessNamespace",
             "ephemeralContainers",
             "os",
-            "resourceClaims",
         }
     )
     unsupported = frozenset({"schedulingGates", "resources"})
