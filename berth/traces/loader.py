@@ -217,9 +217,50 @@ def _once_each(nodes: Iterator[Node], log: TraceLog, path: str | Path) -> Iterat
 def iter_usage(
     path: str | Path, fmt: str | None = None, options: TraceOptions | None = None
 ) -> Stream[UsageSample]:
-    """Machine utilisation samples (Alibaba 2018 machine_usage), row by row."""
+    """Machine utilisation samples (Alibaba 2018 machine_usage), row by row, each naming its
+    machine as ``load_nodes`` names that machine's node: from the machine list beside the file
+    (``machine_meta.csv``) when there is one, else by the same renaming rule over the machines
+    of the usage file in the order they first appear."""
     samples, log = _open(path, fmt, "usage", options)
-    return Stream(samples, log)
+    return Stream(_named_as_nodes(samples, _node_names(Path(path), options), log), log)
+
+
+def _node_names(path: Path, options: TraceOptions | None) -> dict[str, str]:
+    """Trace id → node name of the machine list beside the usage file ``path`` (empty when
+    there is none, or it cannot be read: the samples are then named by their own file)."""
+    from berth.traces.formats.alibaba2018 import MACHINE_LIST
+
+    meta = path.parent / MACHINE_LIST
+    if not meta.is_file() or meta.resolve() == path.resolve():
+        return {}
+    lenient = replace(options or TraceOptions(), on_bad_row="skip")
+    try:
+        nodes = load_nodes(meta, None, lenient)
+    except (TraceError, OSError, ValueError):
+        return {}
+    return {node.annotations.get(TRACE_ID_ANNOTATION, node.name): node.name for node in nodes}
+
+
+def _named_as_nodes(
+    samples: Iterator[UsageSample], known: dict[str, str], log: TraceLog
+) -> Iterator[UsageSample]:
+    """``samples`` with each machine under its node's name: ``known`` (trace id → name), and a
+    machine it does not hold named as ``_once_each`` names nodes (renamed on a collision)."""
+    names = dict(known)
+    taken = set(names.values())
+    for sample in samples:
+        trace_id = sample.trace_id or sample.machine
+        name = names.get(trace_id)
+        if name is None:
+            name, suffix = sample.machine, 1
+            while name in taken:
+                suffix += 1
+                name = f"{sample.machine}-{suffix}"
+            if suffix > 1:
+                log.adjusted[RENAMED_NODES] += 1
+            names[trace_id] = name
+            taken.add(name)
+        yield sample if name == sample.machine else sample._replace(machine=name)
 
 
 def iter_load(

@@ -141,7 +141,7 @@ def test_alibaba2018_machines(shared: Path) -> None:
 
 def test_alibaba2018_usage(shared: Path) -> None:
     samples = iter_usage(shared / "alibaba-2018" / "machine_usage_subset.csv")
-    assert tuple(next(samples)) == ("m-1932", 386_640, 41, 92)
+    assert tuple(next(samples)) == ("m-1932", 386_640, 41, 92, "m_1932")
     assert 1 + sum(1 for _ in samples) == 100_002
 
 

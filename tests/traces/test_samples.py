@@ -17,6 +17,7 @@ from berth.traces import (
     TraceOptions,
     detect_format,
     iter_jobs,
+    iter_usage,
     load_nodes,
 )
 from berth.traces.load import load_curve
@@ -220,6 +221,39 @@ def test_alibaba2018_latest_row_of_a_machine_wins(tmp_path: Path) -> None:
     assert nodes[0].labels[ZONE_LABEL] == "3"
     assert nodes[0].allocatable == {CPU: 64_000, MEMORY: 500 * MIB, PODS: 110}
     assert nodes[0].annotations[STATUS_ANNOTATION] == "USING"
+
+
+@pytest.mark.parametrize("beside", [True, False], ids=["machine list beside", "usage alone"])
+def test_alibaba2018_usage_of_a_renamed_machine_follows_its_node(
+    tmp_path: Path, beside: bool
+) -> None:
+    """m_1 and m-1 both make the name m-1; the machine list renames the later one, and its
+    usage samples carry the node's new name (the machine list decides when it is there)."""
+    if beside:
+        meta = write(
+            tmp_path, "machine_meta.csv", "m-1,0,1,2,96,100,USING\nm_1,0,1,2,96,100,USING\n"
+        )
+        nodes = load_nodes(meta)
+        assert [(node.annotations.get(TRACE_ID_ANNOTATION), node.name) for node in nodes] == [
+            (None, "m-1"),
+            ("m_1", "m-1-2"),
+        ]
+    usage = write(
+        tmp_path,
+        "machine_usage.csv",
+        """
+        m_1,0,10,50,,,1,1,1
+        m-1,0,20,60,,,1,1,1
+        m_1,10,30,70,,,1,1,1
+        m_2,10,40,80,,,1,1,1
+        """,
+    )
+    samples = iter_usage(usage)
+    named = [(sample.trace_id, sample.machine) for sample in samples]
+    first = "m-1-2" if beside else "m-1"  # without the list, the first machine seen keeps it
+    second = "m-1" if beside else "m-1-2"
+    assert named == [("m_1", first), ("m-1", second), ("m_1", first), ("m_2", "m-2")]
+    assert any("renamed" in line for line in samples.log.lines()) != beside
 
 
 DLRM_HEADER = (

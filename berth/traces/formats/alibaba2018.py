@@ -10,7 +10,10 @@ map before they are returned, since a later row replaces an earlier one.
 
 ``machine_usage.csv`` (no header: machine_id,time_stamp,cpu_util_percent,mem_util_percent,
 mem_gps,mkpi,net_in,net_out,disk_io_percent) streams as ``UsageSample`` rows for colocation
-work; machine names match the nodes'.
+work. A sample names its machine as the node of that machine is named: ``m_1`` and ``m-1`` both
+make ``m-1``, and the machine list renames the later one (``m-1-2``), so ``iter_usage`` names the
+samples from the ``machine_meta.csv`` beside the usage file when there is one, else by the same
+rule over the usage file's own machines (the trace's id is kept in ``trace_id``).
 """
 
 from __future__ import annotations
@@ -57,11 +60,16 @@ USAGE_COLUMNS = (
 FAILURE_DOMAIN_2_LABEL = "berth.io/failure-domain-2"
 
 
+#: The machine list published beside ``machine_usage.csv``: its nodes name the samples.
+MACHINE_LIST = "machine_meta.csv"
+
+
 class UsageSample(NamedTuple):
-    machine: str
+    machine: str  # the node's name
     time: float  # seconds
     cpu_util: float  # percent
     mem_util: float  # percent
+    trace_id: str = ""  # the machine's id in the trace
 
 
 def read_machines(path: Path, options: TraceOptions, log: TraceLog) -> Iterator[Node]:
@@ -105,11 +113,13 @@ def read_usage(path: Path, options: TraceOptions, log: TraceLog) -> Iterator[Usa
 
 
 def _usage(row: Row) -> UsageSample:
+    machine = row.required("machine_id", "a machine id")
     return UsageSample(
-        dns_name(row.required("machine_id", "a machine id")),
+        dns_name(machine),
         row.number("time_stamp", "seconds"),
         row.number("cpu_util_percent", "percent", minimum=0),
         row.number("mem_util_percent", "percent", minimum=0),
+        machine,
     )
 
 
