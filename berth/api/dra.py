@@ -316,7 +316,8 @@ def _selectors(docs: list[schema.DeviceSelector], path: str, ctx: Context) -> tu
                 f"{path}[{index}].cel.expression",
                 f"does not compile: {wrong} (expected a CEL expression over device)",
             )
-            continue
+        # Kept even when it does not compile: the allocator then refuses the class or claim
+        # (dropping the selector would let it match every device).
         out.append(expression)
     return tuple(out)
 
