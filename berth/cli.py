@@ -274,7 +274,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from berth.progress import shown as progress_shown
     from berth.report.console import summary_table
     from berth.sim.engine import expected_end
-    from berth.sim.run import load_inputs, simulate
+    from berth.sim.run import load_inputs, simulate, until_cuts_nothing
 
     try:
         spec = _input_spec(args)
@@ -302,6 +302,8 @@ def _simulate(args: argparse.Namespace) -> int:
             result = simulate(inputs, spec.seed, progress=update, explain=args.explain)
     else:
         result = simulate(inputs, spec.seed, explain=args.explain)
+    if args.until is not None and result.quiet_from is not None:
+        print(f"warning: {until_cuts_nothing(args.until, result.quiet_from)}", file=sys.stderr)
     provenance = describe(spec, inputs.config, inputs.notes, args.command)
     summary, report = write_outputs(result, args.out, provenance)
     if show:

@@ -27,7 +27,7 @@ from berth.outputs import write_outputs
 from berth.report.compare import write_compare_report
 from berth.sim.engine import expected_end
 from berth.sim.inputs import InputSpec
-from berth.sim.run import Inputs, load_inputs, simulate
+from berth.sim.run import Inputs, load_inputs, simulate, until_cuts_nothing
 
 
 def config_names(configs: Sequence[str]) -> list[str]:
@@ -107,6 +107,7 @@ def run_one(
         np.array(series.times),
         allocation,
         list(series.resources),
+        result.quiet_from,
     )
 
 
@@ -156,6 +157,9 @@ def compare(
             ordered = [future.result() for future in futures]
             if relay is not None:
                 relay.join()
+    quiet = [outcome.quiet_from for outcome in ordered]
+    if warn is not None and spec.until is not None and None not in quiet:
+        warn(until_cuts_nothing(spec.until, max(q for q in quiet if q is not None)))
     table = comparison_table(ordered)
     table["folders"] = {
         name: [run_folder(name, o.seed, seeds) for o in ordered if o.config == name]

@@ -53,6 +53,8 @@ class RunOutcome:
     times: np.ndarray
     allocation: np.ndarray  # (T, R) fraction of capacity
     resources: list[str]
+    #: ``SimResult.quiet_from``: when the run had nothing left to do before its end, if it had.
+    quiet_from: float | None = None
 
     @property
     def queueing(self) -> np.ndarray:

@@ -72,6 +72,9 @@ class SimResult:
     loaning: LoaningRecord | None = None
     #: The scaling policy's record (``Scaler.summary``), when the run had one.
     scaling: dict[str, Any] | None = None
+    #: For a run given an end (``until``) that had nothing left to do before it (no event to
+    #: come, no pod running): the time of its last event. None when the end cut the run short.
+    quiet_from: float | None = None
 
 
 class Simulation:
@@ -266,6 +269,10 @@ class Simulation:
             if progress is not None and self.events % 2048 == 0:
                 progress(clock.now)
         end = until if until is not None else last_event
+        quiet_from = None
+        if until is not None and not queue.live and last_event < until:
+            if not any(pod.phase == PodPhase.RUNNING for pod in self.pods):
+                quiet_from = last_event
         clock.now = end
         self._sample()
         # A run stopped early (--until) reports only what had arrived by then.
@@ -302,6 +309,7 @@ class Simulation:
             colocation=None if self.colocation is None else self.colocation.stats.summary(),
             loaning=None if self.loaning is None else self.loaning.record(pods),
             scaling=None if self.scaler is None else self.scaler.summary(),
+            quiet_from=quiet_from,
         )
 
     # ------------------------------------------------------------------ handlers

@@ -20,6 +20,7 @@ from berth.api.manifest import (
 )
 from berth.api.workloads import workload_pods
 from berth.cluster.state import ClusterState
+from berth.durations import format_duration
 from berth.framework.config import SchedulerConfig
 from berth.framework.config_files import load_config
 from berth.framework.framework import Framework
@@ -161,6 +162,18 @@ def _size_from_workload(manifests: Manifests, options: TraceOptions) -> str:
     nodes, note = size_cluster(pods, rule)
     manifests.nodes.extend(nodes)
     return note
+
+
+def until_cuts_nothing(until: float, quiet_from: float) -> str:
+    """What to say of an end (``--until``) past everything the run held
+    (``SimResult.quiet_from``): the numbers over time are averaged over the idle rest too."""
+    end, last = format_duration(until), format_duration(quiet_from)
+    if end == last:  # close enough to look the same when rounded: in seconds, then
+        end, last = f"{until:,.0f}s", f"{quiet_from:,.0f}s"
+    return (
+        f"--until {end} cuts nothing: the run's last event was at {last}, with no pod left "
+        f"running (averages over time span the whole {end})"
+    )
 
 
 def simulate(
