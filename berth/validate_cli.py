@@ -39,6 +39,7 @@ def add_validate_command(sub: Any) -> None:
 
 
 def _validate(args: argparse.Namespace) -> int:
+    from berth.api.documents import is_empty_file
     from berth.api.manifest import MANIFEST_SUFFIXES, load_files
     from berth.framework.config_files import is_scheduler_configuration
 
@@ -48,9 +49,13 @@ def _validate(args: argparse.Namespace) -> int:
         inside = sorted(path.iterdir()) if path.is_dir() else []
         inside = [p for p in inside if p.suffix.lower() in (*MANIFEST_SUFFIXES, ".conf")]
         files += inside or [path]
+    empty = [path for path in files if path.is_file() and is_empty_file(path)]
+    for path in empty:  # refused as simulate refuses it, whether meant as --config or not
+        print(f"{path}: empty: no manifests or scheduler configuration in it")
+    files = [path for path in files if path not in empty]
     configs = [path for path in files if is_scheduler_configuration(path)]
     manifest_files = [path for path in files if path not in configs]
-    failed = not all([_check_config(path) for path in configs])
+    failed = bool(empty) or not all([_check_config(path) for path in configs])
     if not manifest_files:
         return EXIT_INPUT if failed else 0
     manifests = load_files(manifest_files, lenient=args.unknown_fields == "warn")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -126,6 +127,23 @@ def load_one_yaml(text: str) -> Any:
     if len(documents) > 1:
         raise DocumentError(f"expected one YAML document (got {len(documents)})")
     return documents[0] if documents else None
+
+
+#: Files larger than this are not looked at by ``is_empty_file``: nothing that size is empty
+#: but a file of comments, which its reader refuses in its own words.
+_EMPTY_AT_MOST = 65_536
+
+
+def is_empty_file(path: str | Path) -> bool:
+    """Whether the file at ``path`` holds nothing: no text, only comments and ``---``, or one
+    empty mapping (False when it cannot be read or parsed: its reader says why)."""
+    try:
+        if Path(path).stat().st_size > _EMPTY_AT_MOST:
+            return False
+        documents = load_yaml(Path(path).read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, DocumentError):
+        return False
+    return all(document is None or document == {} for document in documents)
 
 
 def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 
+from berth.api.documents import is_empty_file
 from berth.api.manifest import (
     ManifestError,
     Manifests,
@@ -21,14 +22,21 @@ from berth.api.manifest import (
 from berth.api.workloads import workload_pods
 from berth.cluster.state import ClusterState
 from berth.durations import format_duration
-from berth.framework.config import SchedulerConfig
-from berth.framework.config_files import load_config
+from berth.framework.config import ConfigError, SchedulerConfig
+from berth.framework.config_files import DEFAULT_NAME, load_config
 from berth.framework.framework import Framework
 from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.engine import SimConfig, SimResult, Simulation
 from berth.sim.inputs import InputError, InputSpec
 from berth.traces import TraceError, TraceOptions
 from berth.traces.synthetic import DAY, builtin_documents
+
+#: What an empty ``--config`` file gets: refused, as kubectl and kube-scheduler refuse an empty
+#: file, rather than read as the default, which a file that was meant to hold something is not.
+EMPTY_CONFIGURATION = (
+    "empty: no scheduler configuration in it (for the built-in one, give --config default or "
+    "leave --config out)"
+)
 
 
 @dataclass
@@ -47,6 +55,8 @@ def load_inputs(
 ) -> Inputs:
     """Everything a run needs, validated. Raises ManifestError (all problems at once),
     ConfigError, PluginArgumentError or InputError before any simulation state exists."""
+    if config_path is not None and str(config_path) != DEFAULT_NAME and is_empty_file(config_path):
+        raise ConfigError(f"{config_path}: {EMPTY_CONFIGURATION}")
     config = load_config(config_path)
     Framework(config)  # plugin arguments are checked here, before any input is read
     sim_config = SimConfig.from_raw(config.simulation, config.source)

@@ -68,3 +68,20 @@ def test_compare_says_an_until_cuts_nothing_once(capsys, tmp_path, trace):
     )  # fmt: skip
     assert rc == 0
     assert (out + err).count("--until 2d cuts nothing") == 1, out + err
+
+
+@pytest.mark.parametrize("text", ["", "# nothing yet\n", "---\n", "{}\n"])
+def test_an_empty_configuration_is_refused_by_validate_and_simulate_alike(capsys, tmp_path, text):
+    config = tmp_path / "scheduler.yaml"
+    config.write_text(text)
+    rc, out, err = run(capsys, "validate", config)
+    assert rc == 1 and f"{config}: empty: no manifests or scheduler configuration" in out + err
+    rc, out, err = run(
+        capsys, "simulate", "--cluster", EXAMPLES / "cluster.yaml", "--workload",
+        EXAMPLES / "workload.yaml", "--config", config, "--quiet", "--out", tmp_path / "out",
+    )  # fmt: skip
+    assert rc == 1 and err.strip() == (
+        f"error: {config}: empty: no scheduler configuration in it (for the built-in one, give "
+        "--config default or leave --config out)"
+    )
+    assert not (tmp_path / "out").exists()

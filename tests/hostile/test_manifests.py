@@ -123,9 +123,8 @@ def test_mutated_configurations_validate_as_they_simulate(tmp_path, case):
         "--until", "20m", "--quiet", "--out", out,
     )  # fmt: skip
     if not any(tree):
-        # An empty configuration file is berth's default (tests/framework/test_config.py), but
-        # validate reads an empty file as manifests and refuses it: not compared until it agrees.
-        assert ran.rc == 0, ran
+        # An empty configuration file: both refuse it (--config default is the default).
+        assert refused(ran) and refused(checked) and "empty" in ran.err, f"{checked}\n{ran}"
         return
     assert refused(ran) <= refused(checked), f"{example}: {done}\n{checked}\n{ran}"
     if refused(checked) and not refused(ran):
