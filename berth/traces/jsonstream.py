@@ -60,9 +60,16 @@ def read_json_objects(path: str | Path) -> Iterator[JsonItem]:
                 return
             try:
                 value, end = decoder.raw_decode(buffer, pos)
+            except RecursionError:
+                raise TraceError(
+                    f"{path}:{line}: invalid JSON: nested too deeply (expected an array of job "
+                    "objects)"
+                ) from None
             except json.JSONDecodeError as exc:
-                if not eof and len(buffer) - pos < _MAX_OBJECT:
-                    chunk = handle.read(_CHUNK)
+                if not eof and _cut_short(buffer, exc) and len(buffer) - pos < _MAX_OBJECT:
+                    # As much again as the object has so far: an object of n characters is
+                    # decoded about log(n) times, not once per chunk it spans.
+                    chunk = handle.read(max(_CHUNK, len(buffer) - pos))
                     buffer, pos, eof = buffer[pos:] + chunk, 0, not chunk
                     continue
                 where = line + buffer.count("\n", pos, exc.pos)
@@ -76,3 +83,14 @@ def read_json_objects(path: str | Path) -> Iterator[JsonItem]:
             yield JsonItem(line, value)
             line += buffer.count("\n", pos, end)
             pos = end
+
+
+#: How close to the end of the text a decoding error must be to be the text running out (a
+#: literal, number or escape cut in two) rather than a mistake.
+_TAIL = 16
+
+
+def _cut_short(buffer: str, exc: json.JSONDecodeError) -> bool:
+    """Whether decoding failed because the text read so far ends inside the object (more
+    text may complete it), not because the object is broken where it failed."""
+    return exc.msg.startswith("Unterminated string") or exc.pos >= len(buffer) - _TAIL
