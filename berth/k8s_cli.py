@@ -66,6 +66,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         type=share,
         help=f"edl: the cluster's load that growth stays within ({EDL_MAX_LOAD})",
     )
+    serve.add_argument(
+        "--kruise",
+        action="store_true",
+        help="run OpenKruise's CloneSets (apps.kruise.io/v1alpha1; the CRD and RBAC in "
+        "deploy/kruise/): only where OpenKruise itself is not installed",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -137,6 +143,7 @@ def _serve(args: argparse.Namespace) -> int:
         metrics_port=args.metrics_port,
         bind_concurrency=args.bind_concurrency,
         resync=args.resync,
+        kruise=args.kruise,
         scaling=(
             ScalingConfig(
                 args.scaling,

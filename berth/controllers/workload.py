@@ -82,7 +82,9 @@ class WorkloadController:
         if pod.owner_kind != self.kind:
             return
         pods = self.owned.setdefault(pod.owner, {})
-        if event == WatchEvent.DELETED:
+        if event == WatchEvent.DELETED or pod.terminating:
+            # A pod being deleted (a cluster's, in its grace period) is no longer one of its
+            # owner's active pods, as Kubernetes' and OpenKruise's controllers count them.
             pods.pop(pod.uid, None)
         else:
             pods[pod.uid] = pod
@@ -106,6 +108,14 @@ class WorkloadController:
                     self.reconcile(obj)
         finally:
             self._draining = False
+
+    def resync(self) -> None:
+        """Queue every object of the kind again (after a pass that failed half-way through,
+        against a backend whose writes can fail)."""
+        for obj in self.store.list(self.kind):
+            self._queue[obj.key] = None
+        if self._queue and not self._draining:
+            self.runtime.soon(self._drain)
 
     def wake(self, key: str, at: float) -> None:
         """Reconcile ``key`` again at ``at`` (a pod becoming available after

@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Protocol
 
 from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
+from berth.api.workloads import Workload
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
     from_api,
@@ -28,6 +29,7 @@ from berth.k8s.convert import (
     job_pod_manifest,
     job_status,
     pod_group_manifest,
+    read_owner,
     read_pod_status,
 )
 from berth.k8s.informer import Event
@@ -44,6 +46,18 @@ CONFLICT_RETRIES = 5
 
 #: Fields berth keeps for itself: what the scheduler and controllers decided, not the spec.
 _LOCAL = frozenset({"owned", "implicit", "phase", "start_time", "end_time", "submit_time"})
+#: What a new version of a workload object changes (its group and status are its controller's).
+_WORKLOAD_FIELDS = ("spec", "labels", "annotations")
+
+
+class PodWriter(Protocol):
+    """How the pods of one owner kind are written (``berth.k8s.kruise``): the manifest a new
+    pod is created from, what follows its creation, and an update of what its controller
+    changed. Each returns the pod's latest API state (None: nothing written)."""
+
+    def manifest(self, pod: Any) -> dict[str, Any]: ...
+    def created(self, pod: Any, raw: dict[str, Any]) -> dict[str, Any]: ...
+    def update(self, pod: Any, raw: dict[str, Any]) -> dict[str, Any] | None: ...
 
 
 def _version(raw: dict[str, Any]) -> int | None:
@@ -71,6 +85,9 @@ class KubeStore:
         self._reported: set[tuple[str, str, str]] = set()
         #: Problems by kind/name found in the cluster's objects (for metrics and tests).
         self.skipped: dict[str, str] = {}
+        #: Owner kind → the writer of the pods its controller makes (a Volcano Job's pods are
+        #: written here).
+        self.pod_writers: dict[str, PodWriter] = {}
 
     # ------------------------------------------------------------------ the store protocol
 
@@ -115,6 +132,10 @@ class KubeStore:
             if exc.status != 409:
                 raise
             stored = self.client.request("GET", resource.item(obj.namespace, obj.name))
+        writer = self.pod_writers.get(obj.owner_kind) if kind == "Pod" else None
+        if writer is not None:
+            obj.uid = str((stored.get("metadata") or {}).get("uid") or "")
+            stored = writer.created(obj, stored)
         self._enter(kind, obj, stored)
 
     def _enter(self, kind: str, obj: Any, raw: dict[str, Any]) -> None:
@@ -122,6 +143,7 @@ class KubeStore:
         as created, then (if it is past its first phase) as changed, so its controller
         counts it."""
         if kind == "Pod":
+            read_owner(obj, raw)
             read_pod_status(obj, raw)
             started = obj.phase != PodPhase.PENDING
         else:
@@ -133,14 +155,28 @@ class KubeStore:
             self.notify(kind, WatchEvent.MODIFIED, obj)
 
     def update(self, kind: str, obj: Any) -> None:
-        """A changed object: its status is written (PodGroup, Job), then the watchers hear."""
+        """A changed object: its status is written (PodGroup, Job), or what its controller
+        changed on a pod its writer knows (labels, images in place), then the watchers hear."""
         if obj.key not in self._objects.get(kind, {}):
             raise NotFound(f"{kind} {obj.key} not found")
         if kind == "PodGroup":
             self.write_status(kind, obj.key, {"phase": str(obj.phase)})
         elif kind == "Job":
             self.write_status(kind, obj.key, job_status(obj))
+        elif kind == "Pod" and obj.owner_kind in self.pod_writers:
+            raw = self._raw[kind][obj.key]
+            self.pod_writers[obj.owner_kind].update(obj, raw)
         self.notify(kind, WatchEvent.MODIFIED, obj)
+
+    def keep(self, kind: str, key: str, raw: dict[str, Any]) -> None:
+        """The API's answer to a write berth made: the cache keeps it (its watch echo is then
+        dropped), and a pod's state is read from it."""
+        obj = self._objects.get(kind, {}).get(key)
+        if obj is None:
+            return
+        self._store_raw(kind, key, raw)
+        if kind == "Pod":
+            read_pod_status(obj, raw)
 
     def delete(self, kind: str, key: str) -> Any:
         obj = self._objects.get(kind, {}).get(key)
@@ -173,6 +209,7 @@ class KubeStore:
         meta = raw.get("metadata") or {}
         subresource = "status" if resource.status_subresource else ""
         path = resource.item(meta.get("namespace"), meta["name"], subresource)
+        reread = False
         for _ in range(CONFLICT_RETRIES):
             if unless is not None and unless(raw):
                 return
@@ -185,8 +222,14 @@ class KubeStore:
                 if exc.status != 409:
                     raise
                 raw = self.client.request("GET", resource.item(meta.get("namespace"), meta["name"]))
+                reread = True
                 continue
-            self._store_raw(kind, key, stored)
+            if reread and kind != "Pod":
+                # The latest may carry a change the watch has not delivered yet, and whose
+                # event would now look like an echo: it is taken here, as the watch would.
+                self.apply(Event(kind, "MODIFIED", stored))
+            else:
+                self._store_raw(kind, key, stored)
             return
         log.warning("status not written after conflicts", extra={"kind": kind, "key": key})
 
@@ -226,6 +269,11 @@ class KubeStore:
         self._store_raw(kind, key, raw)
         if kind in ("Job", "Command"):
             return  # their spec is the controller's input once; status is the controller's
+        if isinstance(obj, Workload):
+            for name in _WORKLOAD_FIELDS:
+                setattr(current, name, getattr(obj, name))
+            self.notify(kind, WatchEvent.MODIFIED, current)
+            return
         for name in type(obj).__slots__:
             if name not in _LOCAL:
                 setattr(current, name, getattr(obj, name))
@@ -265,7 +313,16 @@ class KubeStore:
 
     def _manifest(self, kind: str, obj: Any) -> dict[str, Any]:
         if kind == "PodGroup":
-            return pod_group_manifest(obj, self.raw("Job", obj.key))
+            job_raw = self.raw("Job", obj.key)
+            if job_raw is not None:
+                return pod_group_manifest(obj, job_raw)
+            for owner_kind in self.pod_writers:
+                for owner in self._objects.get(owner_kind, {}).values():
+                    if owner.namespace == obj.namespace and owner.group == obj.name:
+                        return pod_group_manifest(obj, self.raw(owner_kind, owner.key), owner_kind)
+            return pod_group_manifest(obj, None)
+        if kind == "Pod" and obj.owner_kind in self.pod_writers:
+            return self.pod_writers[obj.owner_kind].manifest(obj)
         if kind == "Pod" and obj.owner:
             job_raw = self.raw("Job", obj.owner)
             if job_raw is None:

@@ -10,13 +10,15 @@ task templates, so nothing berth does not model is lost), and statuses become st
 
 from __future__ import annotations
 
+import time
 from datetime import UTC, datetime
 from typing import Any
 
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.k8s.kinds import JOB, POD_GROUP
+from berth.api.workloads import CLONE_SET
+from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, Resource
 from berth.resources import format_quantity
 
 SOURCE = "cluster"
@@ -30,7 +32,15 @@ _FIELD = {
     "PriorityClass": "priority_classes",
     "Job": "jobs",
     "Command": "commands",
+    CLONE_SET: "workloads",
 }
+#: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
+#: PriorityClasses.
+_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET)
+#: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
+#: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
+#: name instead).
+_OWNER_KINDS = {("apps.kruise.io", "CloneSet"): CLONE_SET}
 
 _GROUP_PHASES = {phase.value: phase for phase in GroupPhase}
 
@@ -40,7 +50,7 @@ def from_api(
 ) -> tuple[Any | None, list[Problem]]:
     """The berth object for an API object (None when it has errors) and every problem found."""
     manifests = parse_documents([raw], SOURCE, live=True)
-    if kind in ("Pod", "PodGroup", "Job"):
+    if kind in _PRIORITIZED:
         manifests.priority_classes.extend(classes)
         cross_check(manifests)
         del manifests.priority_classes[len(manifests.priority_classes) - len(classes) :]
@@ -58,6 +68,7 @@ def from_api(
         # annotation is a replay instruction, not a fact about the object).
         obj.submit_time = created
     if kind == "Pod":
+        read_owner(obj, raw)
         read_pod_status(obj, raw)
     elif kind == "PodGroup":
         obj.phase = group_phase(raw, obj.phase)
@@ -103,17 +114,62 @@ def pod_state(raw: dict[str, Any]) -> tuple[str, PodPhase, int | None]:
     return node, PodPhase.BOUND if node else PodPhase.PENDING, exit_code
 
 
+def read_owner(pod: Pod, raw: dict[str, Any]) -> None:
+    """The pod's uid, and its owner when a controller berth runs made it (its controller
+    ownerReference), so that controller counts the pod again after a restart."""
+    meta = raw.get("metadata") or {}
+    pod.uid = str(meta.get("uid") or pod.uid)
+    for ref in meta.get("ownerReferences") or []:
+        if not ref.get("controller"):
+            continue
+        group = str(ref.get("apiVersion", "")).partition("/")[0]
+        kind = _OWNER_KINDS.get((group, ref.get("kind")))
+        if kind is not None:
+            pod.owner, pod.owner_kind = f"{pod.namespace}/{ref.get('name')}", kind
+
+
+def ready(raw: dict[str, Any]) -> tuple[bool, float | None]:
+    """Whether the pod is ready (its Ready condition True and every readiness gate's
+    condition True, as the kubelet decides it), and since when (the Ready condition's
+    lastTransitionTime)."""
+    status = raw.get("status") or {}
+    conditions = {c.get("type"): c for c in status.get("conditions") or [] if isinstance(c, dict)}
+    condition = conditions.get("Ready") or {}
+    if condition.get("status") != "True":
+        return False, None
+    for gate in (raw.get("spec") or {}).get("readinessGates") or []:
+        if (conditions.get(gate.get("conditionType")) or {}).get("status") != "True":
+            return False, None
+    return True, _seconds(condition.get("lastTransitionTime"))
+
+
 def read_pod_status(pod: Pod, raw: dict[str, Any]) -> bool:
-    """Copy the API pod's node, phase and whether it is being deleted onto ``pod``; True if
-    anything changed. Its start time (the kubelet's ``status.startTime``) is taken once, for
-    the pods a scaling policy may take away (the latest started go first)."""
+    """Copy the API pod's node, phase, readiness, container restarts and whether it is being
+    deleted onto ``pod``; True if anything changed. Its start time (the kubelet's
+    ``status.startTime``) is taken once, for the pods a scaling policy may take away (the
+    latest started go first)."""
+    status = raw.get("status") or {}
     if pod.start_time is None:
-        pod.start_time = _seconds((raw.get("status") or {}).get("startTime"))
+        pod.start_time = _seconds(status.get("startTime"))
     node, phase, exit_code = pod_state(raw)
     terminating = bool((raw.get("metadata") or {}).get("deletionTimestamp"))
-    now = (node, phase, exit_code, terminating)
-    changed = now != (pod.bound_node, pod.phase, pod.exit_code, pod.terminating)
-    pod.bound_node, pod.phase, pod.exit_code, pod.terminating = now
+    restarts = sum(
+        int(c.get("restartCount") or 0)
+        for c in status.get("containerStatuses") or []
+        if isinstance(c, dict)
+    )
+    is_ready, since = ready(raw)
+    if not is_ready or phase != PodPhase.RUNNING:
+        ready_since = None
+    elif pod.ready_since is not None:
+        ready_since = pod.ready_since
+    else:
+        ready_since = since if since is not None else time.time()
+    now = (node, phase, exit_code, terminating, restarts, ready_since)
+    before = (pod.bound_node, pod.phase, pod.exit_code, pod.terminating, pod.restarts)
+    changed = now != (*before, pod.ready_since)
+    pod.bound_node, pod.phase, pod.exit_code, pod.terminating, pod.restarts = now[:5]
+    pod.ready_since = ready_since
     return changed
 
 
@@ -121,12 +177,13 @@ def _quantities(amounts: dict[str, int]) -> dict[str, str]:
     return {name: format_quantity(name, amount) for name, amount in amounts.items()}
 
 
-def _owner(job_raw: dict[str, Any]) -> list[dict[str, Any]]:
-    meta = job_raw.get("metadata") or {}
+def owner_reference(owner_raw: dict[str, Any], resource: Resource = JOB) -> list[dict[str, Any]]:
+    """The controller ownerReference to ``owner_raw``, an object of ``resource``."""
+    meta = owner_raw.get("metadata") or {}
     return [
         {
-            "apiVersion": JOB.api_version,
-            "kind": "Job",
+            "apiVersion": resource.api_version,
+            "kind": owner_raw.get("kind") or resource.kind,
             "name": meta.get("name"),
             "uid": meta.get("uid", ""),
             "controller": True,
@@ -135,12 +192,16 @@ def _owner(job_raw: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-def pod_group_manifest(group: PodGroup, job_raw: dict[str, Any] | None) -> dict[str, Any]:
+def pod_group_manifest(
+    group: PodGroup, owner_raw: dict[str, Any] | None, owner_kind: str = "Job"
+) -> dict[str, Any]:
+    """The PodGroup a controller made, owned by ``owner_raw`` (a Volcano Job, or a workload
+    of ``owner_kind``)."""
     meta: dict[str, Any] = {"name": group.name, "namespace": group.namespace}
     if group.annotations:
         meta["annotations"] = dict(group.annotations)
-    if job_raw is not None:
-        meta["ownerReferences"] = _owner(job_raw)
+    if owner_raw is not None:
+        meta["ownerReferences"] = owner_reference(owner_raw, BY_KIND[owner_kind])
     spec: dict[str, Any] = {"minMember": group.min_member, "queue": group.queue}
     if group.min_resources:
         spec["minResources"] = _quantities(group.min_resources)
@@ -174,7 +235,7 @@ def job_pod_manifest(pod: Pod, job_raw: dict[str, Any], task: str) -> dict[str, 
             "namespace": pod.namespace,
             "labels": dict(pod.labels),
             "annotations": dict(pod.annotations),
-            "ownerReferences": _owner(job_raw),
+            "ownerReferences": owner_reference(job_raw),
         },
         "spec": spec,
     }

@@ -45,10 +45,22 @@ PRIORITY_CLASS = Resource("PriorityClass", "scheduling.k8s.io", "v1", "priorityc
 LEASE = Resource("Lease", "coordination.k8s.io", "v1", "leases", True)
 EVENT = Resource("Event", "", "v1", "events", True)
 
+#: OpenKruise's workloads, which ``berth serve --kruise`` runs (``kind`` is the store's kind).
+CLONE_SET = Resource("CloneSet", "apps.kruise.io", "v1alpha1", "clonesets", True)
+KRUISE = (CLONE_SET,)
+
 #: What the serve loop watches, in the order an initial sync applies them: what pods refer to
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
-BY_KIND = {resource.kind: resource for resource in (*WATCHED, LEASE, EVENT)}
+BY_KIND = {resource.kind: resource for resource in (*WATCHED, *KRUISE, LEASE, EVENT)}
+
+
+def watched(kruise: bool = False) -> tuple[Resource, ...]:
+    """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
+    after what their pods refer to and before the pods."""
+    if not kruise:
+        return WATCHED
+    return (*WATCHED[:-1], *KRUISE, POD)
 
 
 def object_key(obj: dict) -> str:

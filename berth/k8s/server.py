@@ -33,7 +33,8 @@ from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.informer import Event, Informer
-from berth.k8s.kinds import WATCHED
+from berth.k8s.kinds import watched
+from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.scaling import ServeScaling
@@ -68,6 +69,7 @@ class ServeOptions:
     seed: int = 0
     annotate: list[AnnotationHook] = field(default_factory=list)
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
+    kruise: bool = False  # run OpenKruise's workloads (CloneSet)
 
 
 class Server:
@@ -97,6 +99,10 @@ class Server:
         self.status = StatusWriter(self.store, self.scheduler, self.controller)
         self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
         self.store.watch("Command", lambda _, c: self.status.jobs.add(f"{c.namespace}/{c.target}"))
+        self.kruise: KruiseWorkloads | None = None
+        if options.kruise:
+            self.kruise = KruiseWorkloads(self.store, clock, self._at)
+        self.watched = watched(options.kruise)
         self.informers = [
             Informer(
                 client,
@@ -105,7 +111,7 @@ class Server:
                 resync=options.resync,
                 watch_timeout=options.watch_timeout,
             )
-            for resource in WATCHED
+            for resource in self.watched
         ]
         self.binder: Binder | None = None
         self.elector: LeaderElector | None = None
@@ -141,7 +147,7 @@ class Server:
             self.books.holder = self.scaling
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
-        self._buffered: dict[str, list[Event]] = {r.kind: [] for r in WATCHED}
+        self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
         self._synced_kinds: set[str] = set()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
@@ -215,6 +221,8 @@ class Server:
                 self._run_timers()
                 self._scale()
                 self.status.write()
+                if self.kruise is not None:
+                    self.kruise.write()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("write failed", extra={"error": str(exc)})
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
@@ -284,9 +292,9 @@ class Server:
     def _try_sync(self) -> None:
         # A kind is synced once its marker is drained, so every object its list delivered is
         # in hand (the informer's own flag is set before the main loop has drained them).
-        if len(self._synced_kinds) < len(WATCHED):
+        if len(self._synced_kinds) < len(self.watched):
             return
-        for resource in WATCHED:
+        for resource in self.watched:
             for event in self._buffered.pop(resource.kind):
                 self.store.apply(event)
         self.synced = True
@@ -370,7 +378,7 @@ class Server:
         self._dirty = True
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
-        if pod.owner:
+        if pod.owner and not pod.owner_kind:  # a Volcano Job's
             self.status.jobs.add(pod.owner)
         if event == WatchEvent.DELETED or pod.phase in (PodPhase.SUCCEEDED, PodPhase.FAILED):
             released = self.victims.left(pod.key)

@@ -169,6 +169,7 @@ class ControlPlane:
             self.apply(sorted(DEPLOY.glob("namespace*.yaml")))
             self.apply(sorted((DEPLOY / "crds").glob("*.yaml")))
             self.apply([DEPLOY / "rbac.yaml"])
+            self.apply(sorted((DEPLOY / "kruise").glob("*.yaml")))  # for serve --kruise
             self._wait_for_crds(timeout)
             self.berth_token = self._token(*BERTH_ACCOUNT)
             self.write_berth_kubeconfig(self.folder / "berth.kubeconfig")

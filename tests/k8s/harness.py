@@ -26,8 +26,10 @@ from tests.k8s.proxy import FaultProxy
 PDB = Resource("PodDisruptionBudget", "policy", "v1", "poddisruptionbudgets", True)
 NAMESPACE = Resource("Namespace", "", "v1", "namespaces", False)
 RESOURCES: dict[str, Resource] = {**BY_KIND, "PodDisruptionBudget": PDB, "Namespace": NAMESPACE}
-#: Emptied between tests, in this order (pods first, so no controller recreates them).
+#: Emptied between tests, in this order (workloads and pods first, so no controller recreates
+#: them).
 CLEANED = (
+    "CloneSet",
     "Pod",
     "Job",
     "PodGroup",

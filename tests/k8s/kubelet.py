@@ -1,16 +1,21 @@
 """A fake kubelet for the real API server: it registers nodes, keeps their Leases and Ready
 condition, and plays the part of the container runtime for the pods bound to them.
 
-A bound pod becomes Running (Ready, its containers started) once seen; one whose
-``berth.io/duration`` annotation gives seconds ends Succeeded that long after it started;
-others run until deleted. A pod being deleted (``deletionTimestamp``) is removed for good once
-its grace period is over, as the kubelet does after stopping its containers (capped by
-``max_grace`` so tests need not wait half a minute). It runs with admin credentials: the Node
-authorizer's per-node identities say nothing about berth.
+A bound pod becomes Running (its containers started) once seen, and Ready when every
+readiness gate's condition is True too, as the kubelet decides it (it decides again whenever a
+controller changes one of those conditions); one whose ``berth.io/duration`` annotation gives
+seconds ends Succeeded that long after it started; others run until deleted. A running pod
+whose spec names another image than a container runs (an in-place update) has that container
+restarted on the new image: a new imageID, its restartCount one higher. A pod being deleted
+(``deletionTimestamp``) is removed for good once its grace period is over, as the kubelet does
+after stopping its containers (capped by ``max_grace`` so tests need not wait half a minute).
+It runs with admin credentials: the Node authorizer's per-node identities say nothing about
+berth.
 """
 
 from __future__ import annotations
 
+import hashlib
 import heapq
 import logging
 import threading
@@ -25,6 +30,18 @@ from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 
 log = logging.getLogger("tests.kubelet")
 LEASE_NAMESPACE = "kube-node-lease"
+STRATEGIC = "application/strategic-merge-patch+json"
+
+
+def image_id(image: str) -> str:
+    """What a runtime reports as the image's id: a digest of its name here."""
+    return "sha256:" + hashlib.sha256(image.encode()).hexdigest()
+
+
+def gates_open(pod: dict[str, Any], conditions: dict[str, str]) -> bool:
+    """Whether every readiness gate's condition is True (``conditions``: type → status)."""
+    gates = (pod.get("spec") or {}).get("readinessGates") or []
+    return all(conditions.get(g.get("conditionType")) == "True" for g in gates)
 
 
 def stamp() -> str:
@@ -152,6 +169,8 @@ class FakeKubelet:
             return
         if phase == "Pending":
             self._start(pod, key, uid)
+        elif phase == "Running":
+            self._sync(pod, key, uid)
 
     def _start(self, pod: dict[str, Any], key: str, uid: str) -> None:
         now = stamp()
@@ -159,7 +178,7 @@ class FakeKubelet:
             {
                 "name": c["name"],
                 "image": c.get("image", ""),
-                "imageID": "",
+                "imageID": image_id(c.get("image", "")),
                 "containerID": f"fake://{uid}/{c['name']}",
                 "ready": True,
                 "started": True,
@@ -168,10 +187,16 @@ class FakeKubelet:
             }
             for c in pod["spec"].get("containers") or []
         ]
+        others = {
+            c.get("type"): c.get("status")
+            for c in (pod.get("status") or {}).get("conditions") or []
+        }
+        ready = "True" if gates_open(pod, others) else "False"
         conditions = [
             {"type": t, "status": "True", "lastTransitionTime": now}
-            for t in ("PodScheduled", "Initialized", "ContainersReady", "Ready")
+            for t in ("PodScheduled", "Initialized", "ContainersReady")
         ]
+        conditions.append({"type": "Ready", "status": ready, "lastTransitionTime": now})
         status = {
             "phase": "Running",
             "startTime": now,
@@ -180,7 +205,7 @@ class FakeKubelet:
             "conditions": conditions,
             "containerStatuses": containers,
         }
-        if not self._patch_status(key, uid, status):
+        if not self._patch_status(key, uid, status, STRATEGIC):
             return
         duration = (pod["metadata"].get("annotations") or {}).get(DURATION_ANNOTATION)
         if duration:
@@ -189,6 +214,36 @@ class FakeKubelet:
             except ValueError:
                 return  # runs until deleted, as berth would refuse to time it
             self._at(time.monotonic() + seconds, "finish", key, uid)
+
+    def _sync(self, pod: dict[str, Any], key: str, uid: str) -> None:
+        """A running pod: containers whose image changed in the spec restart on the new one;
+        Ready follows the containers and the readiness gates."""
+        status = pod.get("status") or {}
+        images = {c["name"]: c.get("image", "") for c in pod["spec"].get("containers") or []}
+        now = stamp()
+        restarted = [
+            {
+                **c,
+                "image": images[c["name"]],
+                "imageID": image_id(images[c["name"]]),
+                "restartCount": int(c.get("restartCount") or 0) + 1,
+                "ready": True,
+                "started": True,
+                "state": {"running": {"startedAt": now}},
+            }
+            for c in status.get("containerStatuses") or []
+            if c.get("name") in images and c.get("image") != images[c["name"]]
+        ]
+        conditions = {c.get("type"): c.get("status") for c in status.get("conditions") or []}
+        containers_ready = conditions.get("ContainersReady") == "True"
+        ready = "True" if containers_ready and gates_open(pod, conditions) else "False"
+        patch: dict[str, Any] = {}
+        if restarted:
+            patch["containerStatuses"] = restarted
+        if conditions.get("Ready") != ready:
+            patch["conditions"] = [{"type": "Ready", "status": ready, "lastTransitionTime": now}]
+        if patch:
+            self._patch_status(key, uid, patch, STRATEGIC)
 
     def _finish(self, key: str, uid: str) -> None:
         now = stamp()
@@ -238,7 +293,15 @@ class FakeKubelet:
                 return None
             raise
 
-    def _patch_status(self, key: str, uid: str, status: dict[str, Any]) -> bool:
+    def _patch_status(
+        self,
+        key: str,
+        uid: str,
+        status: dict[str, Any],
+        content_type: str = "application/merge-patch+json",
+    ) -> bool:
+        """Patch the pod's status (a strategic merge patch merges conditions by type and
+        container statuses by name; a merge patch replaces each list whole)."""
         namespace, name = key.split("/", 1)
         patch = {"metadata": {"uid": uid}, "status": status}
         try:
@@ -246,7 +309,7 @@ class FakeKubelet:
                 "PATCH",
                 f"/api/v1/namespaces/{namespace}/pods/{name}/status",
                 body=patch,
-                content_type="application/merge-patch+json",
+                content_type=content_type,
             )
         except ApiError as exc:
             if exc.status in (404, 409, 422):

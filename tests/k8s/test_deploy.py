@@ -94,9 +94,12 @@ def _verb(method: str, path: str) -> tuple[str, str, str]:
     return group, resource, verb
 
 
-def _granted() -> set[tuple[str, str, str]]:
+def _granted(path: Path = DEPLOY / "rbac.yaml") -> set[tuple[str, str, str]]:
+    """(group, resource, verb) for every rule of the RBAC manifest at ``path``."""
     granted = set()
-    for doc in _docs("rbac.yaml"):
+    for doc in yaml.safe_load_all(path.read_text()):
+        if not doc:
+            continue
         for rule in doc.get("rules", []):
             for group in rule["apiGroups"]:
                 for resource in rule["resources"]:

@@ -1,0 +1,284 @@
+"""OpenKruise's workloads in ``berth serve --kruise``: the simulator's controllers against the
+API server.
+
+``KruiseWorkloads`` runs the CloneSet controller of ``berth.controllers`` over the cache
+(``KubeStore``) on a ``Runtime`` made of the serve loop's clock and timers, and is the cache's
+writer for its pods: it creates them from the revision's template as the API holds it (Kruise's
+labels, ownerReference and readiness gate, ``berth.k8s.inplace``), updates them in place
+through the readiness gate, opens the gate when the kubelet has restarted their containers,
+and writes each CloneSet's status (``replicas``, ``readyReplicas``, ``updatedReplicas``, the
+revisions, ...) through ``/status`` when it changes.
+
+A reconcile pass that fails against the API (after the client's retries) queues every object
+of its kind again a second later, as a work queue requeues with backoff.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from berth.api.objects import Pod
+from berth.api.workloads import CLONE_SET, Workload
+from berth.controllers.cloneset import CloneSetController
+from berth.controllers.cloneset_sync import partition_count
+from berth.controllers.pod_order import is_ready
+from berth.controllers.workload import ACTIVE, WorkloadController
+from berth.k8s import inplace
+from berth.k8s.cache import KubeStore
+from berth.k8s.client import ApiError, ConnectionLost
+from berth.k8s.convert import owner_reference
+from berth.k8s.kinds import BY_KIND
+from berth.store import NotFound, WatchEvent
+
+log = logging.getLogger("berth.k8s")
+
+#: Seconds before the objects of a pass that failed are reconciled again.
+RETRY = 1.0
+
+
+class ServeRuntime:
+    """``berth.controllers.runtime.Runtime`` over the serve loop: its clock, its timers."""
+
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+        retry: Callable[[], None],
+    ) -> None:
+        self.store = store
+        self._clock = clock
+        self._at = at
+        self._retry = retry
+
+    def now(self) -> float:
+        return self._clock()
+
+    def at(self, time: float, callback: Callable[[], None]) -> None:
+        self._at(time, self._guarded(callback))
+
+    def soon(self, callback: Callable[[], None]) -> None:
+        self._at(self._clock(), self._guarded(callback))
+
+    def admit(self, kind: str, hook: Callable[[Any], None]) -> None:
+        raise NotImplementedError("berth serve runs no admission hooks")
+
+    def _guarded(self, callback: Callable[[], None]) -> Callable[[], None]:
+        def run() -> None:
+            try:
+                callback()
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("reconcile failed", extra={"error": str(exc)})
+                self._at(self._clock() + RETRY, self._retry)
+
+        return run
+
+
+class KruiseWorkloads:
+    """The OpenKruise controllers of one serve loop, and the writer of their pods."""
+
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.at = at
+        self.runtime = ServeRuntime(store, clock, at, self._resync)
+        self.controllers: dict[str, WorkloadController] = {
+            CLONE_SET: CloneSetController(self.runtime)
+        }
+        #: owner key → revision → the pod template as the API held it at that revision.
+        self.templates: dict[str, dict[str, dict[str, Any]]] = {}
+        #: Workloads whose status may have changed, and what was last written for each.
+        self.dirty: set[tuple[str, str]] = set()
+        self._written: dict[tuple[str, str], dict[str, Any]] = {}
+        for kind in self.controllers:
+            store.pod_writers[kind] = self
+            store.watch(kind, self._on_workload)
+        store.watch("Pod", self._on_pod)
+
+    def _resync(self) -> None:
+        for controller in self.controllers.values():
+            controller.resync()
+
+    # ------------------------------------------------------------------ watches
+
+    def _on_workload(self, event: WatchEvent, obj: Workload) -> None:
+        key = (obj.kind, obj.key)
+        if event == WatchEvent.DELETED:
+            self.templates.pop(obj.key, None)
+            self.dirty.discard(key)
+            self._written.pop(key, None)
+            return
+        raw = self.store.raw(obj.kind, obj.key) or {}
+        template = obj.spec.template
+        self.templates.setdefault(obj.key, {})[template.revision] = dict(
+            (raw.get("spec") or {}).get("template") or {}
+        )
+        if not obj.group:
+            obj.group = self._own_group(obj, raw)
+        self.dirty.add(key)
+
+    def _own_group(self, obj: Workload, raw: dict[str, Any]) -> str:
+        """The PodGroup the workload's controller made before a restart (owned by it)."""
+        uid = (raw.get("metadata") or {}).get("uid")
+        for group in self.store.list("PodGroup"):
+            if group.namespace != obj.namespace:
+                continue
+            meta = (self.store.raw("PodGroup", group.key) or {}).get("metadata") or {}
+            if any(ref.get("uid") == uid for ref in meta.get("ownerReferences") or []):
+                return group.name
+        return ""
+
+    def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
+        if pod.owner_kind not in self.controllers:
+            return
+        self.dirty.add((pod.owner_kind, pod.owner))
+        if event == WatchEvent.DELETED or pod.terminating:
+            return
+        raw = self.store.raw("Pod", pod.key)
+        if raw is not None:
+            self._open_gate(pod, raw)
+
+    # ------------------------------------------------------------------ the cache's pod writer
+
+    def manifest(self, pod: Pod) -> dict[str, Any]:
+        owner_raw = self.store.raw(pod.owner_kind, pod.owner)
+        if owner_raw is None:
+            raise NotFound(f"{pod.owner_kind} {pod.owner} of pod {pod.key} is not in the cache")
+        revision = WorkloadController.pod_revision(pod)
+        template = self.templates.get(pod.owner, {}).get(revision)
+        if template is None:
+            template = (owner_raw.get("spec") or {}).get("template") or {}
+        return inplace.pod_manifest(
+            pod, template, owner_reference(owner_raw, BY_KIND[pod.owner_kind])
+        )
+
+    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
+        """A new pod: its readiness gate opened (Kruise's first refresh)."""
+        return self._open_gate(pod, raw) or raw
+
+    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+        """Write what the controller changed on ``pod``: new images in place (through the
+        readiness gate), or labels and annotations alone. The pod's latest state, or None when
+        nothing was written."""
+        images = inplace.changed_images(pod, raw)
+        if not images:
+            patch = inplace.metadata_patch(pod, raw)
+            return self._patch(pod, "", patch) if patch else None
+        now = self.clock()
+        self._patch(pod, "status", inplace.gate_patch(False, now))
+        grace = inplace.grace_seconds(pod)
+        stored = self._patch(pod, "", inplace.update_patch(pod, raw, images, now, grace))
+        if grace > 0:
+            uid = pod.uid
+            self.at(now + grace, lambda: self._after_grace(pod, uid))
+        return stored
+
+    def _after_grace(self, pod: Pod, uid: str) -> None:
+        raw = self.store.raw("Pod", pod.key)
+        if raw is None or (raw.get("metadata") or {}).get("uid") != uid:
+            return
+        images = inplace.pending_images(raw)
+        if images is None:
+            return
+        patch = inplace.images_patch(images)
+        patch["metadata"] = {"annotations": {inplace.GRACE_ANNOTATION: None}}
+        try:
+            self._patch(pod, "", patch)
+        except ApiError as exc:
+            if exc.status != 404:
+                raise
+
+    def _open_gate(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+        if not inplace.has_gate(raw) or (raw.get("metadata") or {}).get("deletionTimestamp"):
+            return None
+        if inplace.condition(raw, inplace.READY_GATE).get("status") == "True":
+            return None
+        if not inplace.update_completed(raw):
+            return None
+        try:
+            return self._patch(pod, "status", inplace.gate_patch(True, self.clock()))
+        except ApiError as exc:
+            if exc.status in (404, 409):
+                return None
+            raise
+
+    def _patch(self, pod: Pod, subresource: str, body: dict[str, Any]) -> dict[str, Any]:
+        """A strategic merge patch on the pod (only while it is this pod, by uid); the cache
+        keeps the answer."""
+        if pod.uid:
+            body = {**body, "metadata": {**(body.get("metadata") or {}), "uid": pod.uid}}
+        path = BY_KIND["Pod"].item(pod.namespace, pod.name, subresource)
+        stored = self.store.client.request("PATCH", path, body=body, content_type=inplace.STRATEGIC)
+        self.store.keep("Pod", pod.key, stored)
+        return stored
+
+    # ------------------------------------------------------------------ status
+
+    def write(self) -> None:
+        """Write the status of every workload that may have changed, when it differs from
+        what was last written."""
+        dirty, self.dirty = self.dirty, set()
+        for kind, key in sorted(dirty):
+            obj = self.store.get(kind, key)
+            raw = self.store.raw(kind, key)
+            if obj is None or raw is None:
+                continue
+            status = clone_set_status(obj, raw, self.controllers[kind])
+            if self._written.get((kind, key)) == status:
+                continue
+            self.store.write_status(kind, key, status)
+            self._written[(kind, key)] = status
+
+
+def clone_set_status(
+    cs: Workload, raw: dict[str, Any], controller: WorkloadController
+) -> dict[str, Any]:
+    """OpenKruise's CloneSetStatus for what the controller counted."""
+    spec, status = cs.spec, cs.status
+    pods = [p for p in controller.owned.get(cs.key, {}).values() if p.phase in ACTIVE]
+    update = spec.template.revision
+    updated_ready = sum(
+        1 for p in pods if is_ready(p) and WorkloadController.pod_revision(p) == update
+    )
+    meta = raw.get("metadata") or {}
+    result: dict[str, Any] = {
+        "observedGeneration": int(meta.get("generation") or 0),
+        "replicas": status.replicas,
+        "readyReplicas": status.ready,
+        "availableReplicas": status.available,
+        "updatedReplicas": status.updated,
+        "updatedReadyReplicas": updated_ready,
+        "updatedAvailableReplicas": status.updated_available,
+        "expectedUpdatedReplicas": spec.replicas - partition_count(spec.partition, spec.replicas),
+        "labelSelector": format_selector((raw.get("spec") or {}).get("selector") or {}),
+    }
+    if status.update_revision:
+        result["updateRevision"] = f"{cs.name}-{status.update_revision}"
+    if status.current_revision:
+        result["currentRevision"] = f"{cs.name}-{status.current_revision}"
+    return result
+
+
+def format_selector(selector: dict[str, Any]) -> str:
+    """A label selector as text (``app=web,tier in (a,b)``), as the scale subresource's
+    ``labelSelectorPath`` wants it."""
+    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
+    for expr in selector.get("matchExpressions") or []:
+        key, op = expr.get("key", ""), expr.get("operator", "")
+        values = ",".join(sorted(expr.get("values") or []))
+        if op == "In":
+            parts.append(f"{key} in ({values})")
+        elif op == "NotIn":
+            parts.append(f"{key} notin ({values})")
+        elif op == "Exists":
+            parts.append(key)
+        elif op == "DoesNotExist":
+            parts.append(f"!{key}")
+    return ",".join(parts)
