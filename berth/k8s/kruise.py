@@ -39,7 +39,11 @@ RETRY = 1.0
 
 
 class ServeRuntime:
-    """``berth.controllers.runtime.Runtime`` over the serve loop: its clock, its timers."""
+    """``berth.controllers.runtime.Runtime`` over the serve loop: its clock, its timers.
+
+    A pass happens at one instant, as in the simulator: ``now()`` stays at the time the pass
+    began, so the pods one pass creates arrive together (the scheduler then takes them in
+    name order, as it does in a simulation)."""
 
     def __init__(
         self,
@@ -52,9 +56,10 @@ class ServeRuntime:
         self._clock = clock
         self._at = at
         self._retry = retry
+        self._pass: float | None = None  # when the pass under way began
 
     def now(self) -> float:
-        return self._clock()
+        return self._clock() if self._pass is None else self._pass
 
     def at(self, time: float, callback: Callable[[], None]) -> None:
         self._at(time, self._guarded(callback))
@@ -67,11 +72,14 @@ class ServeRuntime:
 
     def _guarded(self, callback: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:
+            self._pass = self._clock()
             try:
                 callback()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("reconcile failed", extra={"error": str(exc)})
                 self._at(self._clock() + RETRY, self._retry)
+            finally:
+                self._pass = None
 
         return run
 

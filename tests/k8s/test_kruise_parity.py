@@ -1,0 +1,117 @@
+"""Decision parity for OpenKruise's CloneSet: one scenario (tests/k8s/data/kruise-parity-*)
+through ``berth simulate`` and through ``berth serve --kruise`` on the real API server ends
+with the same pods (the controller names them alike in both), on the same nodes, running the
+same images, with the pods updated in place still the pods first made.
+
+The scenario's later versions of the CloneSet (``berth.io/submit-time``) are applied on the
+cluster one by one, each once berth has settled after the one before; the simulator's times
+are far enough apart for each step to be over before the next."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from berth.api.keys import SUBMIT_TIME_ANNOTATION
+from berth.api.objects import PodPhase
+from berth.api.workloads import CLONE_SET
+from berth.sim.inputs import InputSpec
+from berth.sim.run import load_inputs, simulate
+from tests.k8s.harness import Cluster, config, fast_options, serving, settle, wait_for
+from tests.k8s.test_parity import _documents
+
+DATA = Path(__file__).parent / "data"
+CLUSTER = DATA / "kruise-parity-cluster.yaml"
+WORKLOAD = DATA / "kruise-parity-workload.yaml"
+
+#: pod key → (node, image of its container, restarts); pods not on a node are left out.
+Outcome = dict[str, tuple[str, str, int]]
+
+
+def simulated() -> tuple[Outcome, set[str]]:
+    """What ``berth simulate`` ends with, and the pods the controller made first."""
+    inputs = load_inputs(InputSpec(cluster=str(CLUSTER), workloads=(str(WORKLOAD),)), None)
+    result = simulate(inputs, seed=0)
+    outcome = {
+        pod.key: (pod.bound_node, dict(pod.containers).get("main", ""), pod.restarts)
+        for pod in result.pods
+        if pod.phase in (PodPhase.RUNNING, PodPhase.BOUND)
+    }
+    first = {pod.key for pod in result.pods if pod.owner_kind == CLONE_SET and pod.submit_time == 0}
+    return outcome, first
+
+
+def _outcome(cluster: Cluster) -> Outcome:
+    outcome = {}
+    for pod in cluster.objects("Pod"):
+        meta, spec = pod["metadata"], pod["spec"]
+        if not spec.get("nodeName") or meta.get("deletionTimestamp"):
+            continue
+        statuses = pod.get("status", {}).get("containerStatuses") or []
+        restarts = sum(int(c.get("restartCount") or 0) for c in statuses)
+        image = {c["name"]: c["image"] for c in spec["containers"]}
+        outcome[f"{meta['namespace']}/{meta['name']}"] = (
+            spec["nodeName"],
+            image.get("main", ""),
+            restarts,
+        )
+    return outcome
+
+
+def _ready(cluster: Cluster, replicas: int) -> bool:
+    (cs,) = cluster.objects("CloneSet")
+    status = cs.get("status") or {}
+    return status.get("replicas") == replicas and status.get("observedGeneration") == cs[
+        "metadata"
+    ].get("generation")
+
+
+def served(cluster: Cluster) -> tuple[Outcome, set[str]]:
+    docs = _documents(CLUSTER) + _documents(WORKLOAD)
+    later = [d for d in docs if SUBMIT_TIME_ANNOTATION in d["metadata"].get("annotations", {})]
+    later.sort(key=lambda d: float(d["metadata"]["annotations"][SUBMIT_TIME_ANNOTATION]))
+    cluster.add(*(d for d in docs if d not in later))
+    first: set[str] = set()
+    with serving(cluster, config(), fast_options(kruise=True)) as server, cluster.kubelet():
+        settle(server)
+        wait_for(lambda: _ready(cluster, 3))
+        first = {key for key in _outcome(cluster) if key.startswith("default/web-")}
+        for doc in later:
+            cluster.patch("CloneSet", "default", "web", {"spec": doc["spec"]})
+            wait_for(lambda doc=doc: _ready(cluster, doc["spec"]["replicas"]), timeout=30)
+            settle(server)
+            wait_for(lambda: _settled_pods(cluster))
+    return _outcome(cluster), first
+
+
+def _settled_pods(cluster: Cluster) -> bool:
+    """No pod of the set mid-update or on its way out."""
+    for pod in cluster.objects("Pod"):
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            return False
+        conditions = {c["type"]: c["status"] for c in pod.get("status", {}).get("conditions") or []}
+        if pod["spec"].get("nodeName") and conditions.get("Ready") != "True":
+            return False
+    return True
+
+
+def test_simulator_and_server_run_a_clone_set_alike(cluster: Cluster):
+    expected, expected_first = simulated()
+    outcome, first = served(cluster)
+    assert outcome == expected
+    assert first == expected_first
+
+
+def test_the_scenario_updates_in_place_and_scales_past_the_nodes():
+    """Guards the scenario: the image change is made in place on the first pods, some
+    replicas wait for room at the peak, and the scale-in leaves five on nodes."""
+    outcome, first = simulated()
+    web = {key: value for key, value in outcome.items() if key.startswith("default/web-")}
+    assert len(web) == 5 and len(first) == 3 and first <= web.keys()
+    assert all(outcome[key][1:] == ("nginx:1.27", 1) for key in first)
+    assert all(image == "nginx:1.27" for _, image, _ in web.values())
+    doc = yaml.safe_load_all(WORKLOAD.read_text())
+    peak = max(d["spec"].get("replicas", 0) for d in doc if d["kind"] == "CloneSet")
+    assert peak > 5  # more than the nodes hold
