@@ -225,15 +225,19 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
         with cluster.kubelet():
             settle(server)
             wait_for(lambda: status_of(cluster).get("readyReplicas") == 2)
+            # Someone scales the set just before berth's next status write: a real 409, after
+            # which berth reads the latest (get) and must take the new replicas from it.
+            cluster.api.before("PUT", r"/clonesets/web/status$", lambda: scale(cluster, 1))
             template = clone_set_doc(image="nginx:1.27")["spec"]["template"]
             cluster.patch("CloneSet", "default", "web", {"spec": {"template": template}})
-            wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 2, timeout=30)
-            scale(cluster, 1)
-            wait_for(lambda: len(pods_of(cluster)) == 1)
+            wait_for(lambda: len(pods_of(cluster)) == 1, timeout=30)
+            wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 1, timeout=30)
             settle(server)
     finally:
         server.stop()
         thread.join(10)
+    conflicts = [path for method, path, status in cluster.api.answers if status == 409]
+    assert any(path.endswith("/clonesets/web/status") for path in conflicts), conflicts
     used = {_verb(method, path) for method, path in cluster.api.log}
     granted = _granted() | _granted(KRUISE / "rbac.yaml")
     missing = used - granted
@@ -242,3 +246,27 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
     assert not forbidden, forbidden
     kruise_only = _granted(KRUISE / "rbac.yaml") - _granted()
     assert kruise_only <= used  # deploy/kruise grants nothing serve --kruise does not use
+
+
+def test_a_grace_period_holds_the_images_back_while_the_pod_is_unready(cluster: Cluster):
+    grace = {"inPlaceUpdateStrategy": {"gracePeriodSeconds": 1}}
+    cluster.add(node_doc("n1"), clone_set_doc(replicas=1, maxUnavailable=1, **grace))
+    with serving(cluster, config(), kruise_options()) as server, cluster.kubelet():
+        settle(server)
+        wait_for(lambda: status_of(cluster).get("readyReplicas") == 1)
+        template = clone_set_doc(image="nginx:1.27")["spec"]["template"]
+        cluster.patch("CloneSet", "default", "web", {"spec": {"template": template}})
+        wait_for(lambda: condition(pods_of(cluster)[0], "InPlaceUpdateReady") == "False")
+        (pod,) = pods_of(cluster)
+        # within the grace period: unready, the images still the old ones, kept aside
+        assert condition(pod, "Ready") == "False"
+        assert pod["spec"]["containers"][0]["image"] == "nginx:1.25"
+        pending = json.loads(pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-grace"])
+        assert pending["containerImages"] == {"main": "nginx:1.27"}
+        wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 1, timeout=20)
+        settle(server)
+    (pod,) = pods_of(cluster)
+    assert pod["spec"]["containers"][0]["image"] == "nginx:1.27"
+    assert "apps.kruise.io/inplace-update-grace" not in pod["metadata"]["annotations"]
+    assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
+    assert condition(pod, "Ready") == "True"
