@@ -59,6 +59,10 @@ def _bench(args: argparse.Namespace) -> int:
     from berth.bench import BenchError, run_bench
     from berth.progress import bars
 
+    conflict = _conflict(args)
+    if conflict:
+        print(f"error: {conflict}", file=sys.stderr)
+        return EXIT_INPUT
     if args.sim:
         return _bench_sim(args)
     try:
@@ -86,6 +90,37 @@ def _bench(args: argparse.Namespace) -> int:
             f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold]"
         )
     return 0
+
+
+#: The options of the synthetic benchmark, and their defaults: what --sim does not use.
+_SYNTHETIC = {
+    "--scenario": ("scenario", "basic"),
+    "--nodes": ("nodes", 1000),
+    "--running": ("running", 10_000),
+    "--pods": ("pods", 5_000),
+    "--search": ("search", "full"),
+}
+#: The options of --sim, which the synthetic benchmark does not use.
+_SIM = {"--trace": "trace", "--format": "trace_format", "--cluster": "cluster"}
+
+
+def _conflict(args: argparse.Namespace) -> str | None:
+    """Options given that the chosen benchmark would ignore, as an error (None if none)."""
+    if args.sim:
+        given = [
+            flag for flag, (dest, default) in _SYNTHETIC.items() if getattr(args, dest) != default
+        ]
+        if given:
+            return f"{', '.join(given)}: only without --sim (they shape the synthetic benchmark)"
+        if args.trace is None:
+            alone = [flag for flag in ("--format", "--cluster") if getattr(args, _SIM[flag])]
+            if alone:
+                return f"{', '.join(alone)}: with --sim, only beside --trace"
+        return None
+    given = [flag for flag, dest in _SIM.items() if getattr(args, dest) is not None]
+    if given:
+        return f"{', '.join(given)}: only with --sim (simulation speed on a trace)"
+    return None
 
 
 def peak_rss() -> int:

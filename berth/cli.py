@@ -22,6 +22,7 @@ from berth.fill_cli import add_fill_command
 from berth.input_failures import EXIT_INPUT, InputConflict, input_errors, input_failure
 from berth.k8s_cli import add_k8s_commands
 from berth.traces.arguments import (
+    MEMORY_NORMALISED,
     add_reading_arguments,
     add_selection_arguments,
     elastic_range,
@@ -29,6 +30,7 @@ from berth.traces.arguments import (
     non_negative_int,
     positive,
     positive_seconds,
+    reading_given,
     selection,
     selection_given,
     trace_options,
@@ -231,8 +233,20 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
     # --elastic-range not given: the default range, made here rather than as the argument's
     # default so that building the parser does not import berth.traces.elastic.
     span = ElasticRange() if args.elastic_range is None else args.elastic_range
-    if args.trace is not None and args.cluster is not None and args.cluster_from_trace:
+    cluster = None if args.cluster is None else str(resolve_trace(args.cluster))
+    if cluster is not None and args.cluster_from_trace:
         raise InputConflict("--cluster and --cluster-from-trace: give one source of nodes")
+    if args.cluster_from_trace and args.trace is None and not args.workload:
+        raise InputConflict(
+            "--cluster-from-trace: sizes a cluster for --trace or --workload; give one of them"
+        )
+    if args.trace is None:
+        unread = _reading_without_trace(args, cluster)
+        if unread:
+            what = "a trace reading option" if len(unread) == 1 else "trace reading options"
+            raise InputConflict(f"{', '.join(unread)}: {what}, only with --trace")
+    if args.unknown_fields == "warn" and not args.workload and _machine_list(cluster) != "":
+        print("warning: --unknown-fields: ignored (no manifest file is read)", file=sys.stderr)
     if args.trace is None and args.elastic_fraction:
         raise InputConflict("--elastic-fraction: only with --trace (it marks trace jobs elastic)")
     if span != ElasticRange() and not args.elastic_fraction:
@@ -242,7 +256,7 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         if given:
             raise InputConflict(f"{', '.join(given)}: only with --trace (they select trace jobs)")
     return InputSpec(
-        cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
+        cluster=cluster,
         workloads=tuple(str(w) for w in args.workload),
         trace=None if args.trace is None else str(resolve_trace(args.trace)),
         trace_format=args.trace_format,
@@ -256,6 +270,29 @@ def _input_spec(args: argparse.Namespace) -> InputSpec:
         until=args.until,
         lenient=args.unknown_fields == "warn",
     )
+
+
+def _machine_list(cluster: str | None) -> str | None:
+    """The trace format of a machine list given as --cluster; "" for manifests, None for no
+    --cluster."""
+    from berth.sim.cluster_input import node_list_format
+
+    return None if cluster is None else node_list_format(cluster) or ""
+
+
+def _reading_without_trace(args: argparse.Namespace, cluster: str | None) -> list[str]:
+    """Trace reading flags given without --trace that nothing else reads: a machine list as
+    --cluster reads its rows (and machine memory, Alibaba 2018's), and a cluster sized from a
+    workload takes --gpus-per-node."""
+    listed = _machine_list(cluster)
+    used = set()
+    if listed:
+        used.add("--on-bad-row")
+        if listed in MEMORY_NORMALISED:
+            used.add("--machine-memory")
+    if args.cluster_from_trace:
+        used.add("--gpus-per-node")
+    return [flag for flag in reading_given(args) if flag not in used]
 
 
 def _selection(args: argparse.Namespace) -> Selection:

@@ -10,6 +10,10 @@ from typing import Any
 
 from berth.defaults import FILL_POLICIES, FILL_TARGET
 from berth.input_failures import EXIT_INPUT
+from berth.traces.arguments import positive
+
+#: The largest --target: a workload this many times the cluster's GPUs fills it many times over.
+MAX_FILL_TARGET = 10.0
 
 
 def add_fill_command(sub: Any) -> None:
@@ -38,8 +42,16 @@ def add_fill_command(sub: Any) -> None:
         f"{', '.join(FILL_POLICIES)})",
     )
     fill.add_argument("--seeds", type=int, default=1, help="runs per policy (seeds 0..N-1)")
-    fill.add_argument("--target", type=float, default=FILL_TARGET, help="workload / capacity")
-    fill.add_argument("--jobs", type=int, help="parallel processes (default: one per core)")
+    fill.add_argument(
+        "--target",
+        type=float,
+        default=FILL_TARGET,
+        help=f"the workload's GPU request over the cluster's GPUs (default {FILL_TARGET}, at "
+        f"most {MAX_FILL_TARGET:g})",
+    )
+    fill.add_argument(
+        "--jobs", type=positive(int), help="parallel processes (default: one per core)"
+    )
     fill.add_argument("--out", type=Path, default=Path("out/fill"), help="output directory")
     fill.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     fill.set_defaults(handler=run_fill_command)
@@ -65,6 +77,12 @@ def run_fill_command(args: argparse.Namespace) -> int:
     policies = args.policy or list(FILL_POLICIES)
     if args.seeds < 1 or not args.target > 0:
         err("--seeds must be >= 1 and --target > 0")
+        return EXIT_INPUT
+    if not args.target <= MAX_FILL_TARGET:
+        err(
+            f"--target {args.target:g}: at most {MAX_FILL_TARGET:g} (past the cluster's "
+            "capacity every further pod is dropped, and the run only grows)"
+        )
         return EXIT_INPUT
     try:
         args.cluster = str(resolve_trace(args.cluster))

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from berth.api.manifest import Manifests, load_files
-from berth.traces import TraceError, detect_format, find_table, load_nodes
+from berth.traces import TraceError, TraceOptions, detect_format, find_table, load_nodes
 
 #: Suffixes of files read as manifests whatever their first line says.
 _MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
@@ -31,13 +31,14 @@ def node_list_format(path: str | Path) -> str | None:
     return found[0] if found is not None and found[1] == "nodes" else None
 
 
-def load_cluster(path: str | Path) -> Manifests:
-    """The objects of a cluster file; a machine list gives Nodes, with its skipped rows as
-    warnings. Raises TraceError for a machine list that cannot be read."""
+def load_cluster(path: str | Path, options: TraceOptions | None = None) -> Manifests:
+    """The objects of a cluster file; a machine list gives Nodes (read with ``options``: its
+    bad rows, a machine's memory), with its skipped rows as warnings. Raises TraceError for a
+    machine list that cannot be read."""
     fmt = node_list_format(path)
     if fmt is None:
         return load_files([path])
-    nodes = load_nodes(path, fmt)
+    nodes = load_nodes(path, fmt, options)
     manifests = Manifests()
     manifests.nodes.extend(nodes)
     return manifests

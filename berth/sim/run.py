@@ -85,7 +85,7 @@ def load_inputs(
                 "a cluster from the workload's demand"
             )
         if spec.cluster and node_list_format(spec.cluster):
-            manifests = _cluster(spec.cluster)  # a machine list: nodes only
+            manifests = _cluster(spec.cluster, spec.trace_options)  # a machine list: nodes
             manifests.extend(load_files(list(spec.workloads), spec.lenient))
         else:
             manifests = load_files(
@@ -140,10 +140,10 @@ def hypernode_warnings(manifests: Manifests) -> list[str]:
     return lines
 
 
-def _cluster(path: str) -> Manifests:
+def _cluster(path: str, options: TraceOptions) -> Manifests:
     """Manifests, or a machine list (openb, PAI, Alibaba 2018) recognised by its header."""
     try:
-        return load_cluster(path)
+        return load_cluster(path, options)
     except TraceError as exc:
         raise InputError(str(exc)) from exc
 

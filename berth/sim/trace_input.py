@@ -13,7 +13,7 @@ from pathlib import Path
 from berth.api.keys import DEFAULT_QUEUE
 from berth.api.manifest import Manifests
 from berth.api.objects import Queue
-from berth.sim.cluster_input import load_cluster
+from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.cluster_sizing import SizingRule, size_cluster
 from berth.sim.inputs import InputError, InputSpec
 from berth.traces import (
@@ -24,6 +24,8 @@ from berth.traces import (
     iter_specs,
     load_nodes,
 )
+from berth.traces.arguments import MEMORY_NORMALISED
+from berth.traces.constants import DEFAULT_MACHINE_MEMORY
 from berth.traces.elastic import elastic_job
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
@@ -60,10 +62,15 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
             f"{spec.trace}: {exc}" if not str(exc).startswith(spec.trace) else str(exc)
         ) from exc
     warnings = [f"{spec.trace}: {line}" for line in stream.log.lines()]
+    if options.normalized_memory != DEFAULT_MACHINE_MEMORY and fmt not in MEMORY_NORMALISED:
+        cluster_format = None if spec.cluster is None else node_list_format(spec.cluster)
+        if cluster_format not in MEMORY_NORMALISED:
+            nor = "" if spec.cluster is None else ", nor on --cluster"
+            warnings.append(f"--machine-memory: ignored (no effect on {fmt} jobs{nor})")
     manifests.queues.extend(_queues(manifests, options))
     if spec.cluster is not None:
         try:
-            cluster = load_cluster(spec.cluster)
+            cluster = load_cluster(spec.cluster, options)
         except TraceError as exc:
             raise InputError(str(exc)) from exc
         manifests.nodes.extend(cluster.nodes)
@@ -71,7 +78,7 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         manifests.problems.extend(cluster.problems)
     elif spec.cluster_from_trace:
         try:
-            nodes, note = _trace_nodes(spec.trace, fmt)
+            nodes, note = _trace_nodes(spec.trace, fmt, options)
         except TraceError as exc:
             raise InputError(str(exc)) from exc
         if nodes is None:
@@ -125,11 +132,11 @@ def _queues(manifests: Manifests, options: TraceOptions) -> list[Queue]:
     return list(queues.values())
 
 
-def _trace_nodes(trace: str, fmt: str) -> tuple[list | None, str]:
+def _trace_nodes(trace: str, fmt: str, options: TraceOptions) -> tuple[list | None, str]:
     folder = Path(trace).parent
     for name in COMPANION_NODES.get(fmt, ()):
         path = folder / name
         if path.is_file():
-            nodes = load_nodes(path, fmt)
+            nodes = load_nodes(path, fmt, options)
             return list(nodes), f"cluster from the trace's node list {path} ({len(nodes)} nodes)"
     return None, ""

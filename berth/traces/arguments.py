@@ -231,3 +231,43 @@ def selection_given(args: argparse.Namespace) -> list[str]:
         if getattr(args, dest) != default:
             given.append(flag)
     return given
+
+
+#: Trace formats that give memory as a fraction of a machine, which ``--machine-memory`` scales.
+MEMORY_NORMALISED = ("alibaba2017", "alibaba2018")
+#: ``--bin``'s default (a load curve's bin width, seconds).
+DEFAULT_BIN = 60.0
+
+
+def reading_given(args: argparse.Namespace) -> list[str]:
+    """The reading flags (``add_reading_arguments``, and ``--format`` and ``--bin`` where the
+    command has them) given on the command line, as told by a value other than the default."""
+    given = []
+    for flag, dest, default in (
+        ("--format", "trace_format", None),
+        ("--format", "format", None),
+        ("--on-bad-row", "on_bad_row", "fail"),
+        ("--gpus-per-node", "gpus_per_node", DEFAULT_GPUS_PER_NODE),
+        ("--max-instances", "max_instances", None),
+        ("--machine-memory", "machine_memory", DEFAULT_MACHINE_MEMORY),
+        ("--network-topology", "network_topology", None),
+        ("--bin", "bin", DEFAULT_BIN),
+    ):
+        if getattr(args, dest, default) != default:
+            given.append(flag)
+    return given
+
+
+def ignored_for(args: argparse.Namespace, kind: str, fmt: str) -> list[str]:
+    """The reading and selection flags given that do nothing on a ``kind`` table ("jobs",
+    "nodes", "load", "usage") of format ``fmt``."""
+    used = {"--format", "--on-bad-row"}
+    if kind == "jobs":
+        used |= {"--gpus-per-node", "--max-instances", "--network-topology"}
+        used |= {"--from", "--to", "--sample", "--speedup", "--queues"}
+    if kind == "load":
+        used.add("--bin")
+    if fmt in MEMORY_NORMALISED:
+        used.add("--machine-memory")
+    given = reading_given(args) + (selection_given(args) if hasattr(args, "start") else [])
+    return [flag for flag in dict.fromkeys(given) if flag not in used]

@@ -15,11 +15,12 @@ from typing import TYPE_CHECKING
 from berth.durations import format_duration
 from berth.resources import CPU, GIB, GPU, MEMORY
 from berth.traces.arguments import (
+    DEFAULT_BIN,
     add_reading_arguments,
     add_selection_arguments,
+    ignored_for,
     positive,
     selection,
-    selection_given,
     trace_options,
 )
 from berth.traces.constants import FORMAT_NAMES
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from berth.traces.stats import Buckets, JobStats, NodeStats, UsageStats
 
 EXIT_INPUT = 1
-_NODE_FLAGS = "warning: --from, --to, --sample, --seed, --speedup, --queues: ignored for nodes"
 _STATS = ("p50", "p90", "p99", "max")
 _FILE_HELP = "a trace file (its format is detected), or a trace's name (berth trace get --list)"
 
@@ -77,10 +77,20 @@ def _add_reading_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--bin",
         type=positive(float),
-        default=60.0,
+        default=DEFAULT_BIN,
         metavar="SECONDS",
         help="load traces: the width of a load-curve bin (default %(default)s)",
     )
+
+
+def _warn_ignored(args: argparse.Namespace, trace_format: str, kind: str) -> None:
+    """A warning naming the flags given that do nothing on this table."""
+    ignored = ignored_for(args, kind, trace_format)
+    if getattr(args, "seed", 0) != 0 and getattr(args, "sample", None) is None:
+        ignored.append("--seed")  # convert's seed is --sample's
+    if ignored:
+        flags = ", ".join(ignored)
+        print(f"warning: {flags}: ignored (no effect on {trace_format} {kind})", file=sys.stderr)
 
 
 def _fail(message: object) -> int:
@@ -109,6 +119,7 @@ def _info(args: argparse.Namespace) -> int:
     try:
         args.file = resolve_trace(args.file)
         trace_format, table = find_table(args.file, args.format)
+        _warn_ignored(args, trace_format.name, table.kind)
         options = trace_options(args)
         title = f"[bold]{escape(str(args.file))}[/bold]: {trace_format.name} {table.kind}"
         if table.kind == "jobs":
@@ -277,12 +288,11 @@ def _convert(args: argparse.Namespace) -> int:
         return _fail(exc)
     try:
         args.file = resolve_trace(args.file)
-        _, table = find_table(args.file, args.format)
+        trace_format, table = find_table(args.file, args.format)
+        _warn_ignored(args, trace_format.name, table.kind)
         options = trace_options(args)
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if table.kind == "nodes":
-            if selection_given(args):
-                print(_NODE_FLAGS, file=sys.stderr)
             nodes = load_nodes(args.file, args.format, options)
             write_manifests(args.out, (node_manifest(node) for node in nodes))
             summary, log = f"wrote {len(nodes):,} nodes to {args.out}", nodes.log

@@ -175,7 +175,7 @@ def test_selection_flags_on_a_node_list_are_flagged(
     assert (
         berth_trace("convert", str(path), "--out", str(tmp_path / "c.yaml"), "--sample", "3") == 0
     )
-    assert "ignored for nodes" in capsys.readouterr().err
+    assert "warning: --sample: ignored (no effect on pai nodes)" in capsys.readouterr().err
 
 
 def test_info_and_convert_on_a_load_trace(
