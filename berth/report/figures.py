@@ -94,6 +94,9 @@ def stacked_figure(panels: int) -> tuple[Figure, list[Axes]]:
 
 def save(figure: Figure, path: Path) -> Path:
     figure.tight_layout()
+    # tight_layout leaves a placeholder layout engine behind, and savefig draws the whole figure
+    # once more, without rendering, for any engine; the layout is done, so drop it.
+    figure.set_layout_engine(None)
     # No Software tag: matplotlib's version would otherwise make identical runs differ by bytes.
     figure.savefig(path, dpi=DPI, metadata={"Software": None})
     return path

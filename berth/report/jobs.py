@@ -4,8 +4,8 @@ each with one reason. jobs.csv has every job; these tables say where to look fir
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.durations import format_duration
@@ -33,26 +33,22 @@ _JOB_HEADER = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
 class _Job:
-    group: PodGroup
-    outcome: JobOutcome
+    """A group with its outcome, and its queueing delay and JCT worked out once (the tables
+    look at each several times over thousands of jobs)."""
 
-    @property
-    def phase(self) -> str:
-        return self.outcome.phase or str(self.group.phase)
+    __slots__ = ("group", "outcome", "phase", "wait", "jct")
 
-    @property
-    def wait(self) -> float | None:
-        group = self.group
-        return None if group.start_time is None else group.start_time - group.submit_time
-
-    @property
-    def jct(self) -> float | None:
-        group = self.group
-        if group.phase != GroupPhase.COMPLETED or group.end_time is None:
-            return None
-        return group.end_time - group.submit_time
+    def __init__(self, group: PodGroup, outcome: JobOutcome) -> None:
+        self.group, self.outcome = group, outcome
+        self.phase: str = outcome.phase or str(group.phase)
+        start, end = group.start_time, group.end_time
+        self.wait: float | None = None if start is None else start - group.submit_time
+        self.jct: float | None = (
+            end - group.submit_time
+            if group.phase == GroupPhase.COMPLETED and end is not None
+            else None
+        )
 
 
 def _row(job: _Job, end_time: float) -> list[str]:
@@ -111,13 +107,23 @@ def jobs_section(
         matching = [j for j in jobs if chosen(j)]
         if not matching:
             continue
-        matching.sort(key=lambda j: (-size(j), j.group.key))
-        shown = matching[:NOTABLE_ROWS]
+        shown = _largest(matching, size, NOTABLE_ROWS)
         count = f"{len(matching)} jobs" if len(matching) > len(shown) else ""
         label = f"{name} ({count}, {len(shown)} shown)" if count else name
         parts.append(f"<h3>{label[0].upper() + label[1:]}</h3>")
         parts.append(table(_JOB_HEADER, [_row(j, end_time) for j in shown], 4))
     return "".join(parts)
+
+
+def _largest(jobs: list[_Job], size: Callable[[_Job], float], count: int) -> list[_Job]:
+    """The ``count`` jobs of largest ``size``, ties by key: the first ``count`` of ``jobs``
+    sorted by (-size, key), without sorting them all (only the jobs at least as large as the
+    ``count``-th largest can be among them)."""
+    sizes = [size(j) for j in jobs]
+    if 0 < count < len(jobs):
+        cut = heapq.nlargest(count, sizes)[-1]
+        jobs = [j for j, s in zip(jobs, sizes, strict=True) if s >= cut]
+    return sorted(jobs, key=lambda j: (-size(j), j.group.key))[:count]
 
 
 def _jobs_csv_note(count: int) -> str:
