@@ -75,9 +75,10 @@ class StatefulSetController(WorkloadController):
         ]
         start, end = replica_range(spec)
         slots: list[int] = [o for o in range(start, end) if o not in spec.reserve_ordinals]
+        kept = set(slots)  # looked up once per pod: a list would make a pass quadratic
         by_ordinal = {ordinal_of(sts.name, pod): pod for pod in pods}
         condemned = sorted(
-            (pod for ordinal, pod in by_ordinal.items() if ordinal >= 0 and ordinal not in slots),
+            (pod for ordinal, pod in by_ordinal.items() if ordinal >= 0 and ordinal not in kept),
             key=lambda pod: -ordinal_of(sts.name, pod),
         )
         if self._replicas(sts, slots, by_ordinal) and self._condemned(
