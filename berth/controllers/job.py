@@ -67,17 +67,23 @@ class _Run:
 
 class JobController:
     """``now`` reads the clock; ``schedule(at, callback)`` runs ``callback`` at time ``at``
-    (the simulator's event queue, a requeue-after on Kubernetes)."""
+    (the simulator's event queue, a requeue-after on Kubernetes); ``soon(callback)``, when
+    given, runs it once everything at this instant has happened (a work queue's next pass):
+    a job's status and missing pods are then brought up to date once for all its pods that
+    changed at one instant, not once per pod (which is quadratic in a job's pods)."""
 
     def __init__(
         self,
         store: ObjectStore,
         now: Callable[[], float],
         schedule: Callable[[float, Callable[[], None]], None],
+        soon: Callable[[Callable[[], None]], None] | None = None,
     ) -> None:
         self.store = store
         self.now = now
         self.schedule = schedule
+        self.soon = soon
+        self._changed: dict[str, _Run] = {}  # jobs whose pods changed, for the next pass
         self.runs: dict[str, _Run] = {}
         self._owned: dict[str, tuple[_Run, Slot]] = {}  # pod key → its job and slot
         self._seen: dict[str, PodPhase] = {}  # pod key → phase last handled
@@ -142,9 +148,23 @@ class JobController:
         if run.slots.get(slot) is not pod or run.job.phase not in _ACTIVE:
             return
         self._pod_event(run, slot, pod)
-        if run.job.phase in _ACTIVE:
+        if run.job.phase not in _ACTIVE:
+            return
+        if self.soon is None:
             self._update_status(run)
             self._sync(run)
+            return
+        if not self._changed:
+            self.soon(self._pass)
+        self._changed[run.job.key] = run
+
+    def _pass(self) -> None:
+        """Status and missing pods of every job whose pods changed since the last pass."""
+        changed, self._changed = self._changed, {}
+        for run in changed.values():
+            if run.job.phase in _ACTIVE:
+                self._update_status(run)
+                self._sync(run)
 
     # ------------------------------------------------------------------ events and policies
 
@@ -417,7 +437,7 @@ class JobController:
 
 @register("volcano-job")
 def _start(runtime: Runtime) -> JobController:
-    return JobController(runtime.store, runtime.now, runtime.at)
+    return JobController(runtime.store, runtime.now, runtime.at, runtime.soon)
 
 
 def job_counts(pods: object) -> dict[str, int]:
