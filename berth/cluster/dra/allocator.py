@@ -27,7 +27,7 @@ from berth.api.dra import (
 from berth.api.schema.dra import ALLOCATION_RESULTS_MAX
 from berth.api.selectors import NodeSelectorTerm
 from berth.cluster.dra.capacity import add_into, consumption, fits
-from berth.cluster.dra.pools import Pool, gather_pools
+from berth.cluster.dra.pools import Pool, SliceIndex, gather_pools
 from berth.cluster.dra.selection import (
     AllocationError,
     DeviceId,
@@ -106,13 +106,13 @@ class Allocator:
     def __init__(
         self,
         classes: Mapping[str, DeviceClass] | Iterable[DeviceClass],
-        slices: Sequence[ResourceSlice],
+        slices: Sequence[ResourceSlice] | SliceIndex,
         allocated: AllocatedState | None = None,
     ) -> None:
         self.classes = dict(classes) if isinstance(classes, Mapping) else {
             c.name: c for c in classes
         }  # fmt: skip
-        self.slices = list(slices)
+        self.slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
         self.allocated = allocated or AllocatedState()
         self.selectors = SelectorCache()
 

@@ -47,12 +47,44 @@ def reaches(item: ResourceSlice, node: str, labels: dict[str, str]) -> bool:
     return item.selection.matches(node, labels)
 
 
-def gather_pools(node: str, labels: dict[str, str], slices: Sequence[ResourceSlice]) -> list[Pool]:
+class SliceIndex:
+    """Every slice of the input, indexed by node: the slices a node's search looks at are its
+    own (``nodeName``) and those that do not name one node, not the whole cluster's; a pool's
+    slices are kept together for its completeness."""
+
+    def __init__(self, slices: Sequence[ResourceSlice]) -> None:
+        self.slices = list(slices)
+        self.by_node: dict[str, list[ResourceSlice]] = {}
+        self.unnamed: list[ResourceSlice] = []
+        self.by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
+        for item in self.slices:
+            name = item.selection.node_name if not item.per_device_node_selection else ""
+            if name:
+                self.by_node.setdefault(name, []).append(item)
+            else:
+                self.unnamed.append(item)
+            self.by_pool.setdefault((item.driver, item.pool), []).append(item)
+
+    def near(self, node: str) -> list[ResourceSlice]:
+        """The slices that may reach ``node`` (the order does not matter: a pool's slices are
+        sorted by name)."""
+        own = self.by_node.get(node)
+        if not own:
+            return self.unnamed
+        return own + self.unnamed if self.unnamed else own
+
+
+def gather_pools(
+    node: str, labels: dict[str, str], slices: Sequence[ResourceSlice] | SliceIndex
+) -> list[Pool]:
     """The pools with devices for ``node``, sorted by driver and pool name. ``slices`` is every
     slice of the input (those of other nodes included: a pool's completeness is counted over
-    all of them)."""
+    all of them), or a SliceIndex of them."""
+    index = slices if isinstance(slices, SliceIndex) else None
+    near = index.near(node) if index is not None else slices
+    every = index.slices if index is not None else slices
     by_pool: dict[tuple[str, str], list[ResourceSlice]] = {}
-    for item in slices:
+    for item in near:
         if item.shared_counters:
             continue  # partitionable devices' counter sets: not modelled
         if not reaches(item, node, labels):
@@ -68,7 +100,10 @@ def gather_pools(node: str, labels: dict[str, str], slices: Sequence[ResourceSli
         generation, count = found[0].generation, found[0].slice_count
         pool = Pool(driver, name)
         if len(found) != count:
-            same = [s for s in slices if s.driver == driver and s.pool == name]
+            if index is not None:
+                same = index.by_pool.get((driver, name), [])
+            else:
+                same = [s for s in every if s.driver == driver and s.pool == name]
             if any(s.generation > generation for s in same):
                 continue  # obsolete: a newer generation is being published
             if sum(1 for s in same if s.generation == generation) != count:
