@@ -13,7 +13,12 @@ $(BIN)/berth: pyproject.toml
 demo: $(BIN)/berth
 	$(BIN)/berth simulate --out out/demo
 
-test: $(BIN)/berth
+# Ray is optional for users (pip install 'berth[ray]'); the tests start a Ray cluster
+$(VENV)/.ray: $(BIN)/berth
+	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	touch $@
+
+test: $(BIN)/berth $(VENV)/.ray
 	@if command -v go >/dev/null || [ -x /usr/local/go/bin/go ]; then controlplane/build.sh; \
 	else echo "no Go toolchain: the tests on a real control plane will skip"; fi
 	$(BIN)/python -m pytest

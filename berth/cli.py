@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from berth import __version__
 from berth.bench_cli import add_bench_command
 from berth.defaults import DEFAULT_MAX_PODS
+from berth.executors import add_executor_argument
 from berth.fill_cli import add_fill_command
 from berth.input_failures import EXIT_INPUT, InputConflict, input_errors, input_failure
 from berth.k8s_cli import add_k8s_commands
@@ -138,6 +139,7 @@ def _parser() -> argparse.ArgumentParser:
     cmp.add_argument(
         "--jobs", type=positive(int), help="parallel processes (default: one per core)"
     )
+    add_executor_argument(cmp)
     cmp.add_argument(
         "--seeds",
         type=positive(int),
@@ -468,6 +470,13 @@ def _compare(args: argparse.Namespace) -> int:
     if len(args.config) < 2:
         print("error: --config: give at least two configurations to compare", file=sys.stderr)
         return EXIT_INPUT
+    if args.executor.remote and args.jobs:
+        print(
+            "error: --jobs counts processes on this machine; with --executor ray the Ray "
+            "cluster's CPUs decide how many runs go at once",
+            file=sys.stderr,
+        )
+        return EXIT_INPUT
     console = Console()
     try:
         spec = _input_spec(args)
@@ -483,6 +492,7 @@ def _compare(args: argparse.Namespace) -> int:
                 progress=_compare_progress(display, console),
                 command=args.command,
                 seeds=args.seeds,
+                executor=args.executor,
                 warn=lambda message: display.console.print(
                     f"warning: {message}", markup=False, highlight=False, soft_wrap=True
                 ),

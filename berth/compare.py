@@ -20,6 +20,16 @@ from typing import Any
 
 import numpy as np
 
+from berth.api.manifest import Manifests
+from berth.executors import (
+    LOCAL,
+    Executor,
+    folder_files,
+    raise_failures,
+    ray_map,
+    scratch,
+    write_files,
+)
 from berth.metrics.breakdown import job_sample
 from berth.metrics.comparison import RunOutcome, comparison_table
 from berth.metrics.provenance import describe, resolved_configuration
@@ -79,8 +89,22 @@ def run_one(
 ) -> RunOutcome:
     """One configuration under ``spec.seed``, start to finish (runs in a worker process, where
     ``report`` puts its progress on a queue the parent reads)."""
+    return run_loaded(spec, load_inputs(spec, config), name, out_dir, command, report, seeds)
+
+
+def run_loaded(
+    spec: InputSpec,
+    inputs: Inputs,
+    name: str,
+    out_dir: str,
+    command: list[str] | None = None,
+    report: Report | None = None,
+    seeds: int = 1,
+    provenance: dict[str, Any] | None = None,
+) -> RunOutcome:
+    """``run_one`` on inputs already loaded (a Ray task's, shared by every run);
+    ``provenance``: as the caller described the run (where the input files are)."""
     label = run_label(name, spec.seed, seeds)
-    inputs = load_inputs(spec, config)
     until = inputs.until if spec.until is None else spec.until
     if report is not None:
         horizon = expected_end(inputs.manifests.pods, until)
@@ -91,7 +115,8 @@ def run_one(
         spec.until,
         None if report is None else (lambda now: report(RunProgress(label, now=now))),
     )
-    provenance = describe(spec, inputs.config, inputs.notes, command)
+    if provenance is None:
+        provenance = describe(spec, inputs.config, inputs.notes, command)
     folder = Path(out_dir) / run_folder(name, spec.seed, seeds)
     summary, _ = write_outputs(result, folder, provenance)
     if report is not None:
@@ -120,6 +145,7 @@ def compare(
     command: list[str] | None = None,
     warn: Callable[[str], None] | None = None,
     seeds: int = 1,
+    executor: Executor = LOCAL,
 ) -> tuple[dict[str, Any], Path]:
     """Run every configuration under ``seeds`` seeds (``spec.seed`` and the ones after it)
     and write ``compare.html``, ``compare.json`` and plots; returns the table (as written to
@@ -142,7 +168,9 @@ def compare(
     ]
     workers = workers or min(len(runs), os.cpu_count() or 1)
     ordered: list[RunOutcome] = []
-    if workers <= 1:
+    if executor.remote:
+        ordered = _on_ray(executor, spec, configs, checked, runs, out, command, progress, seeds)
+    elif workers <= 1:
         for run_spec, config, name in runs:
             ordered.append(run_one(run_spec, config, name, str(out), command, progress, seeds))
     else:
@@ -175,6 +203,57 @@ def compare(
     (out / "compare.json").write_text(json.dumps(table, indent=2, sort_keys=True) + "\n")
     report = write_compare_report(out, table, ordered)
     return table, report
+
+
+def _on_ray(
+    executor: Executor,
+    spec: InputSpec,
+    configs: Sequence[str],
+    checked: list[Inputs],
+    runs: list[tuple[InputSpec, str, str]],
+    out: Path,
+    command: list[str] | None,
+    progress: Report | None,
+    seeds: int,
+) -> list[RunOutcome]:
+    """Every run as a Ray task. The workload is read here once per seed and shared through the
+    object store; each task gets its configuration as checked here and the provenance
+    described here (where the files are), and sends its output folder back to be written
+    under ``out``."""
+    inputs_of = dict(zip(configs, checked, strict=True))
+    shared = {
+        seed: load_inputs(replace(spec, seed=seed), configs[0]).manifests
+        for seed in sorted({run_spec.seed for run_spec, _, _ in runs})
+    }
+    tasks = []
+    for run_spec, config, name in runs:
+        inputs = inputs_of[config]
+        provenance = describe(run_spec, inputs.config, inputs.notes, command)
+        tasks.append((run_spec.seed, (run_spec, inputs, name, command, seeds, provenance)))
+    labels = [run_label(name, run_spec.seed, seeds) for run_spec, _, name in runs]
+
+    def finished(_count: int, label: str) -> None:
+        if progress is not None:
+            progress(RunProgress(label, done=True))
+
+    results = ray_map(executor, _ray_run, shared, tasks, labels, finished)
+    ordered = []
+    for (run_spec, _, name), result in zip(runs, results, strict=True):
+        if isinstance(result, tuple):
+            outcome, files = result
+            write_files(out / run_folder(name, run_spec.seed, seeds), files)
+            ordered.append(outcome)
+    raise_failures(results, f"the other runs' folders are in {out}")
+    return ordered
+
+
+def _ray_run(manifests: Manifests, item: tuple) -> tuple[RunOutcome, dict[str, bytes]]:
+    """One run on a Ray worker: simulated into a scratch folder whose files go back."""
+    spec, inputs, name, command, seeds, provenance = item
+    inputs = replace(inputs, manifests=manifests)
+    with scratch() as folder:
+        outcome = run_loaded(spec, inputs, name, folder, command, None, seeds, provenance)
+        return outcome, folder_files(Path(folder) / run_folder(name, spec.seed, seeds))
 
 
 def _relay(updates: Any, progress: Report, runs: int) -> threading.Thread:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from berth.defaults import FILL_POLICIES, FILL_TARGET
+from berth.executors import SweepError, add_executor_argument
 from berth.input_failures import EXIT_INPUT
 from berth.traces.arguments import positive
 
@@ -52,6 +53,7 @@ def add_fill_command(sub: Any) -> None:
     fill.add_argument(
         "--jobs", type=positive(int), help="parallel processes (default: one per core)"
     )
+    add_executor_argument(fill)
     fill.add_argument("--out", type=Path, default=Path("out/fill"), help="output directory")
     fill.add_argument("--force", action="store_true", help="write into a non-empty --out folder")
     fill.set_defaults(handler=run_fill_command)
@@ -84,6 +86,12 @@ def run_fill_command(args: argparse.Namespace) -> int:
             "capacity every further pod is dropped, and the run only grows)"
         )
         return EXIT_INPUT
+    if args.executor.remote and args.jobs:
+        err(
+            "--jobs counts processes on this machine; with --executor ray the Ray cluster's "
+            "CPUs decide how many runs go at once"
+        )
+        return EXIT_INPUT
     try:
         args.cluster = str(resolve_trace(args.cluster))
         args.workload = str(resolve_trace(args.workload))
@@ -105,8 +113,10 @@ def run_fill_command(args: argparse.Namespace) -> int:
     try:
         with bars() as display:
             task = display.add_task("fill runs", total=len(specs), detail="")
-            runs = run_specs(specs, jobs, lambda done: display.update(task, completed=done))
-    except ValueError as exc:
+            runs = run_specs(
+                specs, jobs, lambda done: display.update(task, completed=done), args.executor
+            )
+    except (ValueError, SweepError) as exc:
         err(str(exc))
         return EXIT_INPUT
     summary = write_fill_outputs(runs, args.out)

@@ -20,6 +20,7 @@ def input_errors() -> tuple[type[Exception], ...]:
     catalog modules, which a command imports when it runs, not when the parser is built. A
     command names it in its ``except`` clause, which is evaluated only once something raised.
     """
+    from berth.executors import SweepError
     from berth.framework.config import ConfigError
     from berth.framework.plugin import PluginArgumentError
     from berth.sim.config import SimConfigError
@@ -34,6 +35,7 @@ def input_errors() -> tuple[type[Exception], ...]:
         InputError,
         InputConflict,
         FetchError,
+        SweepError,
     )
 
 

@@ -26,6 +26,7 @@ from berth.cluster.devices import record_devices
 from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.cluster.state import ClusterState
 from berth.defaults import FILL_TARGET as DEFAULT_TARGET
+from berth.executors import LOCAL, Executor, raise_failures, ray_map
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.framework import Framework
 from berth.framework.registry import PLUGINS
@@ -236,16 +237,44 @@ def run_spec(spec: FillSpec) -> FillRun:
     key = (spec.cluster, spec.workload)
     if key not in _LOADED:
         _LOADED[key] = load_fill_inputs(spec.cluster, spec.workload)
-    nodes, pods = _LOADED[key]
+    return run_loaded(_LOADED[key], (spec, spec_config(spec.policy)))
+
+
+def run_loaded(
+    loaded: tuple[list[Node], list[Pod]], run: tuple[FillSpec, SchedulerConfig]
+) -> FillRun:
+    """One run on inputs already loaded (the pods are copied: a run writes into them)."""
+    spec, config = run
+    nodes, pods = loaded
     fresh = [dataclasses.replace(p, annotations=dict(p.annotations)) for p in pods]
-    return fill(nodes, fresh, spec_config(spec.policy), spec.seed, spec.target, spec.policy)
+    return fill(nodes, fresh, config, spec.seed, spec.target, spec.policy)
 
 
 def run_specs(
-    specs: list[FillSpec], jobs: int = 1, finished: Callable[[int], None] | None = None
+    specs: list[FillSpec],
+    jobs: int = 1,
+    finished: Callable[[int], None] | None = None,
+    executor: Executor = LOCAL,
 ) -> list[FillRun]:
-    """Every run, in ``jobs`` processes; results in the order of ``specs``. ``finished`` hears
-    how many runs are done after each one."""
+    """Every run, in ``jobs`` processes or on a Ray cluster; results in the order of
+    ``specs``. ``finished`` hears how many runs are done after each one. On Ray every input is
+    loaded once, here, and every configuration resolved here."""
+    if executor.remote:
+        keys = {(spec.cluster, spec.workload) for spec in specs}
+        shared = {key: load_fill_inputs(*key) for key in sorted(keys)}
+        configs = {policy: spec_config(policy) for policy in {spec.policy for spec in specs}}
+        tasks = [((s.cluster, s.workload), (s, configs[s.policy])) for s in specs]
+        labels = [f"{spec.policy} seed {spec.seed}" for spec in specs]
+        results = ray_map(
+            executor,
+            run_loaded,
+            shared,
+            tasks,
+            labels,
+            None if finished is None else (lambda done, _label: finished(done)),
+        )
+        raise_failures(results)
+        return results
     if jobs <= 1 or len(specs) <= 1:
         runs = []
         for spec in specs:
