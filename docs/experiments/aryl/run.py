@@ -39,6 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
+from berth.executors import Executor, SweepError, add_executor_argument
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 CLUSTERS = ("cluster03", "cluster04", "cluster06")
@@ -81,18 +83,25 @@ def runs(clusters: list[str], fractions: list[float]) -> list[Run]:
 
 
 def argv(run: Run, traces: Path, out: Path) -> list[str]:
-    config = MODES[run.mode][0]
     return [
         str(ROOT / ".venv" / "bin" / "berth"),
         "simulate",
+        *simulate_args(run, traces),
+        "--out", str(out / run.name),
+        "--quiet",
+    ]  # fmt: skip
+
+
+def simulate_args(run: Run, traces: Path) -> list[str]:
+    """``berth simulate``'s arguments for one run, without where its outputs go."""
+    config = MODES[run.mode][0]
+    return [
         "--trace", str(traces / f"{run.cluster}.csv"),
         "--cluster-from-trace",
         "--workload", str(HERE / "inference.yaml"),
         "--config", str(HERE / config),
         "--elastic-fraction", str(run.fraction),
         *(["--elastic-range", RANGE] if run.fraction else []),
-        "--out", str(out / run.name),
-        "--quiet",
     ]  # fmt: skip
 
 
@@ -113,6 +122,21 @@ def simulate(run: Run, traces: Path, out: Path) -> float:
     (out / run.name / "wall.txt").write_text(f"{seconds:.1f}\n")
     print(f"{run.name}: {seconds:.0f} s", flush=True)
     return seconds
+
+
+def on_ray(todo: list[Run], traces: Path, out: Path, executor: Executor) -> None:
+    """Every run as a task on a Ray cluster; each run's folder and wall.txt as locally."""
+    from berth.remote_simulate import run_simulations
+
+    seconds = run_simulations(
+        executor,
+        [simulate_args(run, traces) for run in todo],
+        [out / run.name for run in todo],
+        [run.name for run in todo],
+        lambda done, name: print(f"{name} ({done}/{len(todo)})", flush=True),
+    )
+    for run, took in zip(todo, seconds, strict=True):
+        (out / run.name / "wall.txt").write_text(f"{took:.1f}\n")
 
 
 def measure(run: Run, out: Path) -> dict[str, float]:
@@ -230,7 +254,10 @@ def main() -> None:
         default=",".join(map(str, FRACTIONS)),
         help="shares of multi-worker jobs made elastic, comma list (default: %(default)s)",
     )
-    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default: %(default)s)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="runs at a time on this machine (default: %(default)s)"
+    )
+    add_executor_argument(parser)
     parser.add_argument(
         "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
     )
@@ -244,8 +271,14 @@ def main() -> None:
             if not (args.traces / f"{cluster}.csv").exists():
                 sys.exit(f"{args.traces / cluster}.csv: not found (--traces DIR)")
         started = time.perf_counter()
-        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-            list(pool.map(lambda r: simulate(r, args.traces, args.out), todo))
+        if args.executor.remote:
+            try:
+                on_ray(todo, args.traces, args.out, args.executor)
+            except SweepError as exc:
+                sys.exit(str(exc))
+        else:
+            with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+                list(pool.map(lambda r: simulate(r, args.traces, args.out), todo))
         print(f"{len(todo)} runs in {time.perf_counter() - started:.0f} s")
     lines = [
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python "

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import numpy as np
 
+from berth.executors import add_executor_argument
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 #: Configurations in comparison order; the first is the baseline of compare's ratios.
@@ -256,6 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--clusters", default=",".join(CLUSTERS), help="comma list (default: %(default)s)"
     )
+    add_executor_argument(parser)
     parser.add_argument(
         "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
     )
@@ -276,6 +279,7 @@ def main(argv: list[str] | None = None) -> int:
         for name in clusters:
             t0 = time.perf_counter()
             argv_ = compare_argv(args.traces / f"{name}.csv", args.out / name)
+            argv_ += ["--executor", str(args.executor)]
             print("$ berth " + " ".join(argv_), flush=True)
             subprocess.run([str(berth), *argv_], check=True)
             walls[name] = time.perf_counter() - t0

@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from berth.defaults import FILL_POLICIES as POLICIES
+from berth.executors import add_executor_argument
 from berth.progress import bars
 from berth.report.fill import fill_summary, plot_allocation
 from berth.sim.fill import FillSpec, run_specs
@@ -65,7 +66,10 @@ def main(argv: list[str] | None = None) -> None:
         default=10,
         help="seeds for each policy and pod list (default: %(default)s)",
     )
-    parser.add_argument("--jobs", type=int, default=2, help="runs at a time (default: %(default)s)")
+    parser.add_argument(
+        "--jobs", type=int, default=2, help="runs at a time on this machine (default: %(default)s)"
+    )
+    add_executor_argument(parser)
     parser.add_argument(
         "--traces",
         default="",
@@ -97,7 +101,9 @@ def main(argv: list[str] | None = None) -> None:
     started = time.perf_counter()
     with bars() as display:
         task = display.add_task("fill runs", total=len(specs), detail="")
-        runs = run_specs(specs, args.jobs, lambda done: display.update(task, completed=done))
+        runs = run_specs(
+            specs, args.jobs, lambda done: display.update(task, completed=done), args.executor
+        )
     wall = time.perf_counter() - started
     results: dict[str, object] = {"wall_seconds": round(wall, 1), "seeds": args.seeds}
     per_trace = len(POLICIES) * args.seeds
