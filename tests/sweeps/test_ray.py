@@ -232,3 +232,17 @@ def test_a_failing_simulate_command_names_its_error(cluster, tmp_path):
     command = ["--cluster", str(EXAMPLES / "cluster.yaml"), "--until", "soon"]
     with pytest.raises(SweepError, match=r"1 of 1 runs failed: bad: RuntimeError: .*--until"):
         run_simulations(parse_executor(f"ray={cluster}"), [command], [tmp_path], ["bad"])
+
+
+def test_the_kuberay_manifest_and_the_slurm_script_are_well_formed():
+    import yaml
+
+    (cluster,) = list(yaml.safe_load_all((ROOT / "deploy/ray/raycluster.yaml").read_text()))
+    assert (cluster["apiVersion"], cluster["kind"]) == ("ray.io/v1", "RayCluster")
+    head = cluster["spec"]["headGroupSpec"]
+    assert head["rayStartParams"]["num-cpus"] == "0"  # runs go to the workers
+    (group,) = cluster["spec"]["workerGroupSpecs"]
+    assert group["minReplicas"] <= group["replicas"] <= group["maxReplicas"]
+    script = ROOT / "deploy/slurm/berth-sweep.sbatch"
+    subprocess.run(["bash", "-n", str(script)], check=True)
+    assert '--executor "ray=$head_ip:$PORT"' in script.read_text()
