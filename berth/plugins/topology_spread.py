@@ -63,13 +63,36 @@ class _Constraint:
     counted: np.ndarray
     domains: np.ndarray
     size: int  # domain ids run 0..size-1
+    #: The totals as last computed, the counted nodes' counts they were made of, and the
+    #: change-log position they are current at: patched from the rows changed since.
+    _totals: np.ndarray | None = None
+    _seen: np.ndarray | None = None
+    _position: int = -1
+    _slot: np.ndarray | None = None  # per node row, its index in ``counted`` (-1: not counted)
 
     def totals(self, state: ClusterState) -> np.ndarray:
-        """Matching pods per domain, over the counted nodes."""
+        """Matching pods per domain, over the counted nodes. Kept between calls and patched
+        with the rows the change log names: a placement changes one node's count."""
         if self.key is None:
             return np.zeros(self.size)
         counts = state.pod_counts(self.key)
-        return np.bincount(self.domains, weights=counts[self.counted], minlength=self.size)
+        changed = None if self._totals is None else state.changed_rows(self._position)
+        if changed is None:
+            self._seen = counts[self.counted].astype(np.float64)
+            self._totals = np.bincount(self.domains, weights=self._seen, minlength=self.size)
+        elif len(changed):
+            if self._slot is None:
+                self._slot = np.full(state.n, -1, dtype=np.intp)
+                self._slot[self.counted] = np.arange(len(self.counted))
+            assert self._seen is not None
+            slots = self._slot[changed[changed < len(self._slot)]]
+            slots = slots[slots >= 0]
+            if len(slots):
+                now = counts[self.counted[slots]]
+                np.add.at(self._totals, self.domains[slots], now - self._seen[slots])
+                self._seen[slots] = now
+        self._position = state.log_position
+        return self._totals
 
 
 @dataclass(slots=True)
@@ -193,10 +216,10 @@ class TopologySpread(Plugin):
         for c, (present, count) in zip(compiled.hard, compiled.present, strict=True):
             totals = c.totals(state)
             floor = totals[present].min() if count and count >= c.spec.min_domains else 0.0
-            picked = state.labels.domains(c.spec.topology_key, state.n)[0][rows]
-            has = picked >= 0
-            matched = np.where(has, totals[np.maximum(picked, 0)], 0)
-            ok = has & (matched + c.self_match - floor <= c.spec.max_skew)
+            # The verdict per domain, then per node; a node without the key (-1) takes the
+            # last entry, False.
+            fits = np.append(totals + c.self_match - floor <= c.spec.max_skew, False)
+            ok = fits[state.labels.domains(c.spec.topology_key, state.n)[0][rows]]
             mask = ok if mask is None else mask & ok
         assert mask is not None
         return mask
