@@ -9,6 +9,9 @@ nodes where half the running pods hold shares of a device and the pending pods a
 nodes in three tiers of switches (racks of 20 nodes, spines of 10 racks, 5 spines under each
 core switch) described by HyperNodes, and the pending pods are gangs of 64 workers (16 cores,
 64 GiB each) that must share a spine (hard mode, tier 2), under network-topology-aware.
+``dra`` is the 8-GPU cluster with its GPUs published as DRA ResourceSlices (one per node, a
+DeviceClass for the driver): every eighth running pod holds one GPU through a claim, and the
+pending pods ask 1, 2 or 4 GPUs through ResourceClaimTemplates.
 """
 
 from __future__ import annotations
@@ -21,6 +24,17 @@ import numpy as np
 
 import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
 import berth.plugins  # noqa: F401
+from berth.api.dra import (
+    ClaimSpec,
+    Device,
+    DeviceClass,
+    DeviceRequest,
+    ExactRequest,
+    NodeSelection,
+    PodClaim,
+    ResourceClaimTemplate,
+    ResourceSlice,
+)
 from berth.api.hypernodes import PoolTier, pool_hypernodes, pool_switch_labels
 from berth.api.keys import HOSTNAME_LABEL, ZONE_LABEL
 from berth.api.objects import NetworkTopology, Node, Pod, PodGroup
@@ -57,6 +71,9 @@ _GPU_ASKS = (200, 500, 1000, 300, 700, 2000, 250, 1000, 4000, 500)
 #: gangs (workers, and the highest tier they may span).
 _SWITCHES = (PoolTier("rack", 20), PoolTier("spine", 10), PoolTier("core", 5))
 _TOPOLOGY_GANG = 64
+#: The dra scenario: its driver, and the GPUs pending pods ask through their claims, cycled.
+_DRA_DRIVER = "gpu.nvidia.com"
+_DRA_ASKS = (1, 1, 2, 1, 4)
 _TOPOLOGY_TIER = 2
 
 
@@ -124,6 +141,11 @@ def pending_pods(
             pod = _pod(name, f"gpu-{i % 3}", cpu, memory)
             pod.requests["nvidia.com/gpu"] = _GPU_ASKS[i % len(_GPU_ASKS)]
             pods.append(pod)
+        elif kind == "dra":
+            pod = _pod(name, f"dra-{i % 3}", cpu, memory)
+            ask = _DRA_ASKS[i % len(_DRA_ASKS)]
+            pod.resource_claims = (PodClaim("gpus", template_name=f"gpus-{ask}"),)
+            pods.append(pod)
         elif kind == "topology":
             size = min(_TOPOLOGY_GANG, count - len(pods))
             topology = NetworkTopology(hard=True, highest_tier=_TOPOLOGY_TIER)
@@ -185,10 +207,16 @@ def run_bench(
         config.tiers[-1].append(PluginSpec(NETWORK_TOPOLOGY_AWARE))
     scheduler = Scheduler(config, seed=seed)
     gpu_share = scenario == "gpu-share"
-    node_list = build_nodes(nodes, rng, gpu_only=gpu_share, racked=racked)
+    dra = scenario == "dra"
+    node_list = build_nodes(nodes, rng, gpu_only=gpu_share or dra, racked=racked)
+    if dra:  # the GPUs are published as ResourceSlices instead
+        for node in node_list:
+            node.allocatable.pop("nvidia.com/gpu")
     report("adding nodes", 0, nodes)
     for node in node_list:
         scheduler.add_node(node)
+    if dra:
+        scheduler.state.set_dra(dra_objects(node_list))
     if racked:
         scheduler.state.hypernodes = pool_hypernodes("node", nodes, _SWITCHES)
     report("adding nodes", nodes, nodes)
@@ -199,6 +227,7 @@ def run_bench(
         rng,
         gpu_share,
         lambda done: report("placing running pods", done, running),
+        dra,
     )
     groups, pending = pending_pods(scenario, pods, rng)
     for group in groups:
@@ -235,6 +264,7 @@ def _fill(
     rng: np.random.Generator,
     shares: bool = False,
     done: Callable[[int], None] | None = None,
+    claims: bool = False,
 ) -> None:
     """Place ``running`` small pods round-robin (untimed), labelled with 1,000 apps so that
     spread and affinity selectors have existing pods to count; with ``shares`` every other
@@ -245,8 +275,36 @@ def _fill(
         pod = _pod(f"running-{i:06d}", f"app-{i % 1000}", 250, 512 * MIB)
         if shares and i % 2 == 0:
             pod.requests["nvidia.com/gpu"] = 250
+        if claims and i % 8 == 0:
+            pod.resource_claims = (PodClaim("gpus", template_name="gpus-1"),)
+            scheduler.state.dra.map_pod(pod)  # type: ignore[union-attr]
         scheduler.place_bound(pod, node.name)
         if done is not None and (i + 1) % 10_000 == 0:
             done(i + 1)
     if done is not None:
         done(running)
+
+
+def dra_objects(nodes: list[Node]) -> list[object]:
+    """The dra scenario's DeviceClass, claim templates (1, 2 and 4 GPUs) and one slice of 8
+    GPUs per node."""
+    objects: list[object] = [
+        DeviceClass(_DRA_DRIVER, (f'device.driver == "{_DRA_DRIVER}"',)),
+    ]
+    for count in sorted(set(_DRA_ASKS)):
+        request = DeviceRequest("gpu", ExactRequest(_DRA_DRIVER, count=count))
+        objects.append(ResourceClaimTemplate(f"gpus-{count}", spec=ClaimSpec((request,))))
+    for node in nodes:
+        devices = tuple(
+            Device(f"gpu-{k}", attributes={"index": k, "productName": "A100"}) for k in range(8)
+        )
+        objects.append(
+            ResourceSlice(
+                f"{node.name}-gpus",
+                _DRA_DRIVER,
+                node.name,
+                selection=NodeSelection(node_name=node.name),
+                devices=devices,
+            )
+        )
+    return objects

@@ -15,7 +15,16 @@ FILL_TARGET = 1.3
 FILL_POLICIES = ("random", "dotprod", "gpu-clustering", "gpu-packing", "gpu-bestfit", "fgd")
 
 #: ``berth bench``: the shapes of the pending pods.
-BENCH_SCENARIOS = ("basic", "spread", "anti-affinity", "gang", "mixed", "gpu-share", "topology")
+BENCH_SCENARIOS = (
+    "basic",
+    "spread",
+    "anti-affinity",
+    "gang",
+    "mixed",
+    "gpu-share",
+    "topology",
+    "dra",
+)
 
 #: Scaling of elastic jobs: seconds between a policy's rounds (EDL's own loop runs every 30 s).
 SCALING_INTERVAL = 60.0

@@ -9,6 +9,7 @@ class caches refresh only the rows that changed instead of rescanning the cluste
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import replace
 
 import numpy as np
 
@@ -19,6 +20,7 @@ from berth.api.selectors import Taint
 from berth.cluster import totals
 from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
+from berth.cluster.dra.claims import DraState, Released
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
 from berth.cluster.pod_terms import CarriedTerm, CountKey, carried_terms
@@ -88,6 +90,10 @@ class ClusterState:
         self.pod_usage: PodUsage | None = None
         #: What departed pods used, per owner (gpu-load-aware estimates by it).
         self.profiles = OwnerProfiles()
+        #: Dynamic Resource Allocation: devices, claims and their allocations (None without
+        #: DRA objects); what the last unbind gave back of a pod's claims.
+        self.dra: DraState | None = None
+        self.last_claims: Released | None = None
 
     # ------------------------------------------------------------------ nodes
 
@@ -110,7 +116,31 @@ class ClusterState:
         # A tiny per-node jitter breaks score ties deterministically without favouring row 0.
         self.tiebreak[row] = self._rng.random() * 1e-6
         self.structure_epoch += 1
+        if self.dra is not None:
+            self._dra_node(row)
         return row
+
+    def set_dra(self, objects: list[object]) -> None:
+        """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); the
+        nodes' DRA GPUs join their GPU devices (see ``berth.cluster.dra.inventory``)."""
+        self.dra = DraState(objects, self.names, self.node_labels, self._log.append)
+        for row in range(self.n):
+            self._dra_node(row)
+
+    def node_labels(self, row: int) -> dict[str, str]:
+        labels = dict(self.nodes[row].labels)
+        labels.setdefault(HOSTNAME_LABEL, self.names[row])
+        return labels
+
+    def _dra_node(self, row: int) -> None:
+        assert self.dra is not None
+        node = self.nodes[row]
+        base = int(self.gpus.count[row])
+        gpus = self.dra.inventory.add_node(row, node.name, self.node_labels(row), base)
+        if gpus:
+            allocatable = dict(node.allocatable)
+            allocatable[GPU] = base * 1000 + gpus * 1000
+            self.update_node(replace(node, allocatable=allocatable))
 
     def topology(self) -> Topology | None:
         """The HyperNodes resolved over the current rows; None without HyperNodes."""
@@ -258,12 +288,17 @@ class ClusterState:
         row: int,
         vector: np.ndarray | None = None,
         devices: np.ndarray | Placement | None = None,
+        claims: Released | None = None,
     ) -> Placement | None:
         """Account ``pod`` on ``row`` (the scheduler's assume step; the backend confirms).
 
         A GPU pod takes ``devices`` of the node (indices; a Placement to give back exactly
-        what it held before), or the default best-fit choice. Returns its devices."""
+        what it held before), or the default best-fit choice. A pod with DRA claims has them
+        allocated and reserved (``claims``: what an unbind gave back, to restore). Returns
+        its GPU devices."""
         vec = self.request_vector(pod.requests) if vector is None else vector
+        if self.dra is not None and pod.resource_claims:
+            devices = self._bind_claims(pod, row, vec, devices, claims)
         placement = None
         if isinstance(devices, Placement):
             self.gpus.restore(pod.key, devices)
@@ -289,9 +324,33 @@ class ClusterState:
             self.pod_usage.add(pod, row, vec)
         return placement
 
+    def _bind_claims(
+        self,
+        pod: Pod,
+        row: int,
+        vec: np.ndarray,
+        devices: np.ndarray | Placement | None,
+        claims: Released | None,
+    ) -> np.ndarray | Placement | None:
+        """Allocate and reserve the pod's claims; the GPU devices its own claims took are the
+        devices it holds in the GPU table (when they are all it asks of it)."""
+        assert self.dra is not None
+        restoring = isinstance(devices, Placement)
+        hint = None if devices is None or restoring else [int(d) for d in devices]
+        columns = self.dra.bind(pod, row, hint, claims)
+        if restoring or not columns:
+            return devices
+        ask = self.gpu_ask(pod, vec)
+        if ask is None or ask.share or ask.whole != len(columns):
+            return devices
+        return np.array(columns, dtype=np.intp)
+
     def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> Placement | None:
-        """Take ``pod`` off ``row``; returns the devices it gave back."""
+        """Take ``pod`` off ``row``; returns the devices it gave back (and, for a pod with DRA
+        claims, what its claims gave back in ``last_claims``)."""
         vec = self.request_vector(pod.requests) if vector is None else vector
+        if self.dra is not None and pod.resource_claims:
+            self.last_claims = self.dra.unbind(pod)
         self.requested[row, : len(vec)] -= vec
         self.free[row, : len(vec)] += vec
         self.usage[row, : len(vec)] -= vec * pod.utilization

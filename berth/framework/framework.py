@@ -18,8 +18,15 @@ if TYPE_CHECKING:
 RESOURCE_FIT = "resource-fit"
 NODE_AFFINITY = "node-affinity"
 NODE_NAME = "node-name"
+DYNAMIC_RESOURCES = "dynamic-resources"
 #: Filters run cheapest and most selective first; unlisted ones go last in configured order.
-_FILTER_ORDER = {NODE_NAME: 0, NODE_AFFINITY: 0, "taint-toleration": 1, RESOURCE_FIT: 2}
+_FILTER_ORDER = {
+    NODE_NAME: 0,
+    NODE_AFFINITY: 0,
+    "taint-toleration": 1,
+    RESOURCE_FIT: 2,
+    DYNAMIC_RESOURCES: 3,
+}
 
 
 class Framework:
@@ -69,6 +76,10 @@ class Framework:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
             self.filters.append(plugin_class(RESOURCE_FIT)({}))
+        if DYNAMIC_RESOURCES not in configured:
+            # Pods with DRA claims go only where the claims can be allocated, whatever the
+            # configuration (the filter says nothing about other pods).
+            self.filters.append(plugin_class(DYNAMIC_RESOURCES)({}))
         if NODE_AFFINITY not in configured and NODE_NAME not in configured:
             # A pod that names its node goes there, whatever the configuration.
             self.filters.append(plugin_class(NODE_NAME)({}))

@@ -47,6 +47,7 @@ def class_key(
         band_of_priority(pod.priority),
         pod.labels.get(QOS_LABEL),
         pod.labels.get(PRIORITY_CLASS_LABEL),
+        pod.resource_claims,
     )
     if owners_matter:
         spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))

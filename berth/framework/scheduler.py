@@ -129,6 +129,8 @@ class Scheduler:
     def submit(self, pod: Pod) -> JobInfo:
         """Queue a pod for scheduling. A pod without a group gets an implicit group of one, so
         single pods and gangs take the same path."""
+        if pod.resource_claims and self.state.dra is not None:
+            self.state.dra.map_pod(pod)
         if not pod.group:
             pod.group = pod.name
             queue = pod.annotations.get(QUEUE_NAME_ANNOTATION, DEFAULT_QUEUE)
@@ -175,6 +177,8 @@ class Scheduler:
         pod.bound_node = node
         if placement is not None:
             record_devices(pod, node, placement)
+        if pod.resource_claims and self.state.dra is not None:
+            pod.gpu_devices = self.state.dra.devices_text(pod, self.state.rows[node])
         job.bound[pod.key] = pod
 
     def withdraw(self, pod: Pod) -> None:

@@ -6,7 +6,7 @@ minMember, evictions made for it included), turned into bind and eviction decisi
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,6 +45,7 @@ class _Operation:
     request: np.ndarray
     reason: str | None  # None: a placement; else an eviction and why
     devices: Placement | None = None  # the GPU devices placed on, or given back
+    claims: Any = None  # what an eviction gave back of the pod's DRA claims
 
 
 class Statement:
@@ -77,9 +78,10 @@ class Statement:
         row = session.state.rows[pod.bound_node]
         request = session.state.request_vector(pod.requests)
         placement = session.state.unbind(pod, row, request)
+        claims = session.state.last_claims if pod.resource_claims else None
         del job.bound[pod.key]
         session.charge(job, pod, request, -1)
-        self.journal.append(_Operation(job, pod, row, request, reason, placement))
+        self.journal.append(_Operation(job, pod, row, request, reason, placement, claims))
 
     def savepoint(self) -> int:
         return len(self.journal)
@@ -96,7 +98,7 @@ class Statement:
                     _count_task(op.job, op.pod, -1)
                 session.charge(op.job, op.pod, op.request, -1)
             else:
-                session.state.bind(op.pod, op.row, op.request, op.devices)
+                session.state.bind(op.pod, op.row, op.request, op.devices, op.claims)
                 op.job.bound[op.pod.key] = op.pod
                 session.charge(op.job, op.pod, op.request, 1)
 
@@ -119,6 +121,8 @@ class Statement:
             op.pod.bound_node = node
             if op.devices is not None:
                 record_devices(op.pod, node, op.devices)
+            if op.pod.resource_claims and session.state.dra is not None:
+                op.pod.gpu_devices = session.state.dra.devices_text(op.pod, op.row)
             session.bound_this_cycle.add(op.pod.key)
             op.job.pending.remove(op.pod)
             session.binds.append(Bind(op.pod, node))

@@ -9,6 +9,7 @@ from berth.plugins.capacity import Capacity
 from berth.plugins.conformance import Conformance
 from berth.plugins.dotprod import DotProd
 from berth.plugins.drf import Drf
+from berth.plugins.dynamic_resources import DynamicResources
 from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
@@ -36,6 +37,7 @@ from berth.plugins.topology_spread import TopologySpread
 
 register_plugins(
     ResourceFit,
+    DynamicResources,
     NodeAffinity,
     NodeName,
     TaintToleration,

@@ -105,6 +105,8 @@ class Simulation:
         for node in manifests.nodes:
             self.scheduler.add_node(node)
         self.scheduler.state.hypernodes = list(manifests.hypernodes)
+        if manifests.dra:
+            self.scheduler.state.set_dra(list(manifests.dra))
         for queue in manifests.queues:
             self.scheduler.add_queue(queue)
         self.queue = EventQueue()
