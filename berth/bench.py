@@ -216,7 +216,7 @@ def run_bench(
     for node in node_list:
         scheduler.add_node(node)
     if dra:
-        scheduler.state.set_dra(dra_objects(node_list))
+        scheduler.set_dra(dra_objects(node_list))
     if racked:
         scheduler.state.hypernodes = pool_hypernodes("node", nodes, _SWITCHES)
     report("adding nodes", nodes, nodes)

@@ -76,14 +76,17 @@ class Framework:
             # Volcano's allocate checks that a task fits a node's idle resources whatever the
             # plugins say; a configuration without predicates must not overcommit nodes.
             self.filters.append(plugin_class(RESOURCE_FIT)({}))
-        if DYNAMIC_RESOURCES not in configured:
-            # Pods with DRA claims go only where the claims can be allocated, whatever the
-            # configuration (the filter says nothing about other pods).
-            self.filters.append(plugin_class(DYNAMIC_RESOURCES)({}))
         if NODE_AFFINITY not in configured and NODE_NAME not in configured:
             # A pod that names its node goes there, whatever the configuration.
             self.filters.append(plugin_class(NODE_NAME)({}))
         self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
+
+    def enable_dynamic_resources(self) -> None:
+        """The cluster has DRA objects: pods with claims go only where their claims can be
+        allocated, whatever the configuration (the filter says nothing about other pods)."""
+        if DYNAMIC_RESOURCES not in {p.name for p in self.filters}:
+            self.filters.append(plugin_class(DYNAMIC_RESOURCES)({}))
+            self.filters.sort(key=lambda p: _FILTER_ORDER.get(p.name, len(_FILTER_ORDER)))
 
     def pick_devices(self, cls: PodClass, state: ClusterState, row: int) -> np.ndarray | None:
         """The devices a pod of ``cls`` takes on ``row``: the first placement plugin with an

@@ -16,7 +16,7 @@ from berth.framework.demand import Demand
 from berth.framework.explain import Explainer
 from berth.framework.framework import Framework
 from berth.framework.job_info import JobInfo, charge
-from berth.framework.plugin import Reason
+from berth.framework.plugin import Reason, overrides
 from berth.framework.podclass import PodClass
 from berth.framework.reasons import NoNode, Overused
 from berth.framework.registry import action_builder
@@ -40,6 +40,10 @@ class Scheduler:
             action_builder(name)(config.action_arguments.get(name, {})) for name in config.actions
         ]
         self.queues: dict[str, Queue] = {DEFAULT_QUEUE: Queue(DEFAULT_QUEUE)}
+        #: Plugins whose answers change with time alone, and the earliest such change after the
+        #: last session (``Plugin.next_change``): the backend runs a session then.
+        self._timed = [p for p in self.framework.plugins if overrides(p, "next_change")]
+        self.wake_at: float | None = None
         self.jobs: dict[str, JobInfo] = {}
         #: Jobs with pending pods, and PodGroups awaiting admission, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
@@ -99,6 +103,13 @@ class Scheduler:
         """Cordon or uncordon a node (a failure, a recovery)."""
         self.state.set_schedulable(node, schedulable)
         self.admission_epoch += 1
+
+    def set_dra(self, objects: list[object]) -> None:
+        """Take the cluster's DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and
+        templates): claims are allocated from now on, and the dynamic-resources filter is on."""
+        self.state.set_dra(objects)
+        self.framework.enable_dynamic_resources()
+        self.search.classes.clear()
 
     def add_queue(self, queue: Queue) -> None:
         self.queues[queue.name] = queue
@@ -265,6 +276,9 @@ class Scheduler:
         session.explainer = self.explainer
         for action in self.actions:
             action.execute(session)
+        self.wake_at = min(
+            (t for p in self._timed if (t := p.next_change(session)) is not None), default=None
+        )
         if self.explainer is not None:
             self.explainer.settle(session, session.binds)
         admitted = sorted(session.admissions, key=lambda job: job.since)

@@ -36,6 +36,7 @@ from berth.sim.control import ControlPlane
 from berth.sim.elastic import ElasticProgress
 from berth.sim.events import UNCOUNTED, Ev, EventQueue
 from berth.sim.loaning import Loaning, LoaningRecord
+from berth.sim.requeue import Requeue
 from berth.sim.scaling import Scaler
 from berth.sim.timeseries import TimeSeries
 from berth.store import WatchEvent
@@ -106,7 +107,7 @@ class Simulation:
             self.scheduler.add_node(node)
         self.scheduler.state.hypernodes = list(manifests.hypernodes)
         if manifests.dra:
-            self.scheduler.state.set_dra(list(manifests.dra))
+            self.scheduler.set_dra(list(manifests.dra))
         for queue in manifests.queues:
             self.scheduler.add_queue(queue)
         self.queue = EventQueue()
@@ -156,6 +157,9 @@ class Simulation:
                 self._resubmit,
                 self._request_session,
             )
+        self.requeue: Requeue | None = None
+        if self.sim.preemption is not None:
+            self.requeue = Requeue(self.sim.preemption, self.scheduler, self.clock, self._resubmit)
         if manifests.workloads:
             self.control.workloads_expected = True
             self.control.add_nodes(manifests.nodes)
@@ -217,8 +221,8 @@ class Simulation:
     def pods(self) -> list[Pod]:
         return self.agent.pods
 
-    def _request_session(self) -> None:
-        at = max(self.clock.now, self._last_session + self.config.period)
+    def _request_session(self, when: float = 0.0) -> None:
+        at = max(self.clock.now, self._last_session + self.config.period, when)
         if self._session_due is None or at < self._session_due:
             self._session_due = at
             self.queue.push(at, Ev.SESSION)
@@ -355,6 +359,8 @@ class Simulation:
         agent = self.agent
         for eviction in self.scheduler.evictions:
             agent.reasons[eviction.pod.ref] = eviction.reason
+        if self.requeue is not None:
+            self.requeue.evicted(self.scheduler.evictions)
         agent.evicted([eviction.pod for eviction in self.scheduler.evictions])
         for bind in binds:
             agent.bound(bind.pod)
@@ -362,6 +368,8 @@ class Simulation:
             self.store.update("PodGroup", group)  # its controller creates the pods now
         if self.loaning is not None:
             self.loaning.after_session()
+        if self.scheduler.wake_at is not None:
+            self._request_session(self.scheduler.wake_at)
 
     def _notify(self, pod: Pod) -> None:
         """Tell the store about a change of a pod a controller owns."""

@@ -154,7 +154,7 @@ def fresh(name: str) -> Case:
 
 def build(case: Case) -> Scheduler:
     s = scheduler([node(n, cpu=8000) for n in case.nodes])
-    s.state.set_dra(case.objects)
+    s.set_dra(case.objects)
     return s
 
 
@@ -228,7 +228,7 @@ def test_dra_gpus_are_gpu_devices() -> None:
     """A node's DRA GPUs count into its nvidia.com/gpu, and a pod's plain GPU claims into its
     request: the GPU table holds the same devices the claim does."""
     s = scheduler([node("n0", cpu=8000)])
-    s.state.set_dra([GPU_CLASS, gpu_slice("n0", 4), ResourceClaimTemplate("two", spec=ClaimSpec(
+    s.set_dra([GPU_CLASS, gpu_slice("n0", 4), ResourceClaimTemplate("two", spec=ClaimSpec(
         (DeviceRequest("gpus", ExactRequest(GPU_CLASS.name, count=2)),)))])  # fmt: skip
     assert s.state.nodes[0].allocatable[GPU] == 4000
     p = claim_pod("p", template="two")
@@ -245,7 +245,7 @@ def test_preemption_frees_dra_devices_for_the_preemptor() -> None:
     that GPU in the same session (kube-scheduler cannot preempt for DRA devices)."""
     cfg = config(["priority", GANG, "resource-fit"], actions="enqueue, allocate, preempt")
     s = scheduler([node("n0", cpu=8000)], cfg)
-    s.state.set_dra([GPU_CLASS, gpu_slice("n0", 1), ResourceClaimTemplate("one", spec=ClaimSpec(
+    s.set_dra([GPU_CLASS, gpu_slice("n0", 1), ResourceClaimTemplate("one", spec=ClaimSpec(
         (DeviceRequest("gpu", ExactRequest(GPU_CLASS.name)),)))])  # fmt: skip
     low = claim_pod("low", template="one", priority=1)
     assert run(s, [low]) == {"low": "n0"}
