@@ -7,22 +7,12 @@ per-node device tables it works on.
 - ``allocator``: the search, in the order Kubernetes' structured allocator searches;
 - ``table``: a node's devices as numpy arrays (for the scheduler's vectorized filters).
 
-How DRA GPUs will map onto berth's per-device GPU model (``berth.cluster.devices``), so that
-``gpu-*`` and ``fgd`` placement, NVLink islands and the fragmentation metrics work for them:
+- ``inventory``: every device of the cluster as flat arrays, per kind of request the free
+  matching devices per node (the scheduler's vectorized pre-filter), and which devices are GPUs;
+- ``claims``: the cluster's claims, allocated at bind, reserved for their pods, freed when the
+  last leaves.
 
-- a DeviceClass whose devices are GPUs (its driver is a GPU driver such as
-  ``gpu.nvidia.com``, or its selectors test a ``type``/``productName`` attribute) marks the
-  slices' devices as GPUs; each such device of a node becomes one column of ``gpu_free``
-  (1,000 milli-GPU), in the order the slices list them (which is the allocator's search order,
-  so device column ``k`` and the allocator's ``k``-th GPU device of the node coincide);
-- a device's ``memory`` capacity (in bytes) becomes the column's GPU memory, in MiB as
-  ``berth.io/gpu-memory`` has it; a shared device (``allowMultipleAllocations``) is a device
-  that may hold shares, and what an allocation consumes of its capacities becomes the share;
-- NVLink islands come from a device attribute (e.g. ``nvlinkDomain`` or the driver's clique
-  id) the way ``berth.io/gpu-topology`` groups device indices today;
-- a node's DRA GPUs count into its ``nvidia.com/gpu`` allocatable (1,000 per device), and an
-  allocation of k whole devices is a request of k GPUs for the node-level filters; the exact
-  devices come from ``Allocator.allocate`` and are written to the pod as its ``devices``.
+How DRA GPUs map onto berth's per-device GPU model is in ``inventory`` and ``docs/dra.md``.
 """
 
 from berth.cluster.dra.allocator import (
