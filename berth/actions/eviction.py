@@ -73,6 +73,9 @@ class Evictor:
         self.judge = judge
         self.examined = examined
         self._requests: dict[str, np.ndarray] = {}
+        #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
+        #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
+        self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
 
     def _request(self, pod: Pod) -> np.ndarray:
         vector = self._requests.get(pod.key)
@@ -174,7 +177,11 @@ class Evictor:
         reachable = np.flatnonzero(open_rows)
         others = [f for f in cls.filters if not f.checks_free_capacity]
         idx = self.session.search.feasible(cls, reachable, others)
-        idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
+        if self.by_job_order:  # the nodes holding the victims that would be served last
+            late = self._lateness(pods, rows, n, jobs)
+            idx = idx[np.lexsort((count[idx], -late[idx], top[idx]))][: self.examined]
+        else:
+            idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
         on_row: dict[int, set[str]] = {}
         for victim, row in zip(pods, rows, strict=True):
             on_row.setdefault(int(row), set()).add(_job_key(victim))
@@ -186,7 +193,37 @@ class Evictor:
             if chosen is not None:
                 rest = [u for u in units if all(u is not c for c in chosen)]
                 choices.append(_Choice(row, chosen, rest))
+        if self.by_job_order:
+            return self._by_job_order(choices)
         return sorted(choices, key=lambda c: c.cost)
+
+    def _lateness(
+        self, pods: list[Pod], rows: np.ndarray, n: int, jobs: dict[str, JobInfo]
+    ) -> np.ndarray:
+        """Per node, how late in job order the latest eligible victim there would be served
+        (0: the earliest of them all)."""
+        keys = {key: self.session.job_order_key(jobs[key]) for key in {_job_key(p) for p in pods}}
+        rank = {key: r for r, key in enumerate(sorted(keys, key=keys.__getitem__))}
+        late = np.full(n, -1, dtype=np.int64)
+        np.maximum.at(late, rows, [rank[_job_key(p)] for p in pods])
+        return late
+
+    def _by_job_order(self, choices: list[_Choice]) -> list[_Choice]:
+        """Choices ordered as ``cost`` orders them, except that after the top priority the
+        choice whose most important victim would be served latest goes first."""
+        session = self.session
+        first = {
+            id(c): min(session.job_order_key(u.job) for u in c.units) if c.units else ()
+            for c in choices
+        }
+        order = sorted({first[id(c)] for c in choices}, reverse=True)
+        rank = {key: r for r, key in enumerate(order)}
+
+        def cost(choice: _Choice) -> tuple:
+            whole, top, total, count = choice.cost
+            return (whole, top, rank[first[id(choice)]], total, count)
+
+        return sorted(choices, key=cost)
 
     def _units(
         self,

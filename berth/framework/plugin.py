@@ -108,6 +108,10 @@ class Plugin:
     #: Whether the answers depend on which job or workload the pod belongs to (an estimate
     #: learned from its earlier pods): pods of different jobs then never share a class.
     classes_by_job: bool = False
+    #: Whether preempt and reclaim should pick the node whose victims come latest in job order
+    #: (after the victims' priority), rather than the one with the fewest victims: for a plugin
+    #: whose job order says which jobs give way first (tiresias' levels).
+    victims_by_job_order: ClassVar[bool] = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = Arguments(arguments or {})
@@ -237,6 +241,12 @@ class Plugin:
     def after_allocate(self, session: Session) -> None:
         """Allocate has placed what it could this cycle: what it left waiting is known (the
         reservation plugin picks a starving job here), and backfill is still to come."""
+
+    def next_change(self, session: Session) -> float | None:
+        """After a cycle: the time at which this plugin's answers change with no event in
+        between (a running job's attained service crossing a threshold), so that the backend
+        runs a cycle then; None: only events change them."""
+        return None
 
     # -- queues, admission and eviction -----------------------------------------
     #

@@ -33,6 +33,7 @@ from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
+from berth.plugins.tiresias import Tiresias
 from berth.plugins.topology_spread import TopologySpread
 
 register_plugins(
@@ -66,4 +67,5 @@ register_plugins(
     GpuTopology,
     LoadAware,
     GpuLoadAware,
+    Tiresias,
 )

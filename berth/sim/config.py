@@ -1,6 +1,6 @@
 """The ``simulation`` section of the scheduler configuration: latencies of the node agent
-model, time-series sampling, node failures, colocation, capacity loaning and the scaling
-policy of elastic jobs."""
+model, time-series sampling, node failures, colocation, capacity loaning, the scaling
+policy of elastic jobs and what preempted jobs keep."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
 from berth.durations import non_negative
 from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 from berth.sim.loaning_config import LoaningConfig, LoaningConfigError
+from berth.sim.preemption_config import PreemptionConfig, PreemptionConfigError
 
 
 class SimConfigError(ValueError):
@@ -42,6 +43,7 @@ _KEYS = (
     "colocation",
     "loaning",
     "scaling",
+    "preemption",
 )
 
 
@@ -59,6 +61,8 @@ class SimConfig:
     colocation: ColocationConfig | None = None
     loaning: LoaningConfig | None = None  # None: no capacity loaning
     scaling: ScalingConfig | None = None  # None: elastic jobs grow first come first served
+    #: Evicted plain pods come back with the work they keep (None: evictions are final).
+    preemption: PreemptionConfig | None = None
     source: str = "-"  # the configuration file, for errors found once the cluster is known
 
     @classmethod
@@ -93,6 +97,11 @@ class SimConfig:
             try:
                 config.scaling = ScalingConfig.from_raw(raw["scaling"], source)
             except ScalingConfigError as exc:
+                raise SimConfigError(str(exc)) from None
+        if "preemption" in raw:
+            try:
+                config.preemption = PreemptionConfig.from_raw(raw["preemption"], source)
+            except PreemptionConfigError as exc:
                 raise SimConfigError(str(exc)) from None
         return config
 
