@@ -72,6 +72,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run OpenKruise's CloneSets (apps.kruise.io/v1alpha1; the CRD and RBAC in "
         "deploy/kruise/): only where OpenKruise itself is not installed",
     )
+    serve.add_argument(
+        "--kubeflow",
+        action="store_true",
+        help="run Kubeflow's PyTorchJobs (kubeflow.org/v1; the CRD and RBAC in "
+        "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -144,6 +150,7 @@ def _serve(args: argparse.Namespace) -> int:
         bind_concurrency=args.bind_concurrency,
         resync=args.resync,
         kruise=args.kruise,
+        kubeflow=args.kubeflow,
         scaling=(
             ScalingConfig(
                 args.scaling,

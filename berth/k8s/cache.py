@@ -33,7 +33,7 @@ from berth.k8s.convert import (
     read_pod_status,
 )
 from berth.k8s.informer import Event
-from berth.k8s.kinds import BY_KIND, object_key
+from berth.k8s.kinds import BY_KIND, JOB_KINDS, object_key
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -267,7 +267,7 @@ class KubeStore:
             self.notify(kind, WatchEvent.ADDED, obj)
             return
         self._store_raw(kind, key, raw)
-        if kind in ("Job", "Command"):
+        if kind in JOB_KINDS or kind == "Command":
             return  # their spec is the controller's input once; status is the controller's
         if isinstance(obj, Workload):
             for name in _WORKLOAD_FIELDS:
@@ -317,6 +317,12 @@ class KubeStore:
             if job_raw is not None:
                 return pod_group_manifest(obj, job_raw)
             for owner_kind in self.pod_writers:
+                if owner_kind in JOB_KINDS:
+                    # A training job's group has the job's name, as its operator names it.
+                    owner_raw = self.raw(owner_kind, obj.key)
+                    if owner_raw is not None:
+                        return pod_group_manifest(obj, owner_raw, owner_kind)
+                    continue
                 for owner in self._objects.get(owner_kind, {}).values():
                     if owner.namespace == obj.namespace and owner.group == obj.name:
                         return pod_group_manifest(obj, self.raw(owner_kind, owner.key), owner_kind)

@@ -18,7 +18,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
 from berth.api.workloads import CLONE_SET
-from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, Resource
+from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, Resource
 from berth.resources import format_quantity
 
 SOURCE = "cluster"
@@ -33,14 +33,18 @@ _FIELD = {
     "Job": "jobs",
     "Command": "commands",
     CLONE_SET: "workloads",
+    PYTORCH_JOB.kind: "jobs",
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
 #: PriorityClasses.
-_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET)
+_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET, PYTORCH_JOB.kind)
 #: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
 #: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
 #: name instead).
-_OWNER_KINDS = {("apps.kruise.io", "CloneSet"): CLONE_SET}
+_OWNER_KINDS = {
+    ("apps.kruise.io", "CloneSet"): CLONE_SET,
+    (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
+}
 
 _GROUP_PHASES = {phase.value: phase for phase in GroupPhase}
 
@@ -72,6 +76,10 @@ def from_api(
         read_pod_status(obj, raw)
     elif kind == "PodGroup":
         obj.phase = group_phase(raw, obj.phase)
+    elif kind == PYTORCH_JOB.kind:
+        # Its pods are written by the Kubeflow writer, which knows them by their owner's kind.
+        for task in obj.tasks:
+            task.template.owner_kind = kind
     return obj, problems
 
 

@@ -48,19 +48,29 @@ EVENT = Resource("Event", "", "v1", "events", True)
 #: OpenKruise's workloads, which ``berth serve --kruise`` runs (``kind`` is the store's kind).
 CLONE_SET = Resource("CloneSet", "apps.kruise.io", "v1alpha1", "clonesets", True)
 KRUISE = (CLONE_SET,)
+#: Kubeflow's training jobs, which ``berth serve --kubeflow`` runs, and the headless Service
+#: each of their replicas gets (created, never watched).
+PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
+KUBEFLOW = (PYTORCH_JOB,)
+SERVICE = Resource("Service", "", "v1", "services", True)
+#: Kinds whose objects berth's Job controller runs: their spec is its input once, their
+#: status is its output.
+JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 
 #: What the serve loop watches, in the order an initial sync applies them: what pods refer to
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
-BY_KIND = {resource.kind: resource for resource in (*WATCHED, *KRUISE, LEASE, EVENT)}
+BY_KIND = {
+    resource.kind: resource for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, LEASE, EVENT)
+}
 
 
-def watched(kruise: bool = False) -> tuple[Resource, ...]:
+def watched(kruise: bool = False, kubeflow: bool = False) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    after what their pods refer to and before the pods."""
-    if not kruise:
-        return WATCHED
-    return (*WATCHED[:-1], *KRUISE, POD)
+    with ``kubeflow`` Kubeflow's training jobs, after what their pods refer to and before the
+    pods."""
+    extra = (*(KRUISE if kruise else ()), *(KUBEFLOW if kubeflow else ()))
+    return (*WATCHED[:-1], *extra, POD)
 
 
 def object_key(obj: dict) -> str:

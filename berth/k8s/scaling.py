@@ -1,14 +1,15 @@
 """Elastic jobs under a scaling policy in ``berth serve --scaling edl``.
 
 The simulator's rules (``berth.sim.scaling``), against the API: every ``interval`` seconds, when
-what the policy sees has changed, EDL's round sets a target of workers for each elastic Volcano
-Job the Job controller runs, and ``Holding`` applies it. Workers beyond a target stay Pending in
-the API, out of the scheduler's sight, and their PodScheduled condition says why; running
-workers beyond it are evicted through the Eviction API (a PodDisruptionBudget may refuse, and
-the worker stays until the next round); the Job controller replaces an evicted worker, and the
-replacement is held. An evicted worker still shutting down (its grace period, a
-deletionTimestamp) is load on its node but no longer one of the job's workers, so no round
-cuts it twice; a worker whose bind is in flight is not evicted.
+what the policy sees has changed, EDL's round sets a target of workers for each elastic job the
+Job controllers run (Volcano Jobs; with ``--kubeflow``, PyTorchJobs too, whose targets
+``berth.k8s.kubeflow`` also writes into their Worker replicas), and ``Holding`` applies it.
+Workers beyond a target stay Pending in the API, out of the scheduler's sight, and their
+PodScheduled condition says why; running workers beyond it are evicted through the Eviction
+API (a PodDisruptionBudget may refuse, and the worker stays until the next round); the Job
+controller replaces an evicted worker, and the replacement is held. An evicted worker still
+shutting down (its grace period, a deletionTimestamp) is load on its node but no longer one of
+the job's workers, so no round cuts it twice; a worker whose bind is in flight is not evicted.
 
 Only ``edl`` runs here: ``aryl`` values each extra worker by the completion time it saves, which
 needs each job's remaining work, and only the simulator knows that.
@@ -16,12 +17,13 @@ needs each job's remaining work, and only the simulator knows that.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections import ChainMap
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, Protocol
 
 import numpy as np
 
 from berth.api.objects import FINAL_JOB_PHASES, Pod
-from berth.controllers.job import JobController
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, request_vector
@@ -42,6 +44,21 @@ def unsupported(policy: str) -> str | None:
     )
 
 
+class RunsOwner(Protocol):
+    """What the policy reads of the Job controllers: each job's run, by key."""
+
+    @property
+    def runs(self) -> Mapping[str, Any]: ...
+
+
+class JobRuns:
+    """The runs of several Job controllers as one (Volcano's Jobs, and with ``--kubeflow``
+    the PyTorchJobs): a job is found by its key in the first that has it."""
+
+    def __init__(self, *owners: RunsOwner | None) -> None:
+        self.runs: Mapping[str, Any] = ChainMap(*(o.runs for o in owners if o is not None))
+
+
 class ServeScaling:
     """``take_off(pods, reason)`` evicts running workers through the API and returns how many
     it evicted; ``removable(pod)`` is False while a pod's bind is in flight."""
@@ -51,7 +68,7 @@ class ServeScaling:
         config: ScalingConfig,
         scheduler: Scheduler,
         books: PodBooks,
-        controller: JobController,
+        controller: RunsOwner,
         take_off: Callable[[list[Pod], str], int],
         clock: Callable[[], float],
         removable: Callable[[Pod], bool] = lambda pod: True,

@@ -20,14 +20,12 @@ import queue
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 
 from berth.api.objects import GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
 from berth.controllers.job import JobController
-from berth.controllers.scaling.config import ScalingConfig
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
-from berth.k8s.binder import AnnotationHook, Binder, BindResult
+from berth.k8s.binder import Binder, BindResult
 from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
@@ -35,9 +33,11 @@ from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import watched
 from berth.k8s.kruise import KruiseWorkloads
+from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
-from berth.k8s.scaling import ServeScaling
+from berth.k8s.options import ServeOptions
+from berth.k8s.scaling import JobRuns, ServeScaling
 from berth.k8s.status import StatusWriter
 from berth.k8s.victims import VictimHold
 from berth.store import NotFound, WatchEvent
@@ -50,26 +50,6 @@ DRAIN_BATCH = 2000
 #: Seconds before a cycle whose evictions were refused is tried again (doubling to the max).
 RETRY_PAUSE = 1.0
 MAX_RETRY_PAUSE = 60.0
-
-
-@dataclass(slots=True)
-class ServeOptions:
-    scheduler_name: str = "berth"
-    resync: float = 300.0  # seconds between an informer's relists
-    watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
-    bind_concurrency: int = 64  # binds in flight at once
-    leader_elect: bool = False
-    identity: str = "berth"
-    lease_name: str = "berth"
-    lease_namespace: str = "berth-system"
-    lease_duration: float = 15.0
-    renew_deadline: float = 10.0
-    retry_period: float = 2.0
-    metrics_port: int | None = None  # None: no HTTP endpoint (0: any free port)
-    seed: int = 0
-    annotate: list[AnnotationHook] = field(default_factory=list)
-    scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
-    kruise: bool = False  # run OpenKruise's workloads (CloneSet)
 
 
 class Server:
@@ -92,6 +72,10 @@ class Server:
         self.scheduler = Scheduler(config, seed=options.seed)
         self.store = KubeStore(client)
         self.controller = JobController(self.store, clock, self._at)
+        self.kubeflow: KubeflowJobs | None = None
+        if options.kubeflow:
+            # Its controller hears of pods right after Volcano's, before the scheduler's books.
+            self.kubeflow = KubeflowJobs(self.store, clock, self._at)
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
@@ -102,7 +86,7 @@ class Server:
         self.kruise: KruiseWorkloads | None = None
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.watched = watched(options.kruise)
+        self.watched = watched(options.kruise, options.kubeflow)
         self.informers = [
             Informer(
                 client,
@@ -139,7 +123,7 @@ class Server:
                 options.scaling,
                 self.scheduler,
                 self.books,
-                self.controller,
+                JobRuns(self.controller, self.kubeflow),
                 self._scale_in,
                 clock,
                 removable=lambda pod: pod.key not in self._in_flight,
@@ -223,6 +207,10 @@ class Server:
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
+                if self.kubeflow is not None:
+                    if self.scaling is not None:
+                        self.kubeflow.scale(self.scaling.holding.targets)
+                    self.kubeflow.write()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("write failed", extra={"error": str(exc)})
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
@@ -314,6 +302,8 @@ class Server:
         now = self.clock()
         if self._timers and self._timers[0][0] <= now:
             self.status.jobs.update(self.controller.runs)  # a timer may act on any job
+            if self.kubeflow is not None:
+                self.kubeflow.dirty.update(self.kubeflow.runs)
         while self._timers and self._timers[0][0] <= now:
             heapq.heappop(self._timers)[2]()
 

@@ -30,6 +30,7 @@ RESOURCES: dict[str, Resource] = {**BY_KIND, "PodDisruptionBudget": PDB, "Namesp
 #: them).
 CLEANED = (
     "CloneSet",
+    "PyTorchJob",
     "Pod",
     "Job",
     "PodGroup",

@@ -1,0 +1,29 @@
+"""The options of ``berth serve`` (what its command line sets)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from berth.controllers.scaling.config import ScalingConfig
+from berth.k8s.binder import AnnotationHook
+
+
+@dataclass(slots=True)
+class ServeOptions:
+    scheduler_name: str = "berth"
+    resync: float = 300.0  # seconds between an informer's relists
+    watch_timeout: float = 60.0  # seconds a watch request stays open before it is renewed
+    bind_concurrency: int = 64  # binds in flight at once
+    leader_elect: bool = False
+    identity: str = "berth"
+    lease_name: str = "berth"
+    lease_namespace: str = "berth-system"
+    lease_duration: float = 15.0
+    renew_deadline: float = 10.0
+    retry_period: float = 2.0
+    metrics_port: int | None = None  # None: no HTTP endpoint (0: any free port)
+    seed: int = 0
+    annotate: list[AnnotationHook] = field(default_factory=list)
+    scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
+    kruise: bool = False  # run OpenKruise's workloads (CloneSet)
+    kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
