@@ -188,8 +188,12 @@ class Pod:
 
     @property
     def best_effort(self) -> bool:
-        """No requests for cpu, memory or GPU: placed by backfill, not by allocate."""
-        return not any(v for k, v in self.requests.items() if k != "pods")
+        """No requests for cpu, memory or GPU: placed by backfill, not by allocate. (Asked for
+        every pod as it arrives and is placed: most ask for cpu, which answers at once.)"""
+        requests = self.requests
+        if requests.get("cpu") or requests.get("memory"):
+            return False
+        return not any(v for k, v in requests.items() if k != "pods")
 
 
 def task_name(pod: Pod) -> str:

@@ -4,6 +4,8 @@ session returns, and tell it when pods leave their nodes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import numpy as np
 
 from berth.api.keys import DEFAULT_QUEUE, QUEUE_NAME_ANNOTATION
@@ -361,6 +363,26 @@ class Scheduler:
         if reason is not None:
             return str(reason)
         return self._search_reason(job, self.search.compile(pod))
+
+    def pending_reasons(self, pods: Iterable[Pod]) -> dict[str, str]:
+        """``pending_reason`` of many pods, by ``pod.ref``. Nothing changes while they are
+        asked, so pods of one job that compile to one class share one answer (a Deployment
+        of a million replicas waiting on a small cluster is asked once, not a million times)."""
+        if self.search.config.mode != "full":  # a sampled search moves on with every ask
+            return {pod.ref: self.pending_reason(pod) for pod in pods}
+        memo: dict[tuple, str] = {}
+        reasons = {}
+        for pod in pods:
+            job = self.jobs.get(f"{pod.namespace}/{pod.group}")
+            if job is None or job.placeholder or not self.handles(pod):
+                reasons[pod.ref] = self.pending_reason(pod)
+                continue
+            key = (job.key, self.search.compile(pod).key)
+            reason = memo.get(key)
+            if reason is None:
+                reason = memo[key] = self.pending_reason(pod)
+            reasons[pod.ref] = reason
+        return reasons
 
     def _search_reason(self, job: JobInfo, cls: PodClass) -> str:
         """Why a pod (of class ``cls``) of a job with no reason of its own waits: no node fits

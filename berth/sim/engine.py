@@ -284,14 +284,13 @@ class Simulation:
         # A run stopped early (--until) reports only what had arrived by then.
         pods = [pod for pod in self.pods if pod.submit_time <= end]
         jobs = [job for job in self.jobs if job.submit_time <= end]
+        waiting = [pod for pod in pods if pod.phase == PodPhase.PENDING]
+        known = self.scheduler.pending_reasons(p for p in waiting if self.scheduler.handles(p))
         reasons = {
-            pod.ref: (
-                self.scheduler.pending_reason(pod)
-                if self.scheduler.handles(pod)
-                else f"schedulerName {pod.scheduler_name} is not handled by berth"
-            )
-            for pod in pods
-            if pod.phase == PodPhase.PENDING
+            pod.ref: known[pod.ref]
+            if pod.ref in known
+            else f"schedulerName {pod.scheduler_name} is not handled by berth"
+            for pod in waiting
         }
         if self.scaler is not None:
             for pod in pods:
