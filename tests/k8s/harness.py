@@ -285,7 +285,7 @@ def _caught_up(server: Server, targets: dict[str, tuple[dict[str, int], int]]) -
     return True
 
 
-def settle(server: Server, timeout: float = 20.0, quiet: float = 0.2) -> None:
+def settle(server: Server, timeout: float = 60.0, quiet: float = 0.2) -> None:
     """Wait until the server has seen every change the API had when called, and has had
     nothing to do for ``quiet`` seconds since."""
     cluster = _CLUSTERS.get(server.client.host)
