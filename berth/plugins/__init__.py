@@ -31,6 +31,7 @@ from berth.plugins.random_placement import RandomPlacement
 from berth.plugins.requested_to_capacity_ratio import RequestedToCapacityRatio
 from berth.plugins.reservation import Reservation
 from berth.plugins.resource_fit import ResourceFit
+from berth.plugins.sjf import Sjf, Srtf
 from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
 from berth.plugins.tiresias import Tiresias
@@ -68,4 +69,6 @@ register_plugins(
     LoadAware,
     GpuLoadAware,
     Tiresias,
+    Sjf,
+    Srtf,
 )

@@ -69,6 +69,9 @@ class Tiresias(Plugin):
         self.services: dict[str, Service] = {}
         #: Keys of jobs waiting after an eviction: the ones the guard looks at.
         self.waiting: set[str] = set()
+        #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
+        self.placed: set[str] = set()
+        self._seeded = False
         self.now = 0.0
         self.session: Session | None = None
         self._levels: dict[str, int] = {}
@@ -101,6 +104,9 @@ class Tiresias(Plugin):
         self.session = session
         self.now = session.now
         self._levels = {}
+        if not self._seeded:  # pods already running when the scheduler started
+            self._seeded = True
+            self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
         if self.promote_knob > 0 and self.waiting:
             self._promote(session)
 
@@ -130,7 +136,9 @@ class Tiresias(Plugin):
         self.waiting.add(job.key)
 
     def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
-        """An eviction undone gives its run back (a new placement has not started)."""
+        """A placement (the job may run from now on), or an eviction undone, which gives its
+        run back."""
+        self.placed.add(job.key)
         if pod.start_time is None:
             return
         record = self.services.get(job.key)
@@ -172,8 +180,11 @@ class Tiresias(Plugin):
         top = min(self.level(j) for j in waiting)
         last = len(self.thresholds)
         soonest = math.inf
-        for job in session.all_jobs.values():
-            if not job.bound:
+        jobs = session.all_jobs
+        for key in list(self.placed):
+            job = jobs.get(key)
+            if job is None or not job.bound:
+                self.placed.discard(key)
                 continue
             level = self.level(job)
             if level >= last or level < top:
