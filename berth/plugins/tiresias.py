@@ -72,6 +72,7 @@ class Tiresias(Plugin):
         #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
         self.placed: set[str] = set()
         self._seeded = False
+        self._lowest: int | None = None
         self.now = 0.0
         self.session: Session | None = None
         self._levels: dict[str, int] = {}
@@ -104,6 +105,7 @@ class Tiresias(Plugin):
         self.session = session
         self.now = session.now
         self._levels = {}
+        self._lowest: int | None = None
         if not self._seeded:  # pods already running when the scheduler started
             self._seeded = True
             self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
@@ -112,6 +114,24 @@ class Tiresias(Plugin):
 
     def job_order(self, job: JobInfo) -> int:
         return self.level(job)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """A job can take GPUs by preemption only while some job of a lower level runs (gang,
+        in the same tier, adds: short of its minMember); the others are not asked to try."""
+        return self.level(job) < self._lowest_running()
+
+    def _lowest_running(self) -> int:
+        """The largest level among the running jobs as the session opened."""
+        if self._lowest is None:
+            session, lowest = self.session, -1
+            if session is not None:
+                jobs = session.all_jobs
+                for key in self.placed:
+                    job = jobs.get(key)
+                    if job is not None and job.bound:
+                        lowest = max(lowest, self.level(job))
+            self._lowest = lowest
+        return self._lowest
 
     def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
         session = self.session
