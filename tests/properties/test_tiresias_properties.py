@@ -1,0 +1,93 @@
+"""tiresias under preemption: after a session no waiting job could have run on GPUs that a
+job of a lower level (running before the session) holds, and every job of a trace completes."""
+
+from __future__ import annotations
+
+import csv
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.cli import main
+from berth.framework.scheduler import Scheduler
+from berth.plugins.tiresias import Service, Tiresias
+from tests.builders import GANG, config, node, pod
+
+GPU = 1000
+SIZES = st.sampled_from([1, 2, 4, 8])
+RUNNING = st.lists(st.tuples(SIZES, st.integers(0, 3000)), max_size=6)  # GPUs, started
+WAITING = st.lists(st.tuples(SIZES, st.integers(0, 9000)), min_size=1, max_size=5)  # banked
+
+
+@settings(max_examples=60, deadline=None)
+@given(nodes=st.integers(1, 3), running=RUNNING, waiting=WAITING)
+def test_no_higher_level_job_waits_beside_a_lower_level_one(nodes, running, waiting) -> None:
+    cfg = config(["tiresias", GANG, "resource-fit", "least-allocated"], actions="allocate, preempt")
+    s = Scheduler(cfg)
+    for i in range(nodes):
+        s.add_node(node(f"n{i}", cpu=64000, mem=65536, gpu=8 * GPU))
+    now = 3000.0
+    for index, (gpus, start) in enumerate(running):
+        p = pod(f"r{index}", cpu=100, mem=1, gpu=gpus * GPU, start_time=float(start))
+        free = {n: s.state.free[s.state.rows[n]][s.state.gpu_column] for n in s.state.names}
+        room = [n for n in sorted(free) if free[n] >= gpus * GPU]
+        if room:
+            s.place_bound(p, room[0])
+    tiresias = next(p for p in s.framework.plugins if isinstance(p, Tiresias))
+    for index, (gpus, banked) in enumerate(waiting):
+        tiresias.services[f"default/w{index}"] = Service(banked=float(banked))
+        s.submit(pod(f"w{index}", cpu=100, mem=1, gpu=gpus * GPU, submit_time=float(index)))
+    s.run_session(now)
+    for job in s.jobs.values():
+        if not job.pending:
+            continue
+        mine = tiresias.level(job)
+        need = sum(p.requests.get("nvidia.com/gpu", 0) for p in job.pending)
+        for row, name in enumerate(s.state.names[: s.state.n]):
+            lower = 0  # GPUs of jobs of a lower level that ran before the session
+            for other in s.jobs.values():
+                if other is job or tiresias.level(other) <= mine:
+                    continue
+                for p in other.bound.values():
+                    if p.bound_node == name and p.start_time is not None:
+                        lower += p.requests.get("nvidia.com/gpu", 0)
+            free = int(s.state.free[row][s.state.gpu_column])
+            assert not lower or free + lower < need, (job.key, name, free, lower, need)
+
+
+TRACE = st.lists(
+    st.tuples(st.integers(0, 5000), st.integers(1, 4000), SIZES), min_size=1, max_size=12
+)
+
+
+@settings(max_examples=12, deadline=None)
+@given(jobs=TRACE)
+def test_every_job_completes(jobs) -> None:
+    repo = Path(__file__).resolve().parents[2]
+    with tempfile.TemporaryDirectory() as folder:
+        work = Path(folder)
+        rows = sorted(jobs)
+        lines = ["job_id,submission_time,duration,num_gpu"]
+        lines += [
+            f"j{i},{submit},{duration},{gpus}" for i, (submit, duration, gpus) in enumerate(rows)
+        ]
+        (work / "trace.csv").write_text("\n".join(lines) + "\n")
+        (work / "node.yaml").write_text(
+            "apiVersion: v1\nkind: Node\nmetadata: {name: n1}\nstatus:\n  allocatable: "
+            '{cpu: "512", memory: 4Ti, nvidia.com/gpu: "8", pods: "110"}\n'
+        )
+        args = ["simulate", "--trace", str(work / "trace.csv"), "--format", "itp"]
+        args += ["--cluster", str(work / "node.yaml"), "--quiet", "--out", str(work / "out")]
+        config_file = str(repo / "examples" / "policies" / "tiresias.yaml")
+        assert main([*args, "--config", config_file]) == 0
+        done = list(csv.DictReader((work / "out" / "jobs.csv").open()))
+        assert len(done) == len(rows)
+        assert all(r["phase"] == "Completed" for r in done)
+        # a job runs its duration once, resumed where it stopped: its runs add up to it
+        runs: dict[str, float] = {}
+        for r in csv.DictReader((work / "out" / "pods.csv").open()):
+            runs[r["job"]] = runs.get(r["job"], 0.0) + float(r["end_time"]) - float(r["start_time"])
+        for i, (_, duration, _) in enumerate(rows):
+            assert abs(runs[f"j{i}"] - duration) < 1e-6
