@@ -150,11 +150,10 @@ def table(berth: dict, theirs: dict) -> str:
         if ours is None or peers is None:
             lines.append(f"| {label} | {ours or '—'} | {peers or '—'} | |")
             continue
-        scale = 3600 if "(h)" in label else 1
+        if "(h)" in label:
+            ours, peers = ours / 3600, peers / 3600
         ratio = f"{ours / peers:.3f}" if peers else "—"
-        lines.append(
-            f"| {label} | {form.format(ours / scale)} | {form.format(peers / scale)} | {ratio} |"
-        )
+        lines.append(f"| {label} | {form.format(ours)} | {form.format(peers)} | {ratio} |")
     return "\n".join(lines)
 
 
