@@ -36,6 +36,7 @@ from berth.api.jobs import convert_command, convert_job
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
 from berth.api.kubeflow import convert_pytorch_job
 from berth.api.loaded import Context, Manifests
+from berth.api.lws import LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
 from berth.api.paddle import convert_training_job
@@ -270,6 +271,7 @@ for _name, _api, _model, _convert in (
     ("CloneSet", schema.KRUISE_API, schema.CloneSetDoc, convert_clone_set),
     ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
     ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
+    ("LeaderWorkerSet", LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set),
     ("ResourceSlice", schema.RESOURCE_API, schema.ResourceSliceDoc, convert_resource_slice),
     ("DeviceClass", schema.RESOURCE_API, schema.DeviceClassDoc, convert_device_class),
     ("ResourceClaim", schema.RESOURCE_API, schema.ResourceClaimDoc, convert_resource_claim),

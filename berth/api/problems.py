@@ -39,7 +39,7 @@ class Problem:
 #: long they are: a kind of 50 MB printed whole is not a message.
 NAME_CHARACTERS = 100
 PATH_CHARACTERS = 160
-MESSAGE_CHARACTERS = 300
+MESSAGE_CHARACTERS = 400
 
 
 def clip(text: str, limit: int) -> str:

@@ -28,6 +28,8 @@ CLONE_SET = "CloneSet"
 ADVANCED_STATEFUL_SET = "StatefulSet.apps.kruise.io"
 SIDECAR_SET = "SidecarSet"
 BROADCAST_JOB = "BroadcastJob"
+LEADER_WORKER_SET = "LeaderWorkerSet"
+JOB_SET = "JobSet"
 
 #: Store kind → (apiVersion, kind) as manifests name them.
 UPSTREAM: dict[str, tuple[str, str]] = {
@@ -39,6 +41,8 @@ UPSTREAM: dict[str, tuple[str, str]] = {
     ADVANCED_STATEFUL_SET: ("apps.kruise.io/v1beta1", "StatefulSet"),
     SIDECAR_SET: ("apps.kruise.io/v1alpha1", "SidecarSet"),
     BROADCAST_JOB: ("apps.kruise.io/v1alpha1", "BroadcastJob"),
+    LEADER_WORKER_SET: ("leaderworkerset.x-k8s.io/v1", "LeaderWorkerSet"),
+    JOB_SET: ("jobset.x-k8s.io/v1alpha2", "JobSet"),
 }
 
 IntOrPercent = int | str  # a count, or "N%" of a total (validated at the manifest boundary)
@@ -256,6 +260,8 @@ def workload_pods(workloads: list[Workload], nodes: int) -> int:
             count = nodes
         elif isinstance(spec, DeploymentSpec) and spec.load is not None:
             count = max(spec.replicas, spec.load.peak())
+        elif hasattr(spec, "pod_count"):  # LeaderWorkerSet, JobSet: pods of every group
+            count = spec.pod_count
         else:
             count = getattr(spec, "replicas", 0)
         key = (workload.kind, workload.key)

@@ -10,6 +10,7 @@ from berth.controllers import (  # noqa: F401  (each registers its controller)
     deployment,
     job,
     kube_job,
+    leaderworkerset,
     replicaset,
     sidecarset,
     statefulset,

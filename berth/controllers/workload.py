@@ -201,10 +201,11 @@ class WorkloadController:
         name: str,
         labels: dict[str, str] | None = None,
         annotations: dict[str, str] | None = None,
+        group: str | None = None,
         **fields: object,
     ) -> Pod | None:
-        """A pod from ``template`` owned by ``obj``; None (and a condition) when the name is
-        taken by a pod the controller does not own."""
+        """A pod from ``template`` owned by ``obj``, in ``group`` (else the object's); None
+        (and a condition) when the name is taken by a pod the controller does not own."""
         proto = template.pod
         pod = replace(
             proto,
@@ -212,7 +213,7 @@ class WorkloadController:
             namespace=obj.namespace,
             labels={**proto.labels, **(labels or {})},
             annotations={**proto.annotations, **(annotations or {})},
-            group=obj.group,
+            group=obj.group if group is None else group,
             submit_time=self.runtime.now(),
             owner=obj.key,
             owner_kind=self.kind,

@@ -773,6 +773,7 @@ metadata:
             "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
             "TrainingJob, Namespace, "
             "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+            "LeaderWorkerSet, "
             "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="unknown-kind",
         ),
@@ -972,6 +973,7 @@ metadata:
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
             "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
             "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+            "LeaderWorkerSet, "
             "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="kind-not-a-string",
         ),
@@ -1425,6 +1427,7 @@ def test_extend_keeps_objects_and_problems() -> None:
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
         "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
         "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
+        "LeaderWorkerSet, "
         "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)"
     ]
 
