@@ -458,7 +458,13 @@ class BindRecorder:
     def __post_init__(self) -> None:
         original_bind, original_unbind = self.state.bind, self.state.unbind
 
-        def bind(pod: Pod, row: int, vector: np.ndarray | None = None, devices: Any = None) -> Any:
+        def bind(
+            pod: Pod,
+            row: int,
+            vector: np.ndarray | None = None,
+            devices: Any = None,
+            claims: Any = None,
+        ) -> Any:
             self.calls += 1
             if not self.restoring:
                 self.violations += placement_violations(self.state, pod, row, vector)
@@ -476,7 +482,7 @@ class BindRecorder:
                         self.violations.append(
                             f"queue {queue} holds {held[name]} {name} > capability {cap}"
                         )
-            return original_bind(pod, row, vector, devices)
+            return original_bind(pod, row, vector, devices, claims)
 
         def unbind(pod: Pod, row: int, vector: np.ndarray | None = None) -> Any:
             queue = self.queues.get(pod.key)
