@@ -56,6 +56,11 @@ def allocate_turn(
     min_member = job.group.min_member
     floor = min_member if gated else 0
     ready = False
+    hopeless_gang = _cannot_complete(job, session, tasks, end, floor)
+    if hopeless_gang is not None:
+        hopeless.add(hopeless_gang.key)
+        session.unplaced[job.key] = hopeless_gang
+        tasks.next = end
     while tasks.next < end:
         pod = pods[tasks.next]
         tasks.next += 1
@@ -86,6 +91,33 @@ def allocate_turn(
         return tasks.next < tasks.requesting
     statement.discard()
     return False
+
+
+def _cannot_complete(
+    job: JobInfo, session: Session, tasks: Tasks, end: int, floor: int
+) -> PodClass | None:
+    """The class of a gang's remaining pods when they are all of one class and the nodes'
+    room (the filters' bound) is short of what the gang still needs, while its queue would
+    take that many: trying them one by one would place some, find no node for the next and
+    undo the lot, leaving that class as the reason. Anything else (pods of several classes,
+    a queue that could refuse first, held or bounded regions, explained pods, sampled
+    search) takes the turn as usual."""
+    need = floor - len(job.bound) - job.allocated
+    if need < 2 or session.hold is not None or session.explainer is not None:
+        return None
+    search = session.search
+    if session.region is not None or session.bonus is not None or search.config.mode != "full":
+        return None  # (a sampled search moves on with every pod it places)
+    rest = tasks.pods[tasks.next : end]
+    if len(rest) < need:
+        return None
+    cls = search.compile(rest[0])
+    if any(search.compile(pod) is not cls for pod in rest[1:]):
+        return None
+    room = search.room(cls)
+    if room is None or room >= need or session.allocatable(job, cls.request * room):
+        return None
+    return cls
 
 
 def keep_if_ready(

@@ -171,6 +171,12 @@ class Plugin:
         """A 0..100 score per row (higher is better)."""
         raise NotImplementedError
 
+    def room(self, cls: PodClass, state: ClusterState) -> int | None:
+        """A filter's bound on how many pods of ``cls`` the schedulable nodes could take at
+        once, or None for no bound. A gang that needs more is refused without trying its pods
+        one by one: the bound must never be below what the filter would let through."""
+        return None
+
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows
     ) -> list[tuple[str, np.ndarray]]:

@@ -166,6 +166,12 @@ class NodeSearch:
         assert cls.total is not None
         return cls.total
 
+    def room(self, cls: PodClass) -> int | None:
+        """The filters' tightest bound on how many pods of ``cls`` fit at once (None: none
+        gives one)."""
+        bounds = [b for p in cls.local_filters if (b := p.room(cls, self.state)) is not None]
+        return min(bounds) if bounds else None
+
     # ------------------------------------------------------------------ placement
 
     def place(self, cls: PodClass) -> int | None:

@@ -106,6 +106,16 @@ class ResourceFit(Plugin):
             mask = _cpuset_fit(state, rows, cpuset, mask)
         return mask
 
+    def room(self, cls: PodClass, state: ClusterState) -> int | None:
+        """Whole pods of ``cls`` each schedulable node's free resources hold, summed."""
+        cols = self._checked(cls, state)
+        if not len(cols):
+            return None
+        n = state.n
+        free = state.free[:n][:, cols][state.schedulable[:n]]
+        fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=np.iinfo(np.int64).max)
+        return int(np.maximum(fits, 0).sum())
+
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows
     ) -> list[tuple[str, np.ndarray]]:
