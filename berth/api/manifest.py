@@ -33,6 +33,7 @@ from berth.api.dra import (
 )
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
+from berth.api.jobset import JOBSET_API, JobSetDoc, convert_job_set
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
 from berth.api.kubeflow import convert_pytorch_job
 from berth.api.loaded import Context, Manifests
@@ -272,6 +273,7 @@ for _name, _api, _model, _convert in (
     ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
     ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
     ("LeaderWorkerSet", LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set),
+    ("JobSet", JOBSET_API, JobSetDoc, convert_job_set),
     ("ResourceSlice", schema.RESOURCE_API, schema.ResourceSliceDoc, convert_resource_slice),
     ("DeviceClass", schema.RESOURCE_API, schema.DeviceClassDoc, convert_device_class),
     ("ResourceClaim", schema.RESOURCE_API, schema.ResourceClaimDoc, convert_resource_claim),

@@ -212,6 +212,7 @@ class WorkloadStatus:
     update_revision: str = ""
     created: int = 0  # pods created over the run
     deleted: int = 0  # pods deleted by the controller over the run
+    restarts: int = 0  # a JobSet's: times its failure policy recreated its Jobs
     #: (time, what happened) for every condition the controller reported, oldest first.
     conditions: list[tuple[float, str]] = field(default_factory=list)
     rollouts: list[Rollout] = field(default_factory=list)

@@ -9,6 +9,7 @@ from berth.controllers import (  # noqa: F401  (each registers its controller)
     cloneset,
     deployment,
     job,
+    jobset,
     kube_job,
     leaderworkerset,
     replicaset,

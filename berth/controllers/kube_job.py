@@ -19,6 +19,7 @@ from berth.api.workloads import KUBE_JOB, KubeJobSpec, Workload
 from berth.controllers.pod_order import is_ready, kube_active_order
 from berth.controllers.runtime import Runtime, register
 from berth.controllers.workload import ACTIVE, WorkloadController
+from berth.store import WatchEvent
 
 JOB_NAME_LABEL = "batch.kubernetes.io/job-name"
 INDEX_KEY = "batch.kubernetes.io/job-completion-index"
@@ -132,6 +133,12 @@ class KubeJobController(WorkloadController):
         self._failed: dict[str, set[str]] = {}
         self._last_failure: dict[str, float] = {}
 
+    def _on_object(self, event: WatchEvent, obj: Workload) -> None:
+        if event == WatchEvent.DELETED:  # a Job of the same name later is a new one
+            self._failed.pop(obj.key, None)
+            self._last_failure.pop(obj.key, None)
+        super()._on_object(event, obj)
+
     def reconcile(self, job: Workload) -> None:
         spec, status = job.spec, job.status
         self.ensure_group(job, spec.template)
@@ -173,6 +180,8 @@ class KubeJobController(WorkloadController):
             status.phase = plan.verdict.partition(":")[0]
             self.condition(job, plan.verdict)
             self.finish_group(job, status.phase == "Complete")
+            if job.owner:
+                self.publish(job)  # its owner (a JobSet) acts on the verdict
 
     def _create(self, job: Workload, index: int | None) -> None:
         labels = {JOB_NAME_LABEL: job.name}

@@ -773,7 +773,7 @@ metadata:
             "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
             "TrainingJob, Namespace, "
             "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
-            "LeaderWorkerSet, "
+            "LeaderWorkerSet, JobSet, "
             "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="unknown-kind",
         ),
@@ -973,7 +973,7 @@ metadata:
             "m.yaml: -/-: kind: unknown kind a list (expected one of Node, NodePool, HyperNode, "
             "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
             "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
-            "LeaderWorkerSet, "
+            "LeaderWorkerSet, JobSet, "
             "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
             id="kind-not-a-string",
         ),
@@ -1427,7 +1427,7 @@ def test_extend_keeps_objects_and_problems() -> None:
         'b.yaml: Thing/-: kind: unknown kind "Thing" (expected one of Node, NodePool, HyperNode, '
         "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
         "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
-        "LeaderWorkerSet, "
+        "LeaderWorkerSet, JobSet, "
         "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)"
     ]
 

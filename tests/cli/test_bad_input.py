@@ -149,7 +149,7 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
         "NodePool, HyperNode, Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, "
         "TrainingJob, Namespace, "
         "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
-        "LeaderWorkerSet, "
+        "LeaderWorkerSet, JobSet, "
         "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
         f"{path}: Pod/-: metadata.name: field required",
         f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",
