@@ -1,7 +1,7 @@
 """What Ray costs a sweep: the openb fill sweep (``berth fill``'s runs, as the openb
 fragmentation experiment makes them) on local processes and on Ray, on this machine.
 
-Three measurements, each on the same runs, in one process one after another:
+Four set-ups, each on the same runs, in rounds (medians over ``--repeats`` rounds):
 
 - local: ``--jobs`` worker processes (today's default);
 - ray, one node of ``--jobs`` CPUs (a cluster started by ``ray start`` on loopback);
@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import time
@@ -57,6 +58,7 @@ def main() -> None:
     parser.add_argument("--pods", default="default", help="openb pod list (default: default)")
     parser.add_argument("--jobs", type=int, default=2, help="local processes (default 2)")
     parser.add_argument("--data", type=Path, help="folder of the openb lists (default: cache)")
+    parser.add_argument("--repeats", type=int, default=3, help="rounds; medians (default 3)")
     args = parser.parse_args()
     data = args.data or trace_folder(SHARED, "openb-nodes-gpu")
     specs = [
@@ -72,18 +74,18 @@ def main() -> None:
     os.environ["RAY_AUTH_MODE"] = "disabled"
     port = 6390
     figures: dict[str, float] = {"runs": len(specs)}
-    figures["local"] = _timed(specs, args.jobs, "local")
-    for name, nodes, cpus in (
-        (f"ray_1x{args.jobs}", 1, args.jobs),
-        ("ray_1x1", 1, 1),
-        ("ray_2x1", 2, 1),
-    ):
-        address = _cluster(nodes, cpus, port)
-        try:
-            _timed(specs[:2], 1, f"ray={address}")  # workers started, inputs cached
-            figures[name] = _timed(specs, 1, f"ray={address}")
-        finally:
-            _ray("stop", "--force")
+    times: dict[str, list[float]] = {}
+    setups = ((f"ray_1x{args.jobs}", 1, args.jobs), ("ray_1x1", 1, 1), ("ray_2x1", 2, 1))
+    for _ in range(args.repeats):  # rounds of every setup, so drifting load hits all alike
+        times.setdefault("local", []).append(_timed(specs, args.jobs, "local"))
+        for name, nodes, cpus in setups:
+            address = _cluster(nodes, cpus, port)
+            try:
+                _timed(specs[:2], 1, f"ray={address}")  # workers started
+                times.setdefault(name, []).append(_timed(specs, 1, f"ray={address}"))
+            finally:
+                _ray("stop", "--force")
+    figures.update({name: statistics.median(values) for name, values in times.items()})
     per_run = (figures[f"ray_1x{args.jobs}"] - figures["local"]) / len(specs) * args.jobs
     figures["overhead_per_run_s"] = per_run
     figures["overhead_percent"] = 100 * (figures[f"ray_1x{args.jobs}"] / figures["local"] - 1)
