@@ -37,6 +37,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from berth.executors import SweepError, add_executor_argument
+
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[2]
 SHARED = ROOT.parent / "shared" / "traces"
@@ -269,11 +271,7 @@ def simulate(inputs: dict[str, Path], out: Path) -> float:
     argv = [
         str(Path(sys.executable).parent / "berth"),
         "simulate",
-        "--cluster", str(inputs["cluster"]),
-        "--workload", str(inputs["online"]),
-        "--workload", str(inputs["batch"]),
-        "--config", str(inputs["config"]),
-        "--until", str(WINDOW),
+        *simulate_args(inputs),
         "--out", str(out),
         "--force",
         "--quiet",
@@ -281,6 +279,17 @@ def simulate(inputs: dict[str, Path], out: Path) -> float:
     started = time.perf_counter()
     subprocess.run(argv, check=True)
     return time.perf_counter() - started
+
+
+def simulate_args(inputs: dict[str, Path]) -> list[str]:
+    """``berth simulate``'s arguments for one mode, without where its outputs go."""
+    return [
+        "--cluster", str(inputs["cluster"]),
+        "--workload", str(inputs["online"]),
+        "--workload", str(inputs["batch"]),
+        "--config", str(inputs["config"]),
+        "--until", str(WINDOW),
+    ]  # fmt: skip
 
 
 def measures(out: Path, seconds: float, cores: dict[str, int]) -> dict:
@@ -363,6 +372,7 @@ def main(argv: list[str] | None = None) -> None:
         default=ROOT / "out/experiments/colocation",
         help="results, tables and plots (default: %(default)s)",
     )
+    add_executor_argument(parser)
     parser.add_argument(
         "--tables-only", action="store_true", help="rebuild tables and plots from --out's results"
     )
@@ -381,9 +391,25 @@ def main(argv: list[str] | None = None) -> None:
             flush=True,
         )
         results = {}
+        written = {mode: write_inputs(out / "inputs" / mode, mode, shape, tasks) for mode in MODES}
+        if args.executor.remote:  # the modes at once, as tasks on a Ray cluster
+            from berth.remote_simulate import run_simulations
+
+            try:
+                took = run_simulations(
+                    args.executor,
+                    [simulate_args(written[mode]) for mode in MODES],
+                    [out / mode for mode in MODES],
+                    list(MODES),
+                )
+            except SweepError as exc:
+                sys.exit(str(exc))
+            walls = dict(zip(MODES, took, strict=True))
         for mode in MODES:
-            inputs = write_inputs(out / "inputs" / mode, mode, shape, tasks)
-            seconds = simulate(inputs, out / mode)
+            if args.executor.remote:
+                seconds = walls[mode]
+            else:
+                seconds = simulate(written[mode], out / mode)
             results[mode] = measures(out / mode, seconds, cores)
             print(
                 f"{mode}: {pct(results[mode]['cpu_utilization_avg'])} cpu, {seconds:.0f} s",
