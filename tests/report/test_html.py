@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.metrics.summary import summarize
 from berth.metrics.tables import JobOutcome
-from berth.report.figures import MAX_POINTS, binned, time_unit
+from berth.report.figures import MAX_POINTS, bin_edges, binned, time_unit
 from berth.report.html import write_report
 from berth.report.jobs import ALL_JOBS_ROWS, NOTABLE_ROWS, PENDING_ROWS
 from berth.report.plots import PLOT_FILES, QUEUE_SHARES_FILE
@@ -270,3 +272,36 @@ def test_a_long_run_is_binned_and_says_so(tmp_path: Path) -> None:
     assert len(series) > MAX_POINTS
     html = write_report(tmp_path, summary, series, pods, groups).read_text()
     assert "lines: mean of each" in html and "bands: lowest to highest sample" in html
+
+
+# The time series a figure draws: past MAX_POINTS samples, one mean per time bin with a band
+# from the bin's lowest to its highest sample. No peak or trough may be lost in the band.
+samples = st.lists(
+    st.tuples(
+        st.floats(0, 1e6, allow_nan=False),
+        st.one_of(st.floats(-1e3, 1e3, allow_nan=False), st.just(float("nan"))),
+    ),
+    min_size=1,
+    max_size=300,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(samples, st.integers(2, 60))
+def test_binned_bands_hold_every_sample(pairs: list[tuple[float, float]], points: int) -> None:
+    pairs.sort(key=lambda pair: pair[0])
+    times = np.array([t for t, _ in pairs])
+    values = np.array([v for _, v in pairs])
+    edges = bin_edges(times[0], times[-1], points)
+    starts, means, lows, highs = binned(times, values, edges)
+    first = np.searchsorted(times, starts)  # each bin's first sample
+    assert first[0] == 0 and np.all(np.diff(first) > 0)
+    for k, (begin, end) in enumerate(zip(first, [*first[1:], len(times)], strict=True)):
+        held = values[begin:end]
+        assert np.all(times[begin:end] >= starts[k])
+        known = held[~np.isnan(held)]
+        if known.size == 0:
+            assert np.isnan(means[k]) and np.isnan(lows[k]) and np.isnan(highs[k])
+            continue
+        assert lows[k] == known.min() and highs[k] == known.max()
+        assert lows[k] <= means[k] + 1e-9 and means[k] <= highs[k] + 1e-9
