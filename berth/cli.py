@@ -9,6 +9,7 @@ command imports what it runs, the simulator, the report or the Kubernetes client
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -321,6 +322,8 @@ def _simulate(args: argparse.Namespace) -> int:
         overwrite = prepare_output(args.out, args.force)
     except input_errors() as exc:
         return input_failure(exc)
+    # The inputs live as long as the run: the collector's full passes need not walk them.
+    gc.freeze()
     if overwrite:
         inputs.notes.append(overwrite)
     for warning in inputs.warnings:
