@@ -27,7 +27,7 @@ def test_restart_latency_defaults_to_the_start_latency() -> None:
         (
             {"startLatncy": 3},
             "c.yaml: simulation.startLatncy: unknown field (expected startLatency, restartLatency, "
-            "sampleInterval, nodeFailures, colocation, loaning, scaling)",
+            "sampleInterval, nodeFailures, colocation, loaning, scaling, preemption)",
         ),
     ],
 )
