@@ -116,17 +116,24 @@ def ray_map(
     tasks: Sequence[tuple[Any, Any]],
     labels: Sequence[str],
     done: Callable[[int, str], None] | None = None,
+    read_only: bool = False,
 ) -> list[Any]:
     """``run(shared[key], item)`` for every ``(key, item)`` in ``tasks``, each as a Ray task;
     results (or a Failure) in the order of ``tasks``. ``done`` hears how many runs have finished
     and the label of the last one. ``run`` must be a module-level function (workers import
-    it)."""
+    it). With ``read_only`` (``run`` never changes what it is given) a worker process
+    deserializes each shared value once and hands the same object to every run it takes;
+    otherwise each run gets its own copy."""
     ray = _import_ray()
     started_here = _connect(ray, executor)
     try:
         refs = {key: ray.put(value) for key, value in shared.items()}
         remote = ray.remote(max_retries=RETRIES, retry_exceptions=False)(_call)
-        index = {remote.remote(run, refs[key], item): k for k, (key, item) in enumerate(tasks)}
+        # The reference goes inside a list, so Ray hands it over unresolved.
+        index = {
+            remote.remote(run, [refs[key]], item, read_only): k
+            for k, (key, item) in enumerate(tasks)
+        }
         results: list[Any] = [None] * len(tasks)
         waiting = list(index)
         finished = 0
@@ -156,8 +163,22 @@ def cluster_cpus(executor: Executor) -> tuple[int, int]:
             ray.shutdown()
 
 
-def _call(run: Callable[[Any, Any], Any], shared: Any, item: Any) -> Any:
-    return run(shared, item)
+#: In a worker process: shared values already deserialized, by reference (read-only runs).
+_SHARED: dict[Any, Any] = {}
+_SHARED_KEPT = 4
+
+
+def _call(run: Callable[[Any, Any], Any], ref: list[Any], item: Any, read_only: bool) -> Any:
+    import ray
+
+    if not read_only:
+        return run(ray.get(ref[0]), item)
+    value = _SHARED.get(ref[0])
+    if value is None:
+        if len(_SHARED) >= _SHARED_KEPT:
+            _SHARED.clear()
+        value = _SHARED[ref[0]] = ray.get(ref[0])
+    return run(value, item)
 
 
 def _outcome(ray: Any, ref: Any, label: str) -> Any:

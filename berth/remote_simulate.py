@@ -48,7 +48,7 @@ def run_simulations(
                 path = Path(name)
                 inputs[name] = folder_files(path) if path.is_dir() else path.read_bytes()
     tasks = [("inputs", list(command)) for command in commands]
-    results = ray_map(executor, _simulate, {"inputs": inputs}, tasks, labels, done)
+    results = ray_map(executor, _simulate, {"inputs": inputs}, tasks, labels, done, read_only=True)
     seconds = []
     for out, result in zip(outs, results, strict=True):
         if isinstance(result, tuple):

@@ -272,6 +272,7 @@ def run_specs(
             tasks,
             labels,
             None if finished is None else (lambda done, _label: finished(done)),
+            read_only=True,  # run_loaded copies the pods it writes into
         )
         raise_failures(results)
         return results
