@@ -3,14 +3,12 @@ pods.csv, jobs.csv, workloads.csv, timeseries.csv and the report written from it
 
 from __future__ import annotations
 
-import gc
 import os
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from berth.api.objects import GroupPhase, JobPhase, PodPhase
+from berth.collector import new_objects_only
 from berth.framework.explain import PodRecord
 from berth.metrics.loaning import summarize_loaning
 from berth.metrics.summary import eviction_cause, summarize, write_summary
@@ -117,30 +115,13 @@ def explanations(result: SimResult) -> dict[str, Any] | None:
     return {"patterns": explainer.patterns, "pods": pods}
 
 
-@contextmanager
-def _collecting_new_objects_only() -> Iterator[None]:
-    """While the outputs are written, the garbage collector looks only at objects made since:
-    a finished run holds hundreds of thousands of objects that live to the end, and the
-    tables and figures make enough short-lived ones to set off full collections that walk
-    them all again (a tenth of a second each on a 60-day trace). A process that froze objects
-    of its own keeps them frozen."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
 def write_outputs(
     result: SimResult, out_dir: str | Path, provenance: dict[str, Any] | None = None
 ) -> tuple[dict[str, Any], Path]:
     """summary.json, pods.csv, jobs.csv, workloads.csv, timeseries.csv, report.html (+ PNGs)
     and, for a run asked to explain pods, explain.json in out_dir;
     ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report."""
-    with _collecting_new_objects_only():
+    with new_objects_only():
         return _write_outputs(result, Path(out_dir), provenance)
 
 
