@@ -99,7 +99,6 @@ NOTHING_TO_DO = {
     "VolumeBinding": "volumes are not modelled",
     "VolumeZone": "volumes are not modelled",
     "ImageLocality": "container images are not modelled",
-    "DynamicResources": "resource claims (DRA) are not modelled",
 }
 
 #: What some plugins berth does not have would have done, for the warning that skips them.
@@ -308,6 +307,7 @@ _FILTERS = {
     "NodeName": "node-affinity",
     "PodTopologySpread": "topology-spread",
     "InterPodAffinity": "pod-affinity",
+    "DynamicResources": "dynamic-resources",
 }
 _HANDLED = (
     set(_SCORERS)

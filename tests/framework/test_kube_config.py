@@ -96,6 +96,12 @@ def test_score_weights(plugin_sets, expected):
     assert {name: got[name] for name in expected} == expected
 
 
+def test_dynamic_resources_is_berths_dra_filter():
+    config = kube({"plugins": {"multiPoint": {"enabled": [{"name": "DynamicResources"}]}}})
+    assert "dynamic-resources" in [p.name for p in Framework(config).filters]
+    assert not any("DynamicResources" in warning for warning in config.warnings)
+
+
 def test_disabled_at_one_point():
     config = kube(
         {
