@@ -112,10 +112,12 @@ def _cannot_complete(
     if len(rest) < need:
         return None
     cls = search.compile(rest[0])
+    room = search.room(cls)
+    if room is None or room >= need:
+        return None  # (the common case: asked before compiling every pod of the gang)
     if any(search.compile(pod) is not cls for pod in rest[1:]):
         return None
-    room = search.room(cls)
-    if room is None or room >= need or session.allocatable(job, cls.request * room):
+    if session.allocatable(job, cls.request * room):
         return None
     return cls
 
