@@ -151,18 +151,6 @@ def ray_map(
             ray.shutdown()
 
 
-def cluster_cpus(executor: Executor) -> tuple[int, int]:
-    """Nodes and CPUs of the Ray cluster the executor names (a probe for docs and benchmarks)."""
-    ray = _import_ray()
-    started_here = _connect(ray, executor)
-    try:
-        nodes = [n for n in ray.nodes() if n.get("Alive")]
-        return len(nodes), int(ray.cluster_resources().get("CPU", 0))
-    finally:
-        if started_here:
-            ray.shutdown()
-
-
 #: In a worker process: shared values already deserialized, by reference (read-only runs).
 _SHARED: dict[Any, Any] = {}
 _SHARED_KEPT = 4
@@ -186,11 +174,14 @@ def _outcome(ray: Any, ref: Any, label: str) -> Any:
         return ray.get(ref)
     except ray.exceptions.RayTaskError as exc:
         cause = exc.cause if getattr(exc, "cause", None) is not None else exc
-        text = str(cause).strip().splitlines()
-        return Failure(label, f"{type(cause).__name__}: {text[0] if text else ''}".rstrip(": "))
+        return Failure(label, f"{type(cause).__name__}: {_first_line(cause)}".rstrip(": "))
     except ray.exceptions.RayError as exc:  # its worker died more than RETRIES times
-        first = str(exc).strip().splitlines()
-        return Failure(label, f"{type(exc).__name__}: {first[0] if first else ''}")
+        return Failure(label, f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _first_line(exc: BaseException) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0] if lines else ""
 
 
 def _import_ray() -> Any:
@@ -221,9 +212,8 @@ def _connect(ray: Any, executor: Executor) -> bool:
         else:
             ray.init(address=executor.address, **options)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()
         raise SweepError(
-            f"--executor {executor}: cannot reach the Ray cluster: {first[0] if first else exc}"
+            f"--executor {executor}: cannot reach the Ray cluster: {_first_line(exc) or exc}"
         ) from None
     return True
 

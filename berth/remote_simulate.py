@@ -43,9 +43,9 @@ def run_simulations(
     on its worker. Raises SweepError naming the runs that failed, once the rest are written."""
     inputs: Inputs = {}
     for command in commands:
-        for name in _named_paths(command):
-            if name not in inputs:
-                path = Path(name)
+        for name in _file_arguments(command):
+            path = Path(name)
+            if name not in inputs and path.exists():
                 inputs[name] = folder_files(path) if path.is_dir() else path.read_bytes()
     tasks = [("inputs", list(command)) for command in commands]
     results = ray_map(executor, _simulate, {"inputs": inputs}, tasks, labels, done, read_only=True)
@@ -59,13 +59,11 @@ def run_simulations(
     return seconds
 
 
-def _named_paths(command: Sequence[str]) -> list[str]:
-    """The values of the file options that name existing files or folders here."""
-    named = []
-    for option, value in zip(command, command[1:], strict=False):
-        if option in FILE_OPTIONS and Path(value).exists():
-            named.append(value)
-    return named
+def _file_arguments(command: Sequence[str]) -> list[str]:
+    """The values of the options that may name an input file or folder."""
+    return [
+        value for option, value in zip(command, command[1:], strict=False) if option in FILE_OPTIONS
+    ]
 
 
 def _simulate(inputs: Inputs, command: list[str]) -> tuple[dict[str, bytes], float]:
@@ -75,7 +73,8 @@ def _simulate(inputs: Inputs, command: list[str]) -> tuple[dict[str, bytes], flo
     with scratch() as folder:
         root = Path(folder)
         local = {}
-        for k, name in enumerate(dict.fromkeys(_shipped(command, inputs))):
+        shipped = [name for name in _file_arguments(command) if name in inputs]
+        for k, name in enumerate(dict.fromkeys(shipped)):
             target = root / "in" / str(k) / Path(name).name
             content = inputs[name]
             if isinstance(content, dict):
@@ -98,11 +97,3 @@ def _simulate(inputs: Inputs, command: list[str]) -> tuple[dict[str, bytes], flo
             lines = [line for line in errors.getvalue().splitlines() if line.strip()]
             raise RuntimeError(lines[-1] if lines else f"berth simulate exited with {code}")
         return folder_files(out), took
-
-
-def _shipped(command: Sequence[str], inputs: Inputs) -> list[str]:
-    return [
-        value
-        for option, value in zip(command, command[1:], strict=False)
-        if option in FILE_OPTIONS and value in inputs
-    ]
