@@ -69,7 +69,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
     from berth.outputs import prepare_output
     from berth.progress import bars
     from berth.report.fill import write_fill_outputs
-    from berth.sim.fill import FillSpec, load_fill_inputs, run_specs, spec_config
+    from berth.sim.fill import FillSpec, fill_inputs, run_specs, spec_config
     from berth.sim.inputs import InputError
     from berth.traces.fetch import resolve_trace
 
@@ -98,7 +98,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
         overwrite = prepare_output(args.out, args.force)
         for policy in policies:
             spec_config(policy)
-        load_fill_inputs(args.cluster, args.workload)
+        fill_inputs(args.cluster, args.workload)
     except (InputError, ManifestError, ConfigError, PluginArgumentError, ValueError) as exc:
         err(str(exc))
         return EXIT_INPUT

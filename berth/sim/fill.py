@@ -232,12 +232,19 @@ def spec_config(policy: str) -> SchedulerConfig:
 _LOADED: dict[tuple[str, str], tuple[list[Node], list[Pod]]] = {}
 
 
+def fill_inputs(cluster: str, workload: str) -> tuple[list[Node], list[Pod]]:
+    """``load_fill_inputs``, once per process: the command checks the inputs with it before
+    any run, and its runs (in this process, in worker processes forked from it, or shipped
+    to Ray from it) take them from here instead of reading them again."""
+    key = (cluster, workload)
+    if key not in _LOADED:
+        _LOADED[key] = load_fill_inputs(cluster, workload)
+    return _LOADED[key]
+
+
 def run_spec(spec: FillSpec) -> FillRun:
     """One run in this process; inputs are loaded once per process and copied per run."""
-    key = (spec.cluster, spec.workload)
-    if key not in _LOADED:
-        _LOADED[key] = load_fill_inputs(spec.cluster, spec.workload)
-    return run_loaded(_LOADED[key], (spec, spec_config(spec.policy)))
+    return run_loaded(fill_inputs(spec.cluster, spec.workload), (spec, spec_config(spec.policy)))
 
 
 def run_loaded(
@@ -261,7 +268,7 @@ def run_specs(
     loaded once, here, and every configuration resolved here."""
     if executor.remote:
         keys = {(spec.cluster, spec.workload) for spec in specs}
-        shared = {key: load_fill_inputs(*key) for key in sorted(keys)}
+        shared = {key: fill_inputs(*key) for key in sorted(keys)}
         configs = {policy: spec_config(policy) for policy in {spec.policy for spec in specs}}
         tasks = [((s.cluster, s.workload), (s, configs[s.policy])) for s in specs]
         labels = [f"{spec.policy} seed {spec.seed}" for spec in specs]
