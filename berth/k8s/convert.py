@@ -226,6 +226,29 @@ def pod_group_manifest(
     }
 
 
+def pod_object(
+    pod: Pod,
+    spec: dict[str, Any],
+    owner: list[dict[str, Any]],
+    labels: dict[str, str] | None = None,
+    annotations: dict[str, str] | None = None,
+) -> dict[str, Any]:
+    """A v1 Pod as a controller posts it: ``pod``'s name and namespace, its labels and
+    annotations unless others are given, ``owner`` as its ownerReferences, and ``spec``."""
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {
+            "name": pod.name,
+            "namespace": pod.namespace,
+            "labels": dict(pod.labels) if labels is None else labels,
+            "annotations": dict(pod.annotations) if annotations is None else annotations,
+            "ownerReferences": owner,
+        },
+        "spec": spec,
+    }
+
+
 def job_pod_manifest(pod: Pod, job_raw: dict[str, Any], task: str) -> dict[str, Any]:
     """A Job's pod from the Job's task template as the API holds it, with the name, labels
     and annotations the controller gave ``pod``."""
@@ -235,18 +258,7 @@ def job_pod_manifest(pod: Pod, job_raw: dict[str, Any], task: str) -> dict[str, 
             template = item.get("template") or {}
     spec = dict(template.get("spec") or {})
     spec["schedulerName"] = pod.scheduler_name
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod.name,
-            "namespace": pod.namespace,
-            "labels": dict(pod.labels),
-            "annotations": dict(pod.annotations),
-            "ownerReferences": owner_reference(job_raw),
-        },
-        "spec": spec,
-    }
+    return pod_object(pod, spec, owner_reference(job_raw))
 
 
 def job_status(job: BatchJob) -> dict[str, Any]:
@@ -255,7 +267,7 @@ def job_status(job: BatchJob) -> dict[str, Any]:
     if job.conditions:
         at, _, why = job.conditions[-1]
         state["message"] = why
-        state["lastTransitionTime"] = _stamp(at)
+        state["lastTransitionTime"] = stamp(at)
     counts = job.counts or {}
     return {
         "state": state,
@@ -266,11 +278,12 @@ def job_status(job: BatchJob) -> dict[str, Any]:
         "failed": counts.get("failed", 0),
         "retryCount": job.retries,
         "conditions": [
-            {"status": str(phase), "lastTransitionTime": _stamp(at)}
+            {"status": str(phase), "lastTransitionTime": stamp(at)}
             for at, phase, _ in job.conditions[-10:]
         ],
     }
 
 
-def _stamp(seconds: float) -> str:
+def stamp(seconds: float) -> str:
+    """An API timestamp (RFC 3339, whole seconds, UTC) of ``seconds`` since the epoch."""
     return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -21,21 +21,17 @@ after step 1 (Kruise keeps them meanwhile in ``apps.kruise.io/inplace-update-gra
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
 from typing import Any
 
 from berth.api.keys import GROUP_NAME_ANNOTATION, INPLACE_GRACE_ANNOTATION, REVISION_LABEL
 from berth.api.objects import Pod
+from berth.k8s.convert import pod_object, stamp
 
 READY_GATE = "InPlaceUpdateReady"
 STATE_ANNOTATION = "apps.kruise.io/inplace-update-state"
 GRACE_ANNOTATION = INPLACE_GRACE_ANNOTATION  # the same key: berth's pods carry the seconds
 #: Strategic merge patches merge lists by key (conditions by type, containers by name).
 STRATEGIC = "application/strategic-merge-patch+json"
-
-
-def stamp(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def pod_manifest(pod: Pod, template: dict[str, Any], owner: list[dict[str, Any]]) -> dict[str, Any]:
@@ -50,18 +46,7 @@ def pod_manifest(pod: Pod, template: dict[str, Any], owner: list[dict[str, Any]]
     annotations = {k: v for k, v in pod.annotations.items() if k != GRACE_ANNOTATION}
     if pod.group:
         annotations[GROUP_NAME_ANNOTATION] = pod.group
-    return {
-        "apiVersion": "v1",
-        "kind": "Pod",
-        "metadata": {
-            "name": pod.name,
-            "namespace": pod.namespace,
-            "labels": dict(pod.labels),
-            "annotations": annotations,
-            "ownerReferences": owner,
-        },
-        "spec": spec,
-    }
+    return pod_object(pod, spec, owner, annotations=annotations)
 
 
 def has_gate(raw: dict[str, Any]) -> bool:

@@ -26,7 +26,7 @@ from berth.controllers.job import JobController
 from berth.k8s import pytorch
 from berth.k8s.cache import Handler, KubeStore
 from berth.k8s.client import ApiError
-from berth.k8s.convert import owner_reference
+from berth.k8s.convert import owner_reference, stamp
 from berth.k8s.kinds import PYTORCH_JOB, SERVICE
 from berth.store import NotFound, WatchEvent
 
@@ -195,7 +195,7 @@ class KubeflowJobs:
                 bucket[state] = bucket.get(state, 0) + 1
         conditions = self._conditions.setdefault(key, [])
         times = self._times.setdefault(key, {})
-        times.setdefault("startTime", pytorch.stamp(now))
+        times.setdefault("startTime", stamp(now))
         conditions = pytorch.set_condition(
             conditions, "Created", "True", f"PyTorchJob {job.name} is created.", now
         )
@@ -212,7 +212,7 @@ class KubeflowJobs:
             message = f"PyTorchJob {job.name} is failed: {why}"
             conditions = pytorch.set_condition(conditions, "Failed", "True", message, now)
         if job.phase == JobPhase.COMPLETED or job.phase in _FAILED:
-            times.setdefault("completionTime", pytorch.stamp(now))
+            times.setdefault("completionTime", stamp(now))
         self._conditions[key] = conditions
         replica_statuses = {
             name: {**bucket, "selector": pytorch.selector(job.name, name)}

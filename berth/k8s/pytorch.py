@@ -13,8 +13,9 @@ operator's ``pkg/controller.v1/pytorch`` and ``pkg/apis/kubeflow.org/v1``.
 from __future__ import annotations
 
 import copy
-from datetime import UTC, datetime
 from typing import Any
+
+from berth.k8s.convert import stamp
 
 OPERATOR_NAME = "pytorchjob-controller"
 OPERATOR_NAME_LABEL = "training.kubeflow.org/operator-name"
@@ -274,10 +275,6 @@ def selector(job: str, rtype: str) -> str:
     """A replica type's label selector as text (``status.replicaStatuses.<type>.selector``,
     which the scale subresource reports)."""
     return ",".join(f"{k}={v}" for k, v in sorted(labels(job, rtype).items()))
-
-
-def stamp(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def set_condition(
