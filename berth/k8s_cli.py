@@ -78,6 +78,15 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run Kubeflow's PyTorchJobs (kubeflow.org/v1; the CRD and RBAC in "
         "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
     )
+    serve.add_argument(
+        "--colocation",
+        nargs="?",
+        const="",
+        metavar="FILE",
+        help="write nodes' batch resources from usage and evict BE pods as the simulator's "
+        "colocation does, with the simulation.colocation section of FILE (default: of "
+        "--config; Koordinator's defaults without one); see docs/kubernetes.md",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -136,6 +145,22 @@ def _serve(args: argparse.Namespace) -> int:
         return EXIT_INPUT
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
+    colocation = None
+    if args.colocation is not None:
+        from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
+
+        try:
+            source = config if not args.colocation else load_config(Path(args.colocation))
+            raw = source.simulation.get("colocation")
+            if args.colocation and "colocation" not in source.simulation:
+                raise ColocationConfigError(
+                    f"{args.colocation}: simulation.colocation: missing (the section "
+                    "berth simulate reads)"
+                )
+            colocation = ColocationConfig.from_raw(raw, source.source)
+        except (ConfigError, ColocationConfigError) as exc:
+            print(f"error: {exc}", file=sys.stderr)
+            return EXIT_INPUT
     client = _client(args.kubeconfig)
     if client is None:
         return EXIT_INPUT
@@ -151,6 +176,7 @@ def _serve(args: argparse.Namespace) -> int:
         resync=args.resync,
         kruise=args.kruise,
         kubeflow=args.kubeflow,
+        colocation=colocation,
         scaling=(
             ScalingConfig(
                 args.scaling,

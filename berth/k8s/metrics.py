@@ -78,6 +78,18 @@ class Metrics:
             "Running workers the scaling policy took away (through evictions).",
             registry=r,
         )
+        self.colocation_reports = Counter(
+            "berth_colocation_reports",
+            "Colocation usage reports (--colocation), by usage source (metrics, annotations).",
+            ["source"],
+            registry=r,
+        )
+        self.colocation_evictions = Counter(
+            "berth_colocation_evictions",
+            "BE pods evicted to protect online work, by cause (memory, cpu).",
+            ["cause"],
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

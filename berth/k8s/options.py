@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
+from berth.sim.colocation_config import ColocationConfig
 
 
 @dataclass(slots=True)
@@ -27,3 +28,5 @@ class ServeOptions:
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
+    #: Batch resources and BE eviction from usage (berth.k8s.colocation); None: off.
+    colocation: ColocationConfig | None = None

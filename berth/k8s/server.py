@@ -29,6 +29,7 @@ from berth.k8s.binder import Binder, BindResult
 from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
+from berth.k8s.colocation import attach
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import watched
@@ -129,6 +130,7 @@ class Server:
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
+        self.colocation = None if options.colocation is None else attach(self, options.colocation)
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
@@ -204,6 +206,8 @@ class Server:
             try:
                 self._run_timers()
                 self._scale()
+                if self.colocation is not None:
+                    self.colocation.serve()
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
@@ -238,6 +242,8 @@ class Server:
             wait = min(wait, max(0.0, self._retry_at - now))
         if self.scaling is not None and self.synced:
             wait = min(wait, max(0.0, self.scaling.due - now))
+        if self.colocation is not None and self.synced:
+            wait = min(wait, max(0.0, self.colocation.due - now))
         return wait
 
     def _drain(self, wait: float) -> None:
