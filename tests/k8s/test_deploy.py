@@ -17,6 +17,7 @@ from berth.framework.config import parse_config
 from berth.framework.framework import Framework
 from berth.k8s.kinds import COMMAND, JOB, POD_GROUP, QUEUE
 from berth.k8s.server import Server
+from berth.sim.colocation_config import ColocationConfig
 from tests.k8s.harness import (
     Cluster,
     config,
@@ -149,6 +150,7 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
         leader_elect=True,
         lease_namespace="berth-system",
         annotate=[lambda pod, node: {"berth.io/gpu-devices": ""}],
+        colocation=ColocationConfig(report_interval=0.1),  # node status, the metrics API
     )
     server = Server(cluster.client(), config(raw), options)
     thread = threading.Thread(target=server.run, daemon=True)
@@ -171,3 +173,4 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
     assert not forbidden, forbidden
     assert ("", "pods/binding", "create") in used and ("", "pods/eviction", "create") in used
     assert ("coordination.k8s.io", "leases", "update") in used
+    assert ("", "nodes/status", "patch") in used and ("metrics.k8s.io", "nodes", "list") in used
