@@ -6,12 +6,19 @@ and BE pods are evicted through the Eviction API when online memory usage rises.
 from __future__ import annotations
 
 import logging
+import os
+import signal
+import subprocess
+import sys
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY, QOS_LABEL
+from berth.cli import main
 from berth.k8s.colocation import status_batch
 from berth.k8s.usage_source import ANNOTATIONS, USAGE_ANNOTATION
 from berth.sim.colocation_config import ColocationConfig
@@ -151,3 +158,61 @@ def test_cpu_eviction_when_configured(cluster: Cluster):
         wait_for(lambda: cluster.api.evictions == ["default/be-b"])
         settle(server)
         assert server.metrics.colocation_evictions.labels("cpu")._value.get() == 1
+
+
+@pytest.mark.parametrize(
+    "text,message",
+    [
+        (
+            "simulation:\n  colocation: {memoryEvictThresholdPercent: 300}\n",
+            "simulation.colocation.memoryEvictThresholdPercent: expected at most 100",
+        ),
+        (
+            "simulation:\n  colocation: {cpuCalculatePolicy: request}\n",
+            "simulation.colocation.cpuCalculatePolicy: 'request' is not one of",
+        ),
+        ("actions: enqueue, allocate\n", "simulation.colocation: missing"),
+        ("simulation: [1]\n", "simulation: expected a mapping"),
+    ],
+)
+def test_serve_refuses_a_bad_colocation_file(tmp_path: Path, text, message, capsys):
+    path = tmp_path / "colocation.yaml"
+    path.write_text(text)
+    assert main(["serve", "--kubeconfig", "/nowhere", "--colocation", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and message in err and str(path) in err
+
+
+def test_serve_colocation_from_its_configuration(cluster: Cluster, tmp_path: Path):
+    """``--colocation`` alone takes the section of ``--config``, as berth simulate does."""
+    cluster.add(node_doc("n1", cpu="10", memory="20Gi"))
+    scheduler = tmp_path / "scheduler.yaml"
+    scheduler.write_text(
+        "simulation:\n  colocation:\n"
+        "    {metricReportIntervalSeconds: 0.2, cpuReclaimThresholdPercent: 50}\n"
+    )
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "berth.cli",
+            "serve",
+            "--kubeconfig",
+            str(cluster.kubeconfig(tmp_path / "kubeconfig")),
+            "--metrics-port",
+            "0",
+            "--config",
+            str(scheduler),
+            "--colocation",
+        ],
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+    )
+    try:
+        wait_for(lambda: batch_of(cluster, "n1") == (5000, 13 * GI), timeout=30)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = process.communicate(timeout=30)
+    assert process.returncode == 0, err
+    assert '"msg": "colocation usage source", "source": "annotations"' in err
