@@ -35,7 +35,7 @@ from berth.api.keys import RESOURCE_STATUS_ANNOTATION
 from berth.api.objects import FINAL_POD_PHASES, Pod, PodPhase
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY, QoS
 from berth.cluster.batch import HighPriority, batch_allocatable
-from berth.k8s.client import MERGE_PATCH
+from berth.k8s.client import MERGE_PATCH, ApiError
 from berth.k8s.kinds import NODE
 from berth.k8s.usage_source import UsageReading, UsageSource
 from berth.resources import CPU, MEMORY, QuantityError, to_canonical
@@ -241,6 +241,8 @@ class ServeColocation:
         self.source = UsageSource(server.client)
         self.due = 0.0
         self.last_source = ""
+        #: node → (batch written, the node's resourceVersion it was written over)
+        self.written: dict[str, tuple[tuple[int, int], str]] = {}
 
     def serve(self) -> None:
         now = self.server.clock()
@@ -307,19 +309,29 @@ class ServeColocation:
             self.server._mark_dirty()
 
     def _write(self, raw_nodes: dict[str, dict], names: list[str], batch: np.ndarray) -> None:
-        """Patch the nodes whose batch resources changed."""
+        """Patch the nodes whose batch resources changed (once per version of the node seen:
+        the watch may not have brought the last patch back yet)."""
         client = self.server.client
         for row, name in enumerate(names):
             raw = raw_nodes.get(name)
             wanted = (int(batch[row, 0]), int(batch[row, 1]))
             if raw is None or status_batch(raw) == wanted:
                 continue
-            client.request(
-                "PATCH",
-                NODE.item(None, name, "status"),
-                body=batch_patch(*wanted),
-                content_type=MERGE_PATCH,
-            )
+            version = (raw.get("metadata") or {}).get("resourceVersion", "")
+            if self.written.get(name) == (wanted, version):
+                continue
+            try:
+                client.request(
+                    "PATCH",
+                    NODE.item(None, name, "status"),
+                    body=batch_patch(*wanted),
+                    content_type=MERGE_PATCH,
+                )
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+                continue  # deleted since: the watch tells the Scheduler
+            self.written[name] = (wanted, version)
             log.info(
                 "batch resources written",
                 extra={"node": name, "batch_cpu": wanted[0], "batch_memory": wanted[1]},
