@@ -17,6 +17,7 @@ from typing import Any
 import orjson
 import pytest
 
+from berth.api.keys import RESOURCE_STATUS_ANNOTATION
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY, QOS_LABEL
 from berth.cli import main
 from berth.k8s.colocation import status_batch
@@ -216,3 +217,24 @@ def test_serve_colocation_from_its_configuration(cluster: Cluster, tmp_path: Pat
         _, err = process.communicate(timeout=30)
     assert process.returncode == 0, err
     assert '"msg": "colocation usage source", "source": "annotations"' in err
+
+
+def test_an_lse_pods_cpuset_is_on_it_before_its_bind(cluster: Cluster):
+    """koordlet pins the cpus berth chose from the pod's resource-status annotation."""
+    node = node_doc("n1", cpu="8", memory="16Gi")
+    node["metadata"]["annotations"] = {
+        "berth.io/cpu-cores-per-socket": "4",
+        "berth.io/cpu-threads-per-core": "2",
+    }
+    pod = online_pod("db", cpu="4", memory="1Gi")
+    pod["metadata"]["labels"] = {QOS_LABEL: "LSE"}
+    cluster.add(node, pod)
+    with serving(cluster, config(), fast_options(colocation=FAST)) as server:
+        wait_for(lambda: "default/db" in cluster.bindings())
+        settle(server)
+    (raw,) = [p for p in cluster.objects("Pod") if p["metadata"]["name"] == "db"]
+    status = raw["metadata"]["annotations"][RESOURCE_STATUS_ANNOTATION]
+    assert orjson.loads(status) == {"cpuset": "0-3"}
+    patches = [i for i, (m, p) in enumerate(cluster.api.log) if m == "PATCH" and p.endswith("/db")]
+    binds = [i for i, (m, p) in enumerate(cluster.api.log) if p.endswith("/db/binding")]
+    assert patches and binds and patches[0] < binds[0]
