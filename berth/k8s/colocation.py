@@ -9,8 +9,9 @@ Every ``metricReportIntervalSeconds`` a report, for every node at once:
    request in the batch formula, an LSE pod's cpu always does;
 2. computes each node's ``kubernetes.io/batch-cpu`` (millicores) and ``batch-memory`` (bytes)
    with ``berth.cluster.batch`` and writes them into the node's ``status.capacity`` and
-   ``status.allocatable`` (PATCH nodes/status), as koord-manager does; the node watch brings
-   them back to the Scheduler, which fits BE pods against them with resource-fit;
+   ``status.allocatable`` (PATCH nodes/status), as koord-manager does; berth's Scheduler
+   takes them at once (the node watch brings the same back) and fits BE pods against them
+   with resource-fit;
 3. evicts BE pods through the Eviction API where node memory usage reaches
    memoryEvictThresholdPercent (down to memoryEvictLowerPercent), and, when configured, where
    BE cpu satisfaction (the suppressed limit ÷ BE cpu requests) is below its lower mark, in the
