@@ -34,7 +34,7 @@ import numpy as np
 
 from berth.api.keys import RESOURCE_STATUS_ANNOTATION
 from berth.api.objects import FINAL_POD_PHASES, Pod, PodPhase
-from berth.api.qos import BATCH_CPU, BATCH_MEMORY, QoS
+from berth.api.qos import BATCH_CPU, BATCH_MEMORY, LOW_BANDS, QoS, band_of
 from berth.cluster.batch import HighPriority, batch_allocatable
 from berth.k8s.client import MERGE_PATCH, ApiError
 from berth.k8s.kinds import NODE
@@ -77,14 +77,21 @@ class PodTable:
 
     @classmethod
     def of(cls, pods: list[tuple[Pod, int]], reading: UsageReading) -> PodTable:
+        """One pass over the pods (each one's QoS class and band read once)."""
         count = len(pods)
         request = np.zeros((count, 2))
         used = np.zeros((count, 2))
         reported = np.zeros(count, dtype=bool)
+        low = np.zeros(count, dtype=bool)
+        lse = np.zeros(count, dtype=bool)
         for i, (pod, _) in enumerate(pods):
-            on_batch = pod.reclaimed and (BATCH_CPU in pod.requests or BATCH_MEMORY in pod.requests)
+            qos = pod.qos
+            low[i] = band_of(pod.labels, pod.priority, qos) in LOW_BANDS
+            lse[i] = qos == QoS.LSE
+            requests = pod.requests
+            on_batch = low[i] and (BATCH_CPU in requests or BATCH_MEMORY in requests)
             cpu, memory = (BATCH_CPU, BATCH_MEMORY) if on_batch else (CPU, MEMORY)
-            request[i] = (pod.requests.get(cpu, 0), pod.requests.get(memory, 0))
+            request[i] = (requests.get(cpu, 0), requests.get(memory, 0))
             usage = reading.pods.get(pod.key)
             if usage is not None:
                 used[i], reported[i] = usage, True
@@ -94,8 +101,8 @@ class PodTable:
             request=request,
             used=used,
             reported=reported,
-            low=np.array([pod.reclaimed for pod, _ in pods], dtype=bool),
-            lse=np.array([pod.qos == QoS.LSE for pod, _ in pods], dtype=bool),
+            low=low,
+            lse=lse,
             priority=np.array([pod.priority for pod, _ in pods], dtype=np.int64),
         )
 
