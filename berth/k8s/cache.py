@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
-from berth.api.workloads import Workload
+from berth.api.workloads import SIDECAR_SET, Workload
+from berth.controllers.sidecarset import CLUSTER_SCOPE
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
     from_api,
@@ -238,6 +239,8 @@ class KubeStore:
     def apply(self, event: Event) -> None:
         kind, raw = event.kind, event.object
         key = object_key(raw)
+        if kind == SIDECAR_SET:
+            key = f"{CLUSTER_SCOPE}/{key}"  # where the simulator files the cluster-scoped kind
         if event.type == "DELETED":
             obj = self._objects.get(kind, {}).get(key)
             if obj is not None:

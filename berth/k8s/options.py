@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
+from berth.k8s.webhook import WebhookOptions
 
 
 @dataclass(slots=True)
@@ -26,4 +27,6 @@ class ServeOptions:
     annotate: list[AnnotationHook] = field(default_factory=list)
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
+    #: With ``kruise``: serve the pod webhook and run SidecarSets (None: neither).
+    webhook: WebhookOptions | None = None
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
