@@ -37,5 +37,5 @@ SERVE_SCALING_POLICIES = ("edl",)
 #: ``berth serve --kruise``: the pod webhook's port (Kruise's) and where deploy/kruise/webhook/
 #: mounts its serving certificate and key (a kubernetes.io/tls Secret).
 WEBHOOK_PORT = 9876
-WEBHOOK_CERT = "/etc/berth/webhook/tls.crt"
-WEBHOOK_KEY = "/etc/berth/webhook/tls.key"
+WEBHOOK_CERT = "/etc/berth-webhook/tls.crt"
+WEBHOOK_KEY = "/etc/berth-webhook/tls.key"
