@@ -61,6 +61,12 @@ class PodWriter(Protocol):
     def update(self, pod: Any, raw: dict[str, Any]) -> dict[str, Any] | None: ...
 
 
+def _containers(raw: dict[str, Any]) -> list[tuple[Any, Any]]:
+    spec = raw.get("spec") or {}
+    every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    return [(c.get("name"), c.get("image")) for c in every]
+
+
 def _version(raw: dict[str, Any]) -> int | None:
     """The resourceVersion as a number (etcd revisions are), None when it is not one."""
     try:
@@ -125,19 +131,34 @@ class KubeStore:
             self._enter(kind, obj, self._raw[kind][obj.key])
             return
         resource = BY_KIND[kind]
+        body = self._manifest(kind, obj)
         try:
-            stored = self.client.request(
-                "POST", resource.collection(obj.namespace), body=self._manifest(kind, obj)
-            )
+            stored = self.client.request("POST", resource.collection(obj.namespace), body=body)
         except ApiError as exc:
             if exc.status != 409:
                 raise
             stored = self.client.request("GET", resource.item(obj.namespace, obj.name))
+        if kind == "Pod" and _containers(stored) != _containers(body):
+            self._take_admission(obj, body, stored)
         writer = self.pod_writers.get(obj.owner_kind) if kind == "Pod" else None
         if writer is not None:
             obj.uid = str((stored.get("metadata") or {}).get("uid") or "")
             stored = writer.created(obj, stored)
         self._enter(kind, obj, stored)
+
+    def _take_admission(self, pod: Any, body: dict[str, Any], stored: dict[str, Any]) -> None:
+        """A mutating webhook (SidecarSet injection) changed the pod berth posted: berth's pod
+        takes the containers, requests and annotations the API server stored, as the
+        simulator's pod takes what its admission hooks add."""
+        converted, _ = from_api("Pod", stored, list(self.priority_classes.values()))
+        if converted is not None:
+            pod.containers, pod.requests = converted.containers, converted.requests
+        posted = (body.get("metadata") or {}).get("annotations") or {}
+        added = (stored.get("metadata") or {}).get("annotations") or {}
+        pod.annotations = {
+            **pod.annotations,
+            **{k: v for k, v in added.items() if posted.get(k) != v},
+        }
 
     def _enter(self, kind: str, obj: Any, raw: dict[str, Any]) -> None:
         """``obj`` joins the cache with the state ``raw`` gives it; its watchers hear of it
