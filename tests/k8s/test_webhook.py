@@ -218,3 +218,39 @@ def test_a_port_in_use_is_a_clear_error(pki: Path):
             WebhookServer(options, patching, lambda: True)
     finally:
         first.stop()
+
+
+# arguments after `berth serve --kubeconfig /nowhere` → the one-line error (exit 1)
+FLAG_ERRORS = {
+    "no certificate where the default points": (
+        ["--kruise"],
+        "error: --webhook-cert /etc/berth-webhook/tls.crt: cannot read",
+    ),
+    "a missing key": (
+        ["--kruise", "--webhook-cert", "{pki}/serving.crt", "--webhook-key", "{pki}/none.key"],
+        "error: --webhook-key {pki}/none.key: cannot read (No such file or directory)",
+    ),
+    "a key of another certificate": (
+        ["--kruise", "--webhook-cert", "{pki}/serving.crt", "--webhook-key", "{pki}/admin.key"],
+        "not a PEM certificate and its private key",
+    ),
+    "a port out of range": (
+        ["--kruise", "--webhook-port", "70000"],
+        "error: --webhook-port 70000: expected a port number (0 to 65535)",
+    ),
+    "webhook flags without --kruise": (
+        ["--webhook-port", "9443"],
+        "error: --webhook-port needs --kruise",
+    ),
+}
+
+
+@pytest.mark.parametrize(("arguments", "message"), FLAG_ERRORS.values(), ids=FLAG_ERRORS.keys())
+def test_bad_webhook_flags_are_one_line_errors(arguments, message, pki: Path, capsys):
+    from berth.cli import main
+
+    arguments = [a.format(pki=pki) for a in arguments]
+    assert main(["serve", "--kubeconfig", "/nowhere", *arguments]) == 1
+    err = capsys.readouterr().err
+    assert message.format(pki=pki) in err and "Traceback" not in err
+    assert len(err.strip().splitlines()) == 1
