@@ -138,6 +138,7 @@ def _serve(args: argparse.Namespace) -> int:
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
     from berth.k8s.server import ServeOptions, Server
+    from berth.k8s.webhook import WebhookError
 
     try:
         config = load_config(args.config)
@@ -188,7 +189,11 @@ def _serve(args: argparse.Namespace) -> int:
             else None
         ),
     )
-    server = Server(client, config, options)
+    try:
+        server = Server(client, config, options)
+    except WebhookError as exc:  # its port taken, or its certificate gone since the check
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: server.stop())
     logging.getLogger("berth.k8s").info(

@@ -254,3 +254,26 @@ def test_bad_webhook_flags_are_one_line_errors(arguments, message, pki: Path, ca
     err = capsys.readouterr().err
     assert message.format(pki=pki) in err and "Traceback" not in err
     assert len(err.strip().splitlines()) == 1
+
+
+def test_a_taken_webhook_port_is_a_one_line_error(pki: Path, tmp_path: Path, capsys):
+    from berth.cli import main
+
+    kubeconfig = tmp_path / "kubeconfig"
+    kubeconfig.write_text(
+        "apiVersion: v1\nkind: Config\ncurrent-context: c\n"
+        "clusters: [{name: c, cluster: {server: 'https://127.0.0.1:1'}}]\n"
+        "users: [{name: u, user: {token: t}}]\n"
+        "contexts: [{name: c, context: {cluster: c, user: u}}]\n"
+    )
+    options = WebhookOptions(port=0, cert=pki / "serving.crt", key=pki / "serving.key")
+    taken = WebhookServer(options, patching, lambda: True)
+    taken.socket.listen()
+    try:
+        arguments = ["--kruise", "--webhook-port", str(taken.port), "--metrics-port", "0"]
+        arguments += ["--webhook-cert", str(options.cert), "--webhook-key", str(options.key)]
+        assert main(["serve", "--kubeconfig", str(kubeconfig), *arguments]) == 1
+    finally:
+        taken.stop()
+    err = capsys.readouterr().err
+    assert f"error: --webhook-port {taken.port}: cannot listen" in err and "Traceback" not in err
