@@ -44,9 +44,16 @@ def matches(sidecar_set: Workload, pod: Pod) -> bool:
 
 
 def injected(pod: Pod, annotation: str = HASH_ANNOTATION) -> dict[str, dict[str, object]]:
-    """SidecarSet name → {"hash", "sidecarList"} recorded on the pod."""
+    """SidecarSet name → {"hash", "sidecarSetName", "sidecarList"} recorded on the pod; an
+    annotation that is no such record (anyone may write one on a pod) records nothing."""
     text = pod.annotations.get(annotation)
-    return json.loads(text) if text else {}
+    try:
+        record = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {name: value for name, value in record.items() if isinstance(value, dict)}
 
 
 class SidecarSetController(WorkloadController):

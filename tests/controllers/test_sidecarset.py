@@ -81,6 +81,16 @@ def test_paused_injection_leaves_new_pods_alone() -> None:
     assert pod.containers == () and HASH_ANNOTATION not in pod.annotations
 
 
+@pytest.mark.parametrize("junk", ["not json", "[1]", '{"test-sidecarset": "abc"}'])
+def test_a_pod_with_a_junk_record_gets_its_sidecars(junk: str) -> None:
+    h = Harness()
+    h.apply(sidecar_set())
+    pod = make_pod("a", cpu=1000, labels={"app": "sidecar"})
+    pod.annotations = {HASH_ANNOTATION: junk}
+    h.store.create("Pod", pod)
+    assert injected(pod)["test-sidecarset"]["sidecarList"] == ["test-sidecar"]
+
+
 def test_init_sidecars_count_by_their_maximum() -> None:
     h = Harness()
     h.apply(sidecar_set(cpu="2", init=True))
