@@ -84,7 +84,9 @@ def web_pod(name: str, app: str = "web") -> dict[str, Any]:
 
 @pytest.fixture
 def sidecars(cluster: Cluster) -> Iterator[Cluster]:
-    """The cluster, left without SidecarSets and webhook configurations afterwards."""
+    """The cluster, left without SidecarSets and webhook configurations afterwards, and with
+    the API server no longer calling the webhook (its configuration cache lags a deletion), so
+    no later test's pod meets a webhook that has gone."""
     try:
         yield cluster
     finally:
@@ -95,6 +97,14 @@ def sidecars(cluster: Cluster) -> Iterator[Cluster]:
                 except ApiError as exc:
                     if exc.status != 404:
                         raise
+        wait_for(lambda: _uncalled(cluster))
+
+
+def _uncalled(cluster: Cluster) -> bool:
+    try:
+        return not injects(cluster)
+    except ApiError:
+        return False  # refused by a webhook still configured (failurePolicy Fail)
 
 
 def webhook_options(cluster: Cluster) -> WebhookOptions:
