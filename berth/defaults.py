@@ -33,3 +33,9 @@ EDL_MAX_LOAD = 0.97
 #: The scaling policies ``berth serve`` can run (aryl needs each job's remaining work, which
 #: only the simulator knows).
 SERVE_SCALING_POLICIES = ("edl",)
+
+#: ``berth serve --kruise``: the pod webhook's port (Kruise's) and where deploy/kruise/webhook/
+#: mounts its serving certificate and key (a kubernetes.io/tls Secret).
+WEBHOOK_PORT = 9876
+WEBHOOK_CERT = "/etc/berth-webhook/tls.crt"
+WEBHOOK_KEY = "/etc/berth-webhook/tls.key"

@@ -14,7 +14,14 @@ import socket
 import sys
 from pathlib import Path
 
-from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL, SERVE_SCALING_POLICIES
+from berth.defaults import (
+    EDL_MAX_LOAD,
+    SCALING_INTERVAL,
+    SERVE_SCALING_POLICIES,
+    WEBHOOK_CERT,
+    WEBHOOK_KEY,
+    WEBHOOK_PORT,
+)
 from berth.input_failures import EXIT_INPUT
 from berth.traces.arguments import positive_seconds, share
 
@@ -69,8 +76,23 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--kruise",
         action="store_true",
-        help="run OpenKruise's CloneSets (apps.kruise.io/v1alpha1; the CRD and RBAC in "
-        "deploy/kruise/): only where OpenKruise itself is not installed",
+        help="run OpenKruise's CloneSets and SidecarSets (apps.kruise.io/v1alpha1; the CRDs "
+        "and RBAC in deploy/kruise/, the pod webhook in deploy/kruise/webhook/): only where "
+        "OpenKruise itself is not installed",
+    )
+    serve.add_argument(
+        "--webhook-port",
+        type=int,
+        help=f"with --kruise: HTTPS port of the pod webhook that injects SidecarSets' sidecars "
+        f"({WEBHOOK_PORT}, Kruise's; 0: any)",
+    )
+    serve.add_argument(
+        "--webhook-cert",
+        type=Path,
+        help=f"with --kruise: the webhook's serving certificate, PEM ({WEBHOOK_CERT})",
+    )
+    serve.add_argument(
+        "--webhook-key", type=Path, help=f"with --kruise: its private key, PEM ({WEBHOOK_KEY})"
     )
     serve.add_argument(
         "--kubeflow",
@@ -125,6 +147,7 @@ def _serve(args: argparse.Namespace) -> int:
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
     from berth.k8s.server import ServeOptions, Server
+    from berth.k8s.webhook import WebhookError
 
     try:
         config = load_config(args.config)
@@ -142,6 +165,10 @@ def _serve(args: argparse.Namespace) -> int:
     ]
     if tuned and not args.scaling:
         print(f"error: {tuned[0]} needs --scaling (a policy to tune)", file=sys.stderr)
+        return EXIT_INPUT
+    webhook = _webhook(args)
+    if isinstance(webhook, str):
+        print(f"error: {webhook}", file=sys.stderr)
         return EXIT_INPUT
     for warning in config.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -175,6 +202,7 @@ def _serve(args: argparse.Namespace) -> int:
         bind_concurrency=args.bind_concurrency,
         resync=args.resync,
         kruise=args.kruise,
+        webhook=webhook,
         kubeflow=args.kubeflow,
         colocation=colocation,
         scaling=(
@@ -187,7 +215,11 @@ def _serve(args: argparse.Namespace) -> int:
             else None
         ),
     )
-    server = Server(client, config, options)
+    try:
+        server = Server(client, config, options)
+    except WebhookError as exc:  # its port taken, or its certificate gone since the check
+        print(f"error: {exc}", file=sys.stderr)
+        return EXIT_INPUT
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, lambda *_: server.stop())
     logging.getLogger("berth.k8s").info(
@@ -196,6 +228,29 @@ def _serve(args: argparse.Namespace) -> int:
     server.run()
     lost = server.elector is not None and server.elector.lost.is_set()
     return 2 if lost else 0
+
+
+def _webhook(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The pod webhook's options (None without --kruise), or what is wrong with them."""
+    from berth.k8s.webhook import WebhookError, WebhookOptions, server_context
+
+    given = {"--webhook-port": args.webhook_port, "--webhook-cert": args.webhook_cert}
+    given["--webhook-key"] = args.webhook_key
+    if not args.kruise:
+        flags = [flag for flag, value in given.items() if value is not None]
+        return f"{flags[0]} needs --kruise (the webhook injects SidecarSets)" if flags else None
+    options = WebhookOptions(
+        port=WEBHOOK_PORT if args.webhook_port is None else args.webhook_port,
+        cert=args.webhook_cert or Path(WEBHOOK_CERT),
+        key=args.webhook_key or Path(WEBHOOK_KEY),
+    )
+    if not 0 <= options.port <= 65535:
+        return f"--webhook-port {options.port}: expected a port number (0 to 65535)"
+    try:
+        server_context(options.cert, options.key)
+    except WebhookError as exc:
+        return f"{exc}: the SidecarSet webhook of --kruise needs a serving certificate"
+    return options
 
 
 def _snapshot(args: argparse.Namespace) -> int:

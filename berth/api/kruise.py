@@ -121,6 +121,7 @@ def convert_sidecar_set(doc: schema.SidecarSetDoc, ctx: Context) -> None:
         if update.selector is None
         else label_selector(update.selector, f"{path}.selector", ctx),
         paused=update.paused,
+        injection_paused=spec.injection_strategy.paused,
         revision=short_hash(raw),
         layout=short_hash(layout_of({"containers": raw})),
     )

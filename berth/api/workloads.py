@@ -161,6 +161,7 @@ class SidecarSetSpec:
     partition: IntOrPercent | None = None
     update_selector: LabelSelector | None = None
     paused: bool = False
+    injection_paused: bool = False  # injectionStrategy.paused: new pods get nothing
     revision: str = ""  # hash of the containers
     layout: str = ""  # the same without images: equal layouts upgrade in place
 

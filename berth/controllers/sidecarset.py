@@ -2,7 +2,8 @@
 injected into the pods its selector matches when they are created, and upgraded in place.
 
 Injection is an admission hook on pod creation (OpenKruise's mutating webhook): every
-SidecarSet whose namespace and selector match adds the containers the pod does not have yet,
+SidecarSet whose namespace and selector match, and whose ``injectionStrategy.paused`` is not
+set, adds the containers the pod does not have yet,
 and their requests count for the scheduler (init containers by their maximum, as Kubernetes
 counts init containers, but without knowing the pod's own init containers, so the pod's whole
 request stands in for them). Pods created before a SidecarSet do not get it.
@@ -31,6 +32,8 @@ HASH_ANNOTATION = "kruise.io/sidecarset-hash"
 #: SidecarSets are cluster-scoped; berth files them under this namespace.
 CLUSTER_SCOPE = "default"
 LAYOUT_ANNOTATION = "kruise.io/sidecarset-hash-without-image"
+#: The names of the SidecarSets injected into the pod, comma-separated (Kruise's list).
+LIST_ANNOTATION = "kruise.io/sidecarset-injected-list"
 
 
 def matches(sidecar_set: Workload, pod: Pod) -> bool:
@@ -41,9 +44,16 @@ def matches(sidecar_set: Workload, pod: Pod) -> bool:
 
 
 def injected(pod: Pod, annotation: str = HASH_ANNOTATION) -> dict[str, dict[str, object]]:
-    """SidecarSet name → {"hash", "sidecarList"} recorded on the pod."""
+    """SidecarSet name → {"hash", "sidecarSetName", "sidecarList"} recorded on the pod; an
+    annotation that is no such record (anyone may write one on a pod) records nothing."""
     text = pod.annotations.get(annotation)
-    return json.loads(text) if text else {}
+    try:
+        record = json.loads(text) if text else {}
+    except ValueError:
+        return {}
+    if not isinstance(record, dict):
+        return {}
+    return {name: value for name, value in record.items() if isinstance(value, dict)}
 
 
 class SidecarSetController(WorkloadController):
@@ -76,7 +86,7 @@ class SidecarSetController(WorkloadController):
 
     def _inject(self, pod: Pod) -> None:
         for sidecar_set in sorted(self.store.list(SIDECAR_SET), key=lambda s: s.name):
-            if not matches(sidecar_set, pod):
+            if sidecar_set.spec.injection_paused or not matches(sidecar_set, pod):
                 continue
             have = {name for name, _ in pod.containers}
             added = [c for c in sidecar_set.spec.containers if c.name not in have]
@@ -99,8 +109,14 @@ class SidecarSetController(WorkloadController):
         annotations = dict(pod.annotations)
         for key, value in ((HASH_ANNOTATION, spec.revision), (LAYOUT_ANNOTATION, spec.layout)):
             record = injected(pod, key)
-            record[sidecar_set.name] = {"hash": value, "sidecarList": names}
+            record[sidecar_set.name] = {
+                "hash": value,
+                "sidecarSetName": sidecar_set.name,
+                "sidecarList": names,
+            }
             annotations[key] = json.dumps(record, sort_keys=True, separators=(",", ":"))
+        listed = set(filter(None, annotations.get(LIST_ANNOTATION, "").split(",")))
+        annotations[LIST_ANNOTATION] = ",".join(sorted(listed | {sidecar_set.name}))
         pod.annotations = annotations
 
     # ------------------------------------------------------------------ upgrade

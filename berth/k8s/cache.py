@@ -21,7 +21,8 @@ from typing import Any, Protocol
 
 from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
-from berth.api.workloads import Workload
+from berth.api.workloads import SIDECAR_SET, Workload
+from berth.controllers.sidecarset import CLUSTER_SCOPE
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
     from_api,
@@ -58,6 +59,12 @@ class PodWriter(Protocol):
     def manifest(self, pod: Any) -> dict[str, Any]: ...
     def created(self, pod: Any, raw: dict[str, Any]) -> dict[str, Any]: ...
     def update(self, pod: Any, raw: dict[str, Any]) -> dict[str, Any] | None: ...
+
+
+def _containers(raw: dict[str, Any]) -> list[tuple[Any, Any]]:
+    spec = raw.get("spec") or {}
+    every = [*(spec.get("initContainers") or []), *(spec.get("containers") or [])]
+    return [(c.get("name"), c.get("image")) for c in every]
 
 
 def _version(raw: dict[str, Any]) -> int | None:
@@ -124,19 +131,34 @@ class KubeStore:
             self._enter(kind, obj, self._raw[kind][obj.key])
             return
         resource = BY_KIND[kind]
+        body = self._manifest(kind, obj)
         try:
-            stored = self.client.request(
-                "POST", resource.collection(obj.namespace), body=self._manifest(kind, obj)
-            )
+            stored = self.client.request("POST", resource.collection(obj.namespace), body=body)
         except ApiError as exc:
             if exc.status != 409:
                 raise
             stored = self.client.request("GET", resource.item(obj.namespace, obj.name))
+        if kind == "Pod" and _containers(stored) != _containers(body):
+            self._take_admission(obj, body, stored)
         writer = self.pod_writers.get(obj.owner_kind) if kind == "Pod" else None
         if writer is not None:
             obj.uid = str((stored.get("metadata") or {}).get("uid") or "")
             stored = writer.created(obj, stored)
         self._enter(kind, obj, stored)
+
+    def _take_admission(self, pod: Any, body: dict[str, Any], stored: dict[str, Any]) -> None:
+        """A mutating webhook (SidecarSet injection) changed the pod berth posted: berth's pod
+        takes the containers, requests and annotations the API server stored, as the
+        simulator's pod takes what its admission hooks add."""
+        converted, _ = from_api("Pod", stored, list(self.priority_classes.values()))
+        if converted is not None:
+            pod.containers, pod.requests = converted.containers, converted.requests
+        posted = (body.get("metadata") or {}).get("annotations") or {}
+        added = (stored.get("metadata") or {}).get("annotations") or {}
+        pod.annotations = {
+            **pod.annotations,
+            **{k: v for k, v in added.items() if posted.get(k) != v},
+        }
 
     def _enter(self, kind: str, obj: Any, raw: dict[str, Any]) -> None:
         """``obj`` joins the cache with the state ``raw`` gives it; its watchers hear of it
@@ -238,6 +260,8 @@ class KubeStore:
     def apply(self, event: Event) -> None:
         kind, raw = event.kind, event.object
         key = object_key(raw)
+        if kind == SIDECAR_SET:
+            key = f"{CLUSTER_SCOPE}/{key}"  # where the simulator files the cluster-scoped kind
         if event.type == "DELETED":
             obj = self._objects.get(kind, {}).get(key)
             if obj is not None:

@@ -17,7 +17,7 @@ from typing import Any
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.api.workloads import CLONE_SET
+from berth.api.workloads import CLONE_SET, SIDECAR_SET
 from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, Resource
 from berth.resources import format_quantity
 
@@ -33,6 +33,7 @@ _FIELD = {
     "Job": "jobs",
     "Command": "commands",
     CLONE_SET: "workloads",
+    SIDECAR_SET: "workloads",
     PYTORCH_JOB.kind: "jobs",
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's

@@ -48,6 +48,8 @@ EVENT = Resource("Event", "", "v1", "events", True)
 #: OpenKruise's workloads, which ``berth serve --kruise`` runs (``kind`` is the store's kind).
 CLONE_SET = Resource("CloneSet", "apps.kruise.io", "v1alpha1", "clonesets", True)
 KRUISE = (CLONE_SET,)
+#: Cluster-scoped; watched with the admission webhook that injects its sidecars.
+SIDECAR_SET = Resource("SidecarSet", "apps.kruise.io", "v1alpha1", "sidecarsets", False)
 #: Kubeflow's training jobs, which ``berth serve --kubeflow`` runs, and the headless Service
 #: each of their replicas gets (created, never watched).
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
@@ -61,15 +63,22 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
-    resource.kind: resource for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, LEASE, EVENT)
+    resource.kind: resource
+    for resource in (*WATCHED, *KRUISE, SIDECAR_SET, *KUBEFLOW, SERVICE, LEASE, EVENT)
 }
 
 
-def watched(kruise: bool = False, kubeflow: bool = False) -> tuple[Resource, ...]:
+def watched(
+    kruise: bool = False, kubeflow: bool = False, sidecars: bool = False
+) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    with ``kubeflow`` Kubeflow's training jobs, after what their pods refer to and before the
-    pods."""
-    extra = (*(KRUISE if kruise else ()), *(KUBEFLOW if kubeflow else ()))
+    with ``kubeflow`` Kubeflow's training jobs, with ``sidecars`` SidecarSets, after what their
+    pods refer to and before the pods."""
+    extra = (
+        *(KRUISE if kruise else ()),
+        *((SIDECAR_SET,) if sidecars else ()),
+        *(KUBEFLOW if kubeflow else ()),
+    )
     return (*WATCHED[:-1], *extra, POD)
 
 

@@ -57,6 +57,8 @@ class ServeRuntime:
         self._at = at
         self._retry = retry
         self._pass: float | None = None  # when the pass under way began
+        #: Kind → the controllers' admission hooks, which the webhook runs (berth.k8s.webhook).
+        self.hooks: dict[str, list[Callable[[Any], None]]] = {}
 
     def now(self) -> float:
         return self._clock() if self._pass is None else self._pass
@@ -68,7 +70,12 @@ class ServeRuntime:
         self._at(self._clock(), self._guarded(callback))
 
     def admit(self, kind: str, hook: Callable[[Any], None]) -> None:
-        raise NotImplementedError("berth serve runs no admission hooks")
+        self.hooks.setdefault(kind, []).append(hook)
+
+    def admit_object(self, kind: str, obj: Any) -> None:
+        """Run the admission hooks on a new object the API server asks the webhook about."""
+        for hook in self.hooks.get(kind, ()):
+            hook(obj)
 
     def _guarded(self, callback: Callable[[], None]) -> Callable[[], None]:
         def run() -> None:

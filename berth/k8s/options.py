@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
+from berth.k8s.webhook import WebhookOptions
 from berth.sim.colocation_config import ColocationConfig
 
 
@@ -27,6 +28,8 @@ class ServeOptions:
     annotate: list[AnnotationHook] = field(default_factory=list)
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
+    #: With ``kruise``: serve the pod webhook and run SidecarSets (None: neither).
+    webhook: WebhookOptions | None = None
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
     #: Batch resources and BE eviction from usage (berth.k8s.colocation); None: off.
     colocation: ColocationConfig | None = None

@@ -39,8 +39,10 @@ from berth.k8s.leader import LeaderElector
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.options import ServeOptions
 from berth.k8s.scaling import JobRuns, ServeScaling
+from berth.k8s.sidecarset import SidecarSets
 from berth.k8s.status import StatusWriter
 from berth.k8s.victims import VictimHold
+from berth.k8s.webhook import WebhookServer
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -87,7 +89,12 @@ class Server:
         self.kruise: KruiseWorkloads | None = None
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.watched = watched(options.kruise, options.kubeflow)
+        self.sidecars: SidecarSets | None = None
+        self.webhook: WebhookServer | None = None
+        if options.kruise and options.webhook is not None:
+            self.sidecars = SidecarSets(self.store, clock, self._at)
+            self.webhook = WebhookServer(options.webhook, self.sidecars.admit, lambda: self.synced)
+        self.watched = watched(options.kruise, options.kubeflow, self.sidecars is not None)
         self.informers = [
             Informer(
                 client,
@@ -166,6 +173,8 @@ class Server:
         releasing the Lease, as a killed process would."""
         if self.health is not None:
             self.health.start()
+        if self.webhook is not None:
+            self.webhook.start()
         try:
             if self.elector is not None:
                 self.elector.run()
@@ -193,6 +202,8 @@ class Server:
                 self.elector.stop(release=crash is None or not crash.is_set())
             if self.health is not None:
                 self.health.stop()
+            if self.webhook is not None:
+                self.webhook.stop()
 
     def _loop(self) -> None:
         while not self.stopping.is_set():
@@ -211,6 +222,8 @@ class Server:
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
+                if self.sidecars is not None:
+                    self.sidecars.write()
                 if self.kubeflow is not None:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)

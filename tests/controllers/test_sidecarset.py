@@ -10,7 +10,7 @@ import pytest
 
 from berth.api.objects import Pod, PodPhase
 from berth.api.workloads import Workload
-from berth.controllers.sidecarset import HASH_ANNOTATION, injected
+from berth.controllers.sidecarset import HASH_ANNOTATION, LIST_ANNOTATION, injected
 from tests.builders import pod as make_pod
 from tests.controllers.harness import Harness
 from tests.controllers.workload_docs import KRUISE, load, workload
@@ -60,6 +60,35 @@ def test_injection_adds_containers_and_requests_to_matching_new_pods() -> None:
     assert match.requests["cpu"] == 1100 and other.requests["cpu"] == 1000
     assert other.containers == (("main", "app:1"),)
     assert list(injected(match)) == ["test-sidecarset"]
+    assert injected(match)["test-sidecarset"]["sidecarSetName"] == "test-sidecarset"
+    assert match.annotations[LIST_ANNOTATION] == "test-sidecarset"
+
+
+def test_paused_injection_leaves_new_pods_alone() -> None:
+    h = Harness()
+    doc = workload(
+        KRUISE,
+        "SidecarSet",
+        "paused",
+        0,
+        selector={"matchLabels": {"app": "sidecar"}},
+        containers=[{"name": "log", "image": "log:1"}],
+        injectionStrategy={"paused": True},
+    )
+    h.apply(load(doc)[0])
+    pod = make_pod("a", cpu=1000, labels={"app": "sidecar"})
+    h.store.create("Pod", pod)
+    assert pod.containers == () and HASH_ANNOTATION not in pod.annotations
+
+
+@pytest.mark.parametrize("junk", ["not json", "[1]", '{"test-sidecarset": "abc"}'])
+def test_a_pod_with_a_junk_record_gets_its_sidecars(junk: str) -> None:
+    h = Harness()
+    h.apply(sidecar_set())
+    pod = make_pod("a", cpu=1000, labels={"app": "sidecar"})
+    pod.annotations = {HASH_ANNOTATION: junk}
+    h.store.create("Pod", pod)
+    assert injected(pod)["test-sidecarset"]["sidecarList"] == ["test-sidecar"]
 
 
 def test_init_sidecars_count_by_their_maximum() -> None:

@@ -258,15 +258,21 @@ class SidecarSetUpdateStrategy(Model):
     unsupported = frozenset({"priorityStrategy", "scatterStrategy"})
 
 
+class SidecarSetInjectionStrategy(Model):
+    paused: StrictBool = False  # no injection into new pods (existing ones keep theirs)
+    unsupported = frozenset({"revision"})
+
+
 class SidecarSetSpec(Model):
     selector: LabelSelector
     namespace: StrictStr = ""
     containers: list[SidecarContainer] = Field(default_factory=list)
     init_containers: list[SidecarContainer] = Field(default_factory=list)
     update_strategy: SidecarSetUpdateStrategy = Field(default_factory=SidecarSetUpdateStrategy)
-    ignored = frozenset(
-        {"volumes", "imagePullSecrets", "revisionHistoryLimit", "injectionStrategy"}
+    injection_strategy: SidecarSetInjectionStrategy = Field(
+        default_factory=SidecarSetInjectionStrategy
     )
+    ignored = frozenset({"volumes", "imagePullSecrets", "revisionHistoryLimit"})
     unsupported = frozenset({"namespaceSelector", "patchPodMetadata"})
 
 
