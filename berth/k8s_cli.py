@@ -78,6 +78,13 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run Kubeflow's PyTorchJobs (kubeflow.org/v1; the CRD and RBAC in "
         "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
     )
+    serve.add_argument(
+        "--no-dra",
+        dest="dra",
+        action="store_false",
+        help="do not watch DRA objects (resource.k8s.io/v1): for API servers that do not "
+        "serve that API (a pod's resource claims are then not allocated)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -151,6 +158,7 @@ def _serve(args: argparse.Namespace) -> int:
         resync=args.resync,
         kruise=args.kruise,
         kubeflow=args.kubeflow,
+        dra=args.dra,
         scaling=(
             ScalingConfig(
                 args.scaling,

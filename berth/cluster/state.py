@@ -120,10 +120,10 @@ class ClusterState:
             self._dra_node(row)
         return row
 
-    def set_dra(self, objects: list[object]) -> None:
-        """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); the
-        nodes' DRA GPUs join their GPU devices (see ``berth.cluster.dra.inventory``)."""
-        self.dra = DraState(objects, self.names, self.node_labels, self._log.append)
+    def set_dra(self, objects: list[object], gpus: bool = True) -> None:
+        """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); with
+        ``gpus`` the nodes' DRA GPUs join their GPU devices (``berth.cluster.dra.inventory``)."""
+        self.dra = DraState(objects, self.names, self.node_labels, self._log.append, gpus=gpus)
         for row in range(self.n):
             self._dra_node(row)
 

@@ -53,6 +53,16 @@ KRUISE = (CLONE_SET,)
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
 KUBEFLOW = (PYTORCH_JOB,)
 SERVICE = Resource("Service", "", "v1", "services", True)
+#: Dynamic Resource Allocation: what claims are allocated from (slices, classes), the claims
+#: (their status is berth's to write when it places a pod) and the templates pods name.
+RESOURCE_SLICE = Resource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False)
+DEVICE_CLASS = Resource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False)
+RESOURCE_CLAIM = Resource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True)
+RESOURCE_CLAIM_TEMPLATE = Resource(
+    "ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True
+)
+DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM_TEMPLATE, RESOURCE_CLAIM)
+DRA_KINDS = frozenset(resource.kind for resource in DRA)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
 JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
@@ -61,15 +71,22 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
-    resource.kind: resource for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, LEASE, EVENT)
+    resource.kind: resource
+    for resource in (*WATCHED, *KRUISE, *KUBEFLOW, *DRA, SERVICE, LEASE, EVENT)
 }
 
 
-def watched(kruise: bool = False, kubeflow: bool = False) -> tuple[Resource, ...]:
+def watched(
+    kruise: bool = False, kubeflow: bool = False, dra: bool = False
+) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    with ``kubeflow`` Kubeflow's training jobs, after what their pods refer to and before the
-    pods."""
-    extra = (*(KRUISE if kruise else ()), *(KUBEFLOW if kubeflow else ()))
+    with ``kubeflow`` Kubeflow's training jobs, with ``dra`` the DRA objects, after what their
+    pods refer to and before the pods."""
+    extra = (
+        *(KRUISE if kruise else ()),
+        *(KUBEFLOW if kubeflow else ()),
+        *(DRA if dra else ()),
+    )
     return (*WATCHED[:-1], *extra, POD)
 
 

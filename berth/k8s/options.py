@@ -27,3 +27,4 @@ class ServeOptions:
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
+    dra: bool = True  # schedule pods' DRA claims (resource.k8s.io/v1)

@@ -30,6 +30,7 @@ from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.conditions import SchedulingConditions
+from berth.k8s.dra import LiveClaims
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import watched
 from berth.k8s.kruise import KruiseWorkloads
@@ -86,7 +87,7 @@ class Server:
         self.kruise: KruiseWorkloads | None = None
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.watched = watched(options.kruise, options.kubeflow)
+        self.watched = watched(options.kruise, options.kubeflow, options.dra)
         self.informers = [
             Informer(
                 client,
@@ -129,6 +130,9 @@ class Server:
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
+        self.dra: LiveClaims | None = None
+        if options.dra:
+            self.dra = LiveClaims(self.store, self.scheduler, self.books, self._mark_dirty)
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
@@ -401,6 +405,8 @@ class Server:
         self._dirty = False
         self._retry_at = None
         self._last_cycle = self.clock()
+        if self.dra is not None:
+            self.dra.refresh()
         if not self.scheduler.has_waiting:
             return
         self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
@@ -417,6 +423,9 @@ class Server:
             if bind.node in refused:
                 # Its room was to come from an eviction the API refused: try again next cycle.
                 self.books.requeue(pod)
+                continue
+            if self.dra is not None and not self.dra.prebind(pod, bind.node):
+                self.books.requeue(pod)  # its claims could not be written: next cycle
                 continue
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
@@ -464,6 +473,8 @@ class Server:
             if self._post_eviction(pod, eviction.node, eviction.reason):
                 self.books.released.add(pod.key)
                 evicted.append(pod)
+                if self.dra is not None:
+                    self.dra.release(pod)  # its devices go to the preemptor
                 if self.store.get("Pod", pod.key) is pod:  # its deletion is still to come
                     self.victims.evicted(pod.key, eviction.node)
             else:
@@ -507,6 +518,8 @@ class Server:
         log.warning(
             "bind failed", extra={"pod": pod.key, "node": result.node, "error": str(result.error)}
         )
+        if self.dra is not None:
+            self.dra.release(pod)
         if self.books.placed.get(pod.key) != result.node:
             return  # the watch has already told where the pod really is
         status = getattr(result.error, "status", 0)
