@@ -94,6 +94,9 @@ class ClusterState:
         #: DRA objects); what the last unbind gave back of a pod's claims.
         self.dra: DraState | None = None
         self.last_claims: Released | None = None
+        #: Per row, the DRA GPUs counted into its ``nvidia.com/gpu`` (taken out again when the
+        #: DRA objects are replaced).
+        self.dra_gpus: dict[int, int] = {}
 
     # ------------------------------------------------------------------ nodes
 
@@ -135,9 +138,11 @@ class ClusterState:
     def _dra_node(self, row: int) -> None:
         assert self.dra is not None
         node = self.nodes[row]
-        base = int(self.gpus.count[row])
+        before = self.dra_gpus.get(row, 0)
+        base = int(self.gpus.count[row]) - before
         gpus = self.dra.inventory.add_node(row, node.name, self.node_labels(row), base)
-        if gpus:
+        self.dra_gpus[row] = gpus
+        if gpus != before:
             allocatable = dict(node.allocatable)
             allocatable[GPU] = base * 1000 + gpus * 1000
             self.update_node(replace(node, allocatable=allocatable))

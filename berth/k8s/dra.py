@@ -29,15 +29,15 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from berth.api.dra import NodeSelection, PodClaim, quantity
-from berth.api.objects import Pod
+from berth.api.dra import NodeSelection, PodClaim, ResourceClaim, quantity
+from berth.api.objects import Node, Pod
 from berth.api.selectors import NodeSelectorTerm, Requirement
 from berth.cluster.dra.allocator import ClaimAllocation, DeviceResult
 from berth.framework.scheduler import Scheduler
-from berth.k8s.books import PodBooks
 from berth.k8s.cache import CONFLICT_RETRIES, KubeStore
 from berth.k8s.client import ApiError, ConnectionLost
 from berth.k8s.kinds import DRA_KINDS, RESOURCE_CLAIM
+from berth.resources import GPU
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -194,29 +194,49 @@ class LiveClaims:
         self,
         store: KubeStore,
         scheduler: Scheduler,
-        books: PodBooks,
         changed: Callable[[], None],
+        placed: Callable[[], dict[str, str]],
     ) -> None:
         self.store = store
         self.scheduler = scheduler
-        self.books = books
         self._changed = changed
-        #: Whether the books must be rebuilt from the API before the next cycle.
+        self._placed = placed  # the pods on nodes, by key
+        #: Whether the books must be rebuilt from the API before the next cycle, and whether
+        #: a slice, class or template changed since they were built.
         self.stale = False
+        self.devices_changed = False
         for kind in sorted(DRA_KINDS):
             store.watch(kind, self._on_object)
         store.watch("Pod", self._on_pod)
+        # Before the scheduler hears of a node's update: its DRA GPUs are counted in.
+        store.watch("Node", self._on_node)
 
     def _on_object(self, event: WatchEvent, obj: Any) -> None:
         self.stale = True
+        if not isinstance(obj, ResourceClaim):
+            self.devices_changed = True
         self._changed()
+
+    def _on_node(self, event: WatchEvent, node: Node) -> None:
+        state = self.scheduler.state
+        row = state.rows.get(node.name)
+        extra = state.dra_gpus.get(row, 0) if row is not None else 0
+        if event == WatchEvent.MODIFIED and extra:
+            allocatable = dict(node.allocatable)
+            allocatable[GPU] = allocatable.get(GPU, 0) + extra * 1000
+            node.allocatable = allocatable
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         # A pod with claims arrived, was bound (maybe by another scheduler), was told the names
         # of its template's claims, or left: the books follow the API's claims.
-        if pod.resource_claims:
-            self.stale = True
-            self._changed()
+        if not pod.resource_claims:
+            return
+        if self.devices_changed and event == WatchEvent.ADDED:
+            # Before the scheduler queues it: the DRA GPUs its claims ask are counted against
+            # the devices as they are now.
+            self.refresh()
+        self.stale = True
+        self._changed()
 
     # ------------------------------------------------------------------ rebuilding
 
@@ -236,12 +256,15 @@ class LiveClaims:
         """Rebuild the books from the API's DRA objects when something changed."""
         if not self.stale:
             return
-        self.stale = False
+        self.stale = self.devices_changed = False
         objects = [obj for kind in sorted(DRA_KINDS) for obj in self.store.list(kind)]
         state = self.scheduler.state
         if not objects and state.dra is None:
             return
-        self.scheduler.set_dra(objects, gpus=False)
+        try:
+            self.scheduler.set_dra(objects)
+        except ValueError as exc:  # a node's DRA GPUs changed while pods hold its GPUs
+            log.warning("DRA objects not all taken", extra={"error": str(exc)})
         dra = state.dra
         assert dra is not None
         dra.claim_name = self.claim_name
@@ -256,7 +279,7 @@ class LiveClaims:
                 continue
             node = allocation.node_selection.node_name if allocation.node_selection else ""
             dra.restore(claim, allocation, state.rows.get(node, -1), reserved_pods(raw))
-        for key in self.books.placed:
+        for key in self._placed():
             pod = self.store.get("Pod", key)
             if pod is not None and pod.resource_claims:
                 claims = dra.pod_claims(pod)

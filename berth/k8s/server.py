@@ -77,6 +77,11 @@ class Server:
         if options.kubeflow:
             # Its controller hears of pods right after Volcano's, before the scheduler's books.
             self.kubeflow = KubeflowJobs(self.store, clock, self._at)
+        self.dra: LiveClaims | None = None
+        if options.dra:  # first: a node's DRA GPUs are counted before the scheduler sees it
+            self.dra = LiveClaims(
+                self.store, self.scheduler, self._mark_dirty, lambda: self.books.placed
+            )
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
@@ -130,9 +135,6 @@ class Server:
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
-        self.dra: LiveClaims | None = None
-        if options.dra:
-            self.dra = LiveClaims(self.store, self.scheduler, self.books, self._mark_dirty)
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}

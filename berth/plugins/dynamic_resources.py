@@ -142,7 +142,6 @@ class DynamicResources(Plugin):
             mask[at] = dra.allocate(int(idx[at]), plan.claims) is not None
         return mask
 
-
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows
     ) -> list[tuple[str, np.ndarray]]:

@@ -95,9 +95,7 @@ def with_claims(pod: dict[str, Any], template: str = "", claim_name: str = "") -
 def pod_claim(cluster: Cluster, pod: str, namespace: str = "default") -> dict[str, Any] | None:
     """The claim the pod's entry ``gpu`` uses (its template's, once made), or None."""
     raw = cluster.admin.request("GET", f"/api/v1/namespaces/{namespace}/pods/{pod}")
-    name = next(
-        (e.get("resourceClaimName") for e in raw["spec"].get("resourceClaims") or []), None
-    )
+    name = next((e.get("resourceClaimName") for e in raw["spec"].get("resourceClaims") or []), None)
     if not name:
         statuses = (raw.get("status") or {}).get("resourceClaimStatuses") or []
         name = next((s.get("resourceClaimName") for s in statuses), None)

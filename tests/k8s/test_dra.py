@@ -140,7 +140,8 @@ def test_allocations_survive_a_restart_and_no_device_is_taken_twice(dra: Cluster
     assert d.devices_of(d.pod_claim(dra, "first")) == [("gpu", d.DRIVER, "n1", "gpu-0")]
     waiting = [n for n in ("later0", "later1") if f"default/{n}" not in dra.bindings()]
     assert len(waiting) == 1
-    assert "cannot allocate all claims" in _scheduled_message(dra, waiting[0])
+    # its GPU is counted as nvidia.com/gpu, so the reason is the one a GPU pod gets
+    assert "insufficient nvidia.com/gpu" in _scheduled_message(dra, waiting[0])
 
 
 def test_a_pod_that_goes_gives_its_devices_to_a_waiting_pod(dra: Cluster):
