@@ -205,6 +205,9 @@ class LiveClaims:
         #: a slice, class or template changed since they were built.
         self.stale = False
         self.devices_changed = False
+        #: Whether a pod with claims was seen: the books then exist even with no DRA object,
+        #: so such a pod waits for what it names rather than being placed without it.
+        self.claims_seen = False
         for kind in sorted(DRA_KINDS):
             store.watch(kind, self._on_object)
         store.watch("Pod", self._on_pod)
@@ -231,6 +234,7 @@ class LiveClaims:
         # of its template's claims, or left: the books follow the API's claims.
         if not pod.resource_claims:
             return
+        self.claims_seen = True
         if self.devices_changed and event == WatchEvent.ADDED:
             # Before the scheduler queues it: the DRA GPUs its claims ask are counted against
             # the devices as they are now.
@@ -259,7 +263,7 @@ class LiveClaims:
         self.stale = self.devices_changed = False
         objects = [obj for kind in sorted(DRA_KINDS) for obj in self.store.list(kind)]
         state = self.scheduler.state
-        if not objects and state.dra is None:
+        if not objects and state.dra is None and not self.claims_seen:
             return
         try:
             self.scheduler.set_dra(objects)
@@ -295,10 +299,14 @@ class LiveClaims:
         dra = self.scheduler.state.dra
         if not pod.resource_claims or dra is None:
             return True
+        claims = dra.placed.get(pod.key)
+        if claims is None:  # its claims could not be had after all
+            log.warning("claims not allocated", extra={"pod": pod.key, "node": node})
+            return False
         uid = self._uid(pod)
         written = []
         try:
-            for claim in dra.placed.get(pod.key, []):
+            for claim in claims:
                 allocation = claim.allocation
                 if allocation is None:
                     raise ClaimWriteError(f"claim {claim.key} is not allocated")

@@ -520,8 +520,6 @@ class Server:
         log.warning(
             "bind failed", extra={"pod": pod.key, "node": result.node, "error": str(result.error)}
         )
-        if self.dra is not None:
-            self.dra.release(pod)
         if self.books.placed.get(pod.key) != result.node:
             return  # the watch has already told where the pod really is
         status = getattr(result.error, "status", 0)
@@ -530,4 +528,6 @@ class Server:
             self.books.unplace(pod)
             pod.bound_node, pod.phase = "", PodPhase.PENDING
             return
+        if self.dra is not None:
+            self.dra.release(pod)  # its reservations undone, as kube-scheduler's Unreserve
         self.books.requeue(pod)

@@ -100,13 +100,17 @@ def test_a_shared_claim_is_allocated_once_and_reserved_for_each_pod(dra: Cluster
         ("missing-class", "deviceclass 'missing' not found"),
         ("missing-claim", "resourceclaim 'nowhere' not found"),
         ("missing-template", "resourceclaimtemplate 'nowhere' not found"),
+        ("no-dra-objects", "resourceclaimtemplate 'nowhere' not found"),
     ],
 )
 def test_a_claim_that_cannot_be_had_leaves_its_pod_pending_saying_why(
     dra: Cluster, entry: str, why: str
 ):
-    _two_gpu_node(dra)
-    dra.add(d.claim_template("bad", d.request(device_class_name="missing")))
+    if entry == "no-dra-objects":
+        dra.add(node_doc("n1"))  # no DRA object at all: the pod must not go without its claim
+    else:
+        _two_gpu_node(dra)
+        dra.add(d.claim_template("bad", d.request(device_class_name="missing")))
     if entry == "missing-class":
         pod = d.with_claims(pod_doc("p"), template="bad")
     elif entry == "missing-claim":
