@@ -109,6 +109,13 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "colocation does, with the simulation.colocation section of FILE (default: of "
         "--config; Koordinator's defaults without one); see docs/kubernetes.md",
     )
+    serve.add_argument(
+        "--no-dra",
+        dest="dra",
+        action="store_false",
+        help="do not watch DRA objects (resource.k8s.io/v1): for API servers that do not "
+        "serve that API (a pod's resource claims are then not allocated)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -205,6 +212,7 @@ def _serve(args: argparse.Namespace) -> int:
         webhook=webhook,
         kubeflow=args.kubeflow,
         colocation=colocation,
+        dra=args.dra,
         scaling=(
             ScalingConfig(
                 args.scaling,

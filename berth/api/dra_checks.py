@@ -47,7 +47,9 @@ def check_dra(m: Manifests) -> None:
     claims = {(c.namespace, c.name) for c in m.dra if isinstance(c, ResourceClaim)}
     templates = {(c.namespace, c.name) for c in m.dra if isinstance(c, ResourceClaimTemplate)}
     strict_classes = bool(classes)
-    for item in m.dra:
+    # A live object comes alone: the classes, claims and templates it names are judged when
+    # its pod is scheduled (a pod waits, saying which is missing).
+    for item in () if m.live else m.dra:
         if isinstance(item, ResourceClaim | ResourceClaimTemplate):
             base = "spec" if isinstance(item, ResourceClaim) else "spec.spec"
             for path, name in _class_names(item.spec, base):
@@ -58,7 +60,8 @@ def check_dra(m: Manifests) -> None:
                     message = f"no DeviceClass named {schema.show(name)} in the loaded files{where}"
                     _report(m, item, kind, display(item.namespace, item.name), path, message,
                             severity)  # fmt: skip
-    _check_pod_claims(m, claims, templates)
+    if not m.live:
+        _check_pod_claims(m, claims, templates)
     _check_slices(m)
 
 

@@ -94,6 +94,9 @@ class ClusterState:
         #: DRA objects); what the last unbind gave back of a pod's claims.
         self.dra: DraState | None = None
         self.last_claims: Released | None = None
+        #: Per row, the DRA GPUs counted into its ``nvidia.com/gpu`` (taken out again when the
+        #: DRA objects are replaced).
+        self.dra_gpus: dict[int, int] = {}
 
     # ------------------------------------------------------------------ nodes
 
@@ -120,10 +123,10 @@ class ClusterState:
             self._dra_node(row)
         return row
 
-    def set_dra(self, objects: list[object]) -> None:
-        """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); the
-        nodes' DRA GPUs join their GPU devices (see ``berth.cluster.dra.inventory``)."""
-        self.dra = DraState(objects, self.names, self.node_labels, self._log.append)
+    def set_dra(self, objects: list[object], gpus: bool = True) -> None:
+        """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); with
+        ``gpus`` the nodes' DRA GPUs join their GPU devices (``berth.cluster.dra.inventory``)."""
+        self.dra = DraState(objects, self.names, self.node_labels, self._log.append, gpus=gpus)
         for row in range(self.n):
             self._dra_node(row)
 
@@ -135,9 +138,11 @@ class ClusterState:
     def _dra_node(self, row: int) -> None:
         assert self.dra is not None
         node = self.nodes[row]
-        base = int(self.gpus.count[row])
+        before = self.dra_gpus.get(row, 0)
+        base = int(self.gpus.count[row]) - before
         gpus = self.dra.inventory.add_node(row, node.name, self.node_labels(row), base)
-        if gpus:
+        self.dra_gpus[row] = gpus
+        if gpus != before:
             allocatable = dict(node.allocatable)
             allocatable[GPU] = base * 1000 + gpus * 1000
             self.update_node(replace(node, allocatable=allocatable))

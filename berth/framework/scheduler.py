@@ -106,10 +106,11 @@ class Scheduler:
         self.state.set_schedulable(node, schedulable)
         self.admission_epoch += 1
 
-    def set_dra(self, objects: list[object]) -> None:
+    def set_dra(self, objects: list[object], gpus: bool = True) -> None:
         """Take the cluster's DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and
-        templates): claims are allocated from now on, and the dynamic-resources filter is on."""
-        self.state.set_dra(objects)
+        templates): claims are allocated from now on, and the dynamic-resources filter is on.
+        ``gpus``: whether DRA GPUs count as ``nvidia.com/gpu`` (see ``ClusterState.set_dra``)."""
+        self.state.set_dra(objects, gpus)
         self.framework.enable_dynamic_resources()
         self.search.classes.clear()
 

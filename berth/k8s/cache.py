@@ -34,7 +34,7 @@ from berth.k8s.convert import (
     read_pod_status,
 )
 from berth.k8s.informer import Event
-from berth.k8s.kinds import BY_KIND, JOB_KINDS, object_key
+from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB_KINDS, object_key
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -73,6 +73,10 @@ def _version(raw: dict[str, Any]) -> int | None:
         return int((raw.get("metadata") or {}).get("resourceVersion", ""))
     except (TypeError, ValueError):
         return None
+
+
+def _claim_statuses(raw: dict[str, Any] | None) -> Any:
+    return ((raw or {}).get("status") or {}).get("resourceClaimStatuses")
 
 
 class KubeStore:
@@ -274,9 +278,11 @@ class KubeStore:
             return  # the echo of our own write, or a replay
         current = self._objects.get(kind, {}).get(key)
         if current is not None and kind == "Pod":
-            # A pod's spec does not change; only where it runs and how it is doing.
+            # A pod's spec does not change; only where it runs and how it is doing (and the
+            # names of the claims made from its templates, which the DRA books read).
+            named = _claim_statuses(self._raw[kind].get(key))
             self._store_raw(kind, key, raw)
-            if read_pod_status(current, raw):
+            if read_pod_status(current, raw) or named != _claim_statuses(raw):
                 self.notify(kind, WatchEvent.MODIFIED, current)
             return
         obj, problems = from_api(kind, raw, list(self.priority_classes.values()))
@@ -291,6 +297,10 @@ class KubeStore:
             self.notify(kind, WatchEvent.ADDED, obj)
             return
         self._store_raw(kind, key, raw)
+        if kind in DRA_KINDS:  # immutable: the new version takes the old one's place
+            self._objects[kind][key] = obj
+            self.notify(kind, WatchEvent.MODIFIED, obj)
+            return
         if kind in JOB_KINDS or kind == "Command":
             return  # their spec is the controller's input once; status is the controller's
         if isinstance(obj, Workload):

@@ -18,7 +18,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
 from berth.api.workloads import CLONE_SET, SIDECAR_SET
-from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, Resource
+from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB, POD_GROUP, PYTORCH_JOB, Resource
 from berth.resources import format_quantity
 
 SOURCE = "cluster"
@@ -35,6 +35,7 @@ _FIELD = {
     CLONE_SET: "workloads",
     SIDECAR_SET: "workloads",
     PYTORCH_JOB.kind: "jobs",
+    **dict.fromkeys(DRA_KINDS, "dra"),
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
 #: PriorityClasses.

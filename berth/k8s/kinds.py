@@ -55,6 +55,16 @@ SIDECAR_SET = Resource("SidecarSet", "apps.kruise.io", "v1alpha1", "sidecarsets"
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
 KUBEFLOW = (PYTORCH_JOB,)
 SERVICE = Resource("Service", "", "v1", "services", True)
+#: Dynamic Resource Allocation: what claims are allocated from (slices, classes), the claims
+#: (their status is berth's to write when it places a pod) and the templates pods name.
+RESOURCE_SLICE = Resource("ResourceSlice", "resource.k8s.io", "v1", "resourceslices", False)
+DEVICE_CLASS = Resource("DeviceClass", "resource.k8s.io", "v1", "deviceclasses", False)
+RESOURCE_CLAIM = Resource("ResourceClaim", "resource.k8s.io", "v1", "resourceclaims", True)
+RESOURCE_CLAIM_TEMPLATE = Resource(
+    "ResourceClaimTemplate", "resource.k8s.io", "v1", "resourceclaimtemplates", True
+)
+DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM_TEMPLATE, RESOURCE_CLAIM)
+DRA_KINDS = frozenset(resource.kind for resource in DRA)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
 JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
@@ -64,20 +74,21 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
     resource.kind: resource
-    for resource in (*WATCHED, *KRUISE, SIDECAR_SET, *KUBEFLOW, SERVICE, LEASE, EVENT)
+    for resource in (*WATCHED, *KRUISE, SIDECAR_SET, *KUBEFLOW, *DRA, SERVICE, LEASE, EVENT)
 }
 
 
 def watched(
-    kruise: bool = False, kubeflow: bool = False, sidecars: bool = False
+    kruise: bool = False, kubeflow: bool = False, sidecars: bool = False, dra: bool = False
 ) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    with ``kubeflow`` Kubeflow's training jobs, with ``sidecars`` SidecarSets, after what their
-    pods refer to and before the pods."""
+    with ``kubeflow`` Kubeflow's training jobs, with ``sidecars`` SidecarSets, with ``dra`` the
+    DRA objects, after what their pods refer to and before the pods."""
     extra = (
         *(KRUISE if kruise else ()),
         *((SIDECAR_SET,) if sidecars else ()),
         *(KUBEFLOW if kubeflow else ()),
+        *(DRA if dra else ()),
     )
     return (*WATCHED[:-1], *extra, POD)
 

@@ -33,3 +33,4 @@ class ServeOptions:
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
     #: Batch resources and BE eviction from usage (berth.k8s.colocation); None: off.
     colocation: ColocationConfig | None = None
+    dra: bool = True  # schedule pods' DRA claims (resource.k8s.io/v1)

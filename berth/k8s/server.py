@@ -31,6 +31,7 @@ from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.colocation import attach
 from berth.k8s.conditions import SchedulingConditions
+from berth.k8s.dra import LiveClaims
 from berth.k8s.informer import Event, Informer
 from berth.k8s.kinds import watched
 from berth.k8s.kruise import KruiseWorkloads
@@ -79,6 +80,11 @@ class Server:
         if options.kubeflow:
             # Its controller hears of pods right after Volcano's, before the scheduler's books.
             self.kubeflow = KubeflowJobs(self.store, clock, self._at)
+        self.dra: LiveClaims | None = None
+        if options.dra:  # first: a node's DRA GPUs are counted before the scheduler sees it
+            self.dra = LiveClaims(
+                self.store, self.scheduler, self._mark_dirty, lambda: self.books.placed
+            )
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
@@ -94,7 +100,9 @@ class Server:
         if options.kruise and options.webhook is not None:
             self.sidecars = SidecarSets(self.store, clock, self._at)
             self.webhook = WebhookServer(options.webhook, self.sidecars.admit, lambda: self.synced)
-        self.watched = watched(options.kruise, options.kubeflow, self.sidecars is not None)
+        self.watched = watched(
+            options.kruise, options.kubeflow, self.sidecars is not None, options.dra
+        )
         self.informers = [
             Informer(
                 client,
@@ -420,6 +428,8 @@ class Server:
         self._dirty = False
         self._retry_at = None
         self._last_cycle = self.clock()
+        if self.dra is not None:
+            self.dra.refresh()
         if not self.scheduler.has_waiting:
             return
         self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
@@ -436,6 +446,9 @@ class Server:
             if bind.node in refused:
                 # Its room was to come from an eviction the API refused: try again next cycle.
                 self.books.requeue(pod)
+                continue
+            if self.dra is not None and not self.dra.prebind(pod, bind.node):
+                self.books.requeue(pod)  # its claims could not be written: next cycle
                 continue
             pod.phase = PodPhase.BOUND
             pod.bind_time = self.clock()
@@ -483,6 +496,8 @@ class Server:
             if self._post_eviction(pod, eviction.node, eviction.reason):
                 self.books.released.add(pod.key)
                 evicted.append(pod)
+                if self.dra is not None:
+                    self.dra.release(pod)  # its devices go to the preemptor
                 if self.store.get("Pod", pod.key) is pod:  # its deletion is still to come
                     self.victims.evicted(pod.key, eviction.node)
             else:
@@ -534,4 +549,6 @@ class Server:
             self.books.unplace(pod)
             pod.bound_node, pod.phase = "", PodPhase.PENDING
             return
+        if self.dra is not None:
+            self.dra.release(pod)  # its reservations undone, as kube-scheduler's Unreserve
         self.books.requeue(pod)

@@ -142,6 +142,35 @@ class DynamicResources(Plugin):
             mask[at] = dra.allocate(int(idx[at]), plan.claims) is not None
         return mask
 
+    def explain(
+        self, cls: PodClass, state: ClusterState, rows: Rows
+    ) -> list[tuple[str, np.ndarray]]:
+        """A pod whose claims cannot be had anywhere (a claim not made yet, a DeviceClass
+        that does not exist) says so, rather than that no node could allocate them."""
+        plan = self._plan(cls, state)
+        why = plan.claims if plan is not None and isinstance(plan.claims, str) else None
+        if plan is not None and why is None and state.dra is not None:
+            why = _missing_class(plan, state.dra.classes)
+        if why is None:
+            return super().explain(cls, state, rows)
+        count = len(np.arange(state.n)[rows]) if isinstance(rows, slice) else len(rows)
+        return [(why, np.ones(count, dtype=bool))]
+
+
+def _missing_class(plan: _Plan, classes: dict) -> str | None:
+    """The first DeviceClass the plan's unallocated requests name that does not exist."""
+    assert not isinstance(plan.claims, str)
+    for claim in plan.claims:
+        if claim.allocation is not None:
+            continue
+        for request in claim.spec.requests:
+            options = (request.exactly,) if request.exactly else request.first_available
+            for option in options:
+                if option.class_name not in classes:
+                    return (f"resourceclaim {claim.name}: request {request.name}: deviceclass "
+                            f"{option.class_name!r} not found")  # fmt: skip
+    return None
+
 
 def _disjoint(state: ClusterState, kinds: list[Kind]) -> bool:
     """Whether no device matches two of ``kinds`` (then counting each kind alone is exact)."""

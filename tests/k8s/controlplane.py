@@ -49,8 +49,9 @@ DEPLOY = ROOT / "deploy"
 COMPONENTS = ("etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler")
 FEATURE_GATES = "GenericWorkload=true"
 #: The controllers the suite relies on: default service accounts (pods need one), PDB status
-#: (disruption), owner-reference cascades (garbagecollector), namespace deletion.
-CONTROLLERS = "serviceaccount,disruption,garbagecollector,namespace"
+#: (disruption), owner-reference cascades (garbagecollector), namespace deletion, and the DRA
+#: claims made from pods' ResourceClaimTemplates and freed when their pods go (resourceclaim).
+CONTROLLERS = "serviceaccount,disruption,garbagecollector,namespace,resourceclaim-controller"
 BERTH_ACCOUNT = ("berth-system", "berth")
 PR_SET_PDEATHSIG = 1
 

@@ -25,6 +25,8 @@ class Case:
     nodes: list[dict[str, Any]] = field(default_factory=list)
     running: list[dict[str, Any]] = field(default_factory=list)
     pending: dict[str, Any] = field(default_factory=dict)  # the spec, without schedulerName
+    #: Other objects the case needs (DRA: its nodes' ResourceSlices, its claim template).
+    objects: list[dict[str, Any]] = field(default_factory=list)
 
     def pod(self, scheduler: str) -> dict[str, Any]:
         """The pod to place, for ``scheduler``."""
@@ -235,5 +237,115 @@ def generate_preemption(count: int, seed: int = 0) -> list[Case]:
         if rng.random() < 0.1:
             spec["priorityClassName"] = "oracle-high-never"
         case.pending = spec
+        cases.append(case)
+    return cases
+
+
+#: The DRA cases' driver and DeviceClass (every device of the driver).
+DRA_DRIVER = "gpu.example.com"
+DRA_CLASS = "oracle-gpu"
+DRA_KINDS = ("dra-count", "dra-cel", "dra-all")
+
+
+def dra_class() -> dict[str, Any]:
+    selector = {"cel": {"expression": f'device.driver == "{DRA_DRIVER}"'}}
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceClass",
+        "metadata": {"name": DRA_CLASS},
+        "spec": {"selectors": [selector]},
+    }
+
+
+def _dra_slice(node: dict[str, Any], devices: list[dict[str, Any]]) -> dict[str, Any]:
+    name = node["metadata"]["name"]
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{name}-gpus"},
+        "spec": {
+            "driver": DRA_DRIVER,
+            "nodeName": name,
+            "pool": {"name": name, "generation": 1, "resourceSliceCount": 1},
+            "devices": devices,
+        },
+    }
+
+
+def _gpu(index: int, model: str, memory: int) -> dict[str, Any]:
+    attributes = {"model": {"string": model}, "memory": {"int": memory}}
+    return {"name": f"gpu-{index}", "attributes": attributes}
+
+
+def generate_dra(count: int, seed: int = 0) -> list[Case]:
+    """DRA cases with one right answer, the pod asking its devices through a claim template:
+
+    - ``dra-count``: one node has exactly the devices the pod asks, the others fewer;
+    - ``dra-cel``: a CEL selector on a device attribute leaves one device in the case;
+    - ``dra-all``: allocationMode All of the devices of one model, on the one node with cpu
+      enough for the pod (the other is too small).
+    """
+    rng = random.Random(seed)
+    cases = []
+    for number in range(count):
+        name = f"d{number:03d}"
+        kind = DRA_KINDS[number % len(DRA_KINDS)]
+        case = Case(name, kind)
+        exactly: dict[str, Any] = {"deviceClassName": DRA_CLASS}
+        cpu = 500
+        if kind == "dra-count":
+            case.nodes = [_node(name, i, rng) for i in range(rng.randint(2, 4))]
+            asked = rng.randint(2, 4)
+            chosen = rng.randrange(len(case.nodes))
+            for i, node in enumerate(case.nodes):
+                have = asked if i == chosen else rng.randint(0, asked - 1)
+                devices = [_gpu(g, "a", 40) for g in range(have)]
+                if devices:
+                    case.objects.append(_dra_slice(node, devices))
+            exactly["count"] = asked
+        elif kind == "dra-cel":
+            case.nodes = [_node(name, i, rng) for i in range(rng.randint(2, 3))]
+            memories = rng.sample(range(8, 200, 8), 4 * len(case.nodes))
+            wanted = None
+            for node in case.nodes:
+                devices = [
+                    _gpu(g, rng.choice("ab"), memories.pop()) for g in range(rng.randint(2, 4))
+                ]
+                if wanted is None or rng.random() < 0.3:
+                    wanted = devices[rng.randrange(len(devices))]["attributes"]["memory"]["int"]
+                case.objects.append(_dra_slice(node, devices))
+            expression = f'device.attributes["{DRA_DRIVER}"].memory == {wanted}'
+            exactly["selectors"] = [{"cel": {"expression": expression}}]
+        else:
+            case.nodes = [_node(name, i, rng) for i in range(2)]
+            big = rng.randrange(2)
+            for i, node in enumerate(case.nodes):
+                cores = 8 if i == big else 1
+                node["status"]["allocatable"]["cpu"] = str(cores)
+                node["status"]["capacity"]["cpu"] = str(cores)
+                models = ["a"] + [rng.choice("ab") for _ in range(rng.randint(1, 3))]
+                rng.shuffle(models)
+                devices = [_gpu(g, m, 40) for g, m in enumerate(models)]
+                case.objects.append(_dra_slice(node, devices))
+            cpu = 2000
+            exactly["allocationMode"] = "All"
+            selector = f'device.attributes["{DRA_DRIVER}"].model == "a"'
+            exactly["selectors"] = [{"cel": {"expression": selector}}]
+        template = f"{name}-gpus"
+        case.objects.append(
+            {
+                "apiVersion": "resource.k8s.io/v1",
+                "kind": "ResourceClaimTemplate",
+                "metadata": {"name": template, "namespace": "default"},
+                "spec": {"spec": {"devices": {"requests": [{"name": "gpu", "exactly": exactly}]}}},
+            }
+        )
+        container = _container(cpu, 128)
+        container["resources"]["claims"] = [{"name": "gpu"}]
+        case.pending = {
+            "nodeSelector": {CASE_LABEL: name},
+            "containers": [container],
+            "resourceClaims": [{"name": "gpu", "resourceClaimTemplateName": template}],
+        }
         cases.append(case)
     return cases

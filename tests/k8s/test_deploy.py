@@ -18,6 +18,7 @@ from berth.framework.framework import Framework
 from berth.k8s.kinds import COMMAND, JOB, POD_GROUP, QUEUE
 from berth.k8s.server import Server
 from berth.sim.colocation_config import ColocationConfig
+from tests.k8s import dra_docs
 from tests.k8s.harness import (
     Cluster,
     config,
@@ -25,6 +26,7 @@ from tests.k8s.harness import (
     node_doc,
     pod_doc,
     priority_class_doc,
+    serving,
     settle,
     wait_for,
 )
@@ -174,3 +176,43 @@ def test_rbac_allows_every_request_serve_makes(cluster: Cluster):
     assert ("", "pods/binding", "create") in used and ("", "pods/eviction", "create") in used
     assert ("coordination.k8s.io", "leases", "update") in used
     assert ("", "nodes/status", "patch") in used and ("metrics.k8s.io", "nodes", "list") in used
+
+
+#: Granted but never a request path: the API server checks it before a status update may
+#: change a claim's allocation or reservations.
+_CLAIM_BINDING = ("resource.k8s.io", "resourceclaims/binding", "update")
+
+
+def test_rbac_grants_exactly_the_dra_requests_serve_makes(cluster: Cluster):
+    """A DRA pod placed while another writer races berth's claim status write: every DRA
+    verb the ClusterRole grants is used (the read after the conflict too), and no other."""
+    dra_docs.clean(cluster)
+    cluster.add(
+        node_doc("n1"),
+        dra_docs.device_class(),
+        dra_docs.node_slice("n1", [dra_docs.device("gpu-0")]),
+        dra_docs.claim_template("one-gpu", dra_docs.request()),
+        dra_docs.with_claims(pod_doc("p"), template="one-gpu"),
+    )
+
+    def race() -> None:
+        for claim in dra_docs.all_claims(cluster):
+            meta = claim["metadata"]
+            labels = {"metadata": {"labels": {"raced": "yes"}}}
+            cluster.patch("ResourceClaim", meta["namespace"], meta["name"], labels)
+
+    cluster.api.before("PUT", r"/resourceclaims/[^/]+/status$", race)
+    try:
+        with serving(cluster) as server:
+            wait_for(lambda: "default/p" in cluster.bindings(), timeout=60)
+            settle(server)
+        used = {_verb(m, p) for m, p in cluster.api.log}
+        forbidden = [(m, p) for m, p, status in cluster.api.answers if status == 403]
+    finally:
+        cluster.delete("Pod", "default", "p")
+        dra_docs.clean(cluster)
+    assert not forbidden, forbidden
+    dra_used = {v for v in used if v[0] == "resource.k8s.io"}
+    dra_granted = {g for g in _granted() if g[0] == "resource.k8s.io"} - {_CLAIM_BINDING}
+    assert dra_used == dra_granted
+    assert _CLAIM_BINDING in _granted()

@@ -100,6 +100,8 @@ class DraState:
         names: list[str],
         labels_of: Callable[[int], dict[str, str]],
         touched: Callable[[int], None],
+        *,
+        gpus: bool = True,
     ) -> None:
         self.classes: dict[str, DeviceClass] = {
             o.name: o for o in objects if isinstance(o, DeviceClass)
@@ -115,7 +117,7 @@ class DraState:
         slices = SliceIndex([o for o in objects if isinstance(o, ResourceSlice)])
         self.allocated = AllocatedState()
         self.allocator = Allocator(self.classes, slices, self.allocated)
-        self.inventory = Inventory(self.classes, slices, self.allocator.selectors)
+        self.inventory = Inventory(self.classes, slices, self.allocator.selectors, gpus)
         self.names = names
         self.labels_of = labels_of
         self.touched = touched
@@ -124,6 +126,14 @@ class DraState:
         self.totals = ClaimTotals()
         #: The claims of each pod placed, by pod key (until it leaves).
         self.placed: dict[str, list[Claim]] = {}
+        #: The name of the claim a template entry of a pod has (None: not made yet). Unset,
+        #: the claim is named as Kubernetes' resourceclaim controller names it; on a live
+        #: cluster that controller makes it and the pod's status says its name.
+        self.claim_name: Callable[[object, PodClaim], str | None] | None = None
+        #: Whether binding a pod whose claims cannot be had is an error. Not on a live cluster,
+        #: where a pod another scheduler bound may come before its claims' allocations: its
+        #: claims are then left to the books rebuilt from the API.
+        self.strict = True
 
     # -- a pod's claims ----------------------------------------------------------------------
 
@@ -147,7 +157,14 @@ class DraState:
         template = self.templates.get((pod.namespace, entry.template_name))
         if template is None:
             return f"resourceclaimtemplate {entry.template_name!r} not found"
-        name = template_claim_name(pod.name, entry.name, pod.namespace)
+        if self.claim_name is None:
+            name = template_claim_name(pod.name, entry.name, pod.namespace)
+        else:
+            made = self.claim_name(pod, entry)
+            if made is None:
+                return (f"waiting for the resourceclaim of entry {entry.name!r} (template "
+                        f"{entry.template_name!r}) to be created")  # fmt: skip
+            name = made
         claim = self.claims.get(f"{pod.namespace}/{name}")
         if claim is None:
             claim = Claim(pod.namespace, name, template.spec, template=template.name)
@@ -228,6 +245,8 @@ class DraState:
             return self._gpu_columns(pod, row)
         claims = self.pod_claims(pod)
         if isinstance(claims, str):
+            if not self.strict:
+                return []
             raise ValueError(f"pod {pod.key}: {claims}")
         todo = [c for c in claims if c.allocation is None]
         allocations = None
@@ -236,6 +255,8 @@ class DraState:
         if allocations is None:
             allocations = self.allocate(row, claims)
         if allocations is None:
+            if not self.strict:
+                return []
             raise ValueError(f"pod {pod.key}: its resource claims cannot be allocated on "
                              f"{self.names[row]}")  # fmt: skip
         for claim, allocation in zip(todo, allocations, strict=True):
@@ -285,6 +306,15 @@ class DraState:
             if name not in names:
                 names.append(name)
         return ",".join(names)
+
+    def restore(
+        self, claim: Claim, allocation: ClaimAllocation, row: int, reserved: list[str]
+    ) -> None:
+        """An allocation made before (a live cluster's, read back after a restart): its
+        devices are taken and its reservations kept."""
+        self._take(claim, allocation, row)
+        for key in reserved:
+            claim.reserved_for[key] = None
 
     # -- bookkeeping -------------------------------------------------------------------------
 

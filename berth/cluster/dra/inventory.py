@@ -63,8 +63,11 @@ class Inventory:
         classes: Mapping[str, DeviceClass],
         slices: SliceIndex,
         selectors: SelectorCache,
+        gpus: bool = True,
     ) -> None:
         self.classes = classes
+        #: Whether GPU devices join berth's GPU table (off: every device is only a DRA device).
+        self.gpus = gpus
         self.slices = slices
         self.selectors = selectors
         self.ids: list[DeviceId] = []
@@ -99,7 +102,7 @@ class Inventory:
             self.by_id.setdefault(ident, []).append(start + offset)
             rows.append(row)
             mine.append(start + offset)
-            if is_gpu(ident[0], device):
+            if self.gpus and is_gpu(ident[0], device):
                 columns.append(gpu_base + len(gpus))
                 gpus.append(start + offset)
             else:
