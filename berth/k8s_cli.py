@@ -78,6 +78,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run Kubeflow's PyTorchJobs (kubeflow.org/v1; the CRD and RBAC in "
         "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
     )
+    serve.add_argument(
+        "--workload-api",
+        action="store_true",
+        help="gang-schedule the pods of the Workload API's PodGroups (scheduling.k8s.io/v1beta1; "
+        "Kubernetes 1.37 with the GenericWorkload feature gate)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -151,6 +157,7 @@ def _serve(args: argparse.Namespace) -> int:
         resync=args.resync,
         kruise=args.kruise,
         kubeflow=args.kubeflow,
+        workload_api=args.workload_api,
         scaling=(
             ScalingConfig(
                 args.scaling,

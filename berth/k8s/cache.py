@@ -33,7 +33,7 @@ from berth.k8s.convert import (
     read_pod_status,
 )
 from berth.k8s.informer import Event
-from berth.k8s.kinds import BY_KIND, JOB_KINDS, object_key
+from berth.k8s.kinds import BY_KIND, JOB_KINDS, WORKLOAD_POD_GROUP, object_key
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -157,6 +157,8 @@ class KubeStore:
     def update(self, kind: str, obj: Any) -> None:
         """A changed object: its status is written (PodGroup, Job), or what its controller
         changed on a pod its writer knows (labels, images in place), then the watchers hear."""
+        if kind == "PodGroup" and self.get(WORKLOAD_POD_GROUP.kind, obj.key) is obj:
+            kind = WORKLOAD_POD_GROUP.kind  # its phase is berth's alone: that API's status has none
         if obj.key not in self._objects.get(kind, {}):
             raise NotFound(f"{kind} {obj.key} not found")
         if kind == "PodGroup":

@@ -18,7 +18,7 @@ from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
 from berth.api.workloads import CLONE_SET
-from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, Resource
+from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, WORKLOAD_POD_GROUP, Resource
 from berth.resources import format_quantity
 
 SOURCE = "cluster"
@@ -53,6 +53,9 @@ def from_api(
     kind: str, raw: dict[str, Any], classes: list[PriorityClass]
 ) -> tuple[Any | None, list[Problem]]:
     """The berth object for an API object (None when it has errors) and every problem found."""
+    if kind == WORKLOAD_POD_GROUP.kind:  # a list's items carry the store's kind
+        raw = {**raw, "apiVersion": WORKLOAD_POD_GROUP.api_version, "kind": "PodGroup"}
+        kind = "PodGroup"
     manifests = parse_documents([raw], SOURCE, live=True)
     if kind in _PRIORITIZED:
         manifests.priority_classes.extend(classes)

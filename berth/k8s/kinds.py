@@ -53,6 +53,10 @@ KRUISE = (CLONE_SET,)
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
 KUBEFLOW = (PYTORCH_JOB,)
 SERVICE = Resource("Service", "", "v1", "services", True)
+#: The Workload API's PodGroups (Kubernetes 1.37 with the GenericWorkload feature gate), which
+#: ``berth serve --workload-api`` reads. The store knows them by a kind of their own, apart from
+#: Volcano's PodGroups; ``convert.from_api`` reads them as the PodGroups they are.
+WORKLOAD_POD_GROUP = Resource("WorkloadPodGroup", "scheduling.k8s.io", "v1beta1", "podgroups", True)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
 JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
@@ -61,15 +65,22 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
-    resource.kind: resource for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, LEASE, EVENT)
+    resource.kind: resource
+    for resource in (*WATCHED, *KRUISE, *KUBEFLOW, WORKLOAD_POD_GROUP, SERVICE, LEASE, EVENT)
 }
 
 
-def watched(kruise: bool = False, kubeflow: bool = False) -> tuple[Resource, ...]:
+def watched(
+    kruise: bool = False, kubeflow: bool = False, workload_api: bool = False
+) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    with ``kubeflow`` Kubeflow's training jobs, after what their pods refer to and before the
-    pods."""
-    extra = (*(KRUISE if kruise else ()), *(KUBEFLOW if kubeflow else ()))
+    with ``kubeflow`` Kubeflow's training jobs, with ``workload_api`` the Workload API's
+    PodGroups, after what their pods refer to and before the pods."""
+    extra = (
+        *(KRUISE if kruise else ()),
+        *(KUBEFLOW if kubeflow else ()),
+        *((WORKLOAD_POD_GROUP,) if workload_api else ()),
+    )
     return (*WATCHED[:-1], *extra, POD)
 
 

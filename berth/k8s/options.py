@@ -27,3 +27,4 @@ class ServeOptions:
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
+    workload_api: bool = False  # read the Workload API's PodGroups (scheduling.k8s.io)

@@ -31,7 +31,7 @@ from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.informer import Event, Informer
-from berth.k8s.kinds import watched
+from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
@@ -79,6 +79,7 @@ class Server:
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
+        self.store.watch(WORKLOAD_POD_GROUP.kind, self._on_group)
         self.store.watch("Pod", self._on_pod)
         self.status = StatusWriter(self.store, self.scheduler, self.controller)
         self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
@@ -86,7 +87,7 @@ class Server:
         self.kruise: KruiseWorkloads | None = None
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.watched = watched(options.kruise, options.kubeflow)
+        self.watched = watched(options.kruise, options.kubeflow, options.workload_api)
         self.informers = [
             Informer(
                 client,
