@@ -84,6 +84,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="gang-schedule the pods of the Workload API's PodGroups (scheduling.k8s.io/v1beta1; "
         "Kubernetes 1.37 with the GenericWorkload feature gate)",
     )
+    serve.add_argument(
+        "--lws",
+        action="store_true",
+        help="run LeaderWorkerSets (leaderworkerset.x-k8s.io/v1; the CRD and RBAC in "
+        "deploy/lws/): only where LWS's own controller is not installed",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -158,6 +164,7 @@ def _serve(args: argparse.Namespace) -> int:
         kruise=args.kruise,
         kubeflow=args.kubeflow,
         workload_api=args.workload_api,
+        lws=args.lws,
         scaling=(
             ScalingConfig(
                 args.scaling,

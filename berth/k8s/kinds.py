@@ -53,6 +53,10 @@ KRUISE = (CLONE_SET,)
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
 KUBEFLOW = (PYTORCH_JOB,)
 SERVICE = Resource("Service", "", "v1", "services", True)
+#: LeaderWorkerSets, which ``berth serve --lws`` runs.
+LEADER_WORKER_SET = Resource(
+    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True
+)
 #: The Workload API's PodGroups (Kubernetes 1.37 with the GenericWorkload feature gate), which
 #: ``berth serve --workload-api`` reads. The store knows them by a kind of their own, apart from
 #: Volcano's PodGroups; ``convert.from_api`` reads them as the PodGroups they are.
@@ -66,20 +70,31 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
     resource.kind: resource
-    for resource in (*WATCHED, *KRUISE, *KUBEFLOW, WORKLOAD_POD_GROUP, SERVICE, LEASE, EVENT)
+    for resource in (
+        *WATCHED,
+        *KRUISE,
+        *KUBEFLOW,
+        LEADER_WORKER_SET,
+        WORKLOAD_POD_GROUP,
+        SERVICE,
+        LEASE,
+        EVENT,
+    )
 }
 
 
 def watched(
-    kruise: bool = False, kubeflow: bool = False, workload_api: bool = False
+    kruise: bool = False, kubeflow: bool = False, workload_api: bool = False, lws: bool = False
 ) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
     with ``kubeflow`` Kubeflow's training jobs, with ``workload_api`` the Workload API's
-    PodGroups, after what their pods refer to and before the pods."""
+    PodGroups, with ``lws`` LeaderWorkerSets, after what their pods refer to and before the
+    pods."""
     extra = (
         *(KRUISE if kruise else ()),
         *(KUBEFLOW if kubeflow else ()),
         *((WORKLOAD_POD_GROUP,) if workload_api else ()),
+        *((LEADER_WORKER_SET,) if lws else ()),
     )
     return (*WATCHED[:-1], *extra, POD)
 

@@ -28,3 +28,4 @@ class ServeOptions:
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
     workload_api: bool = False  # read the Workload API's PodGroups (scheduling.k8s.io)
+    lws: bool = False  # run LeaderWorkerSets

@@ -35,6 +35,7 @@ from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
+from berth.k8s.lws import LeaderWorkerSets
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.options import ServeOptions
 from berth.k8s.scaling import JobRuns, ServeScaling
@@ -87,7 +88,8 @@ class Server:
         self.kruise: KruiseWorkloads | None = None
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.watched = watched(options.kruise, options.kubeflow, options.workload_api)
+        self.lws = LeaderWorkerSets(self.store, clock, self._at) if options.lws else None
+        self.watched = watched(options.kruise, options.kubeflow, options.workload_api, options.lws)
         self.informers = [
             Informer(
                 client,
@@ -208,6 +210,8 @@ class Server:
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
+                if self.lws is not None:
+                    self.lws.write()
                 if self.kubeflow is not None:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)
