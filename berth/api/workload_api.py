@@ -197,7 +197,11 @@ def pod_group_name(given: PodSchedulingGroup | None, annotated: str, ctx: Contex
 def check_workload_references(m: Manifests) -> None:
     """Across files: Workloads named twice, and PodGroups whose ``workloadRef`` names a Workload
     or template no loaded file defines, or whose gang differs from its template's (warnings:
-    the PodGroup's own policy is what the scheduler uses, as kube-scheduler does)."""
+    the PodGroup's own policy is what the scheduler uses, as kube-scheduler does). Not for
+    objects read from a cluster: ``berth serve`` reads PodGroups one at a time, and no
+    Workloads."""
+    if m.live:
+        return
     workloads: dict[str, WorkloadObject] = {}
     names = Counter(obj.key for obj in m.workload_api if isinstance(obj, WorkloadObject))
     for obj in m.workload_api:

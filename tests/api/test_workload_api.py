@@ -270,3 +270,11 @@ def test_bad_objects_get_one_line(docs: list[dict[str, Any]], severity: str, lin
         if p.severity == severity and p.kind in ("Pod", "PodGroup", "Workload")
     ]
     assert line in found, found
+
+
+def test_a_live_pod_group_is_not_checked_against_workloads() -> None:
+    # berth serve reads each PodGroup alone and no Workloads: a reference is no warning there.
+    manifests = parse_documents([PG], "cluster", live=True)
+    cross_check(manifests)
+    assert not [p for p in manifests.problems if p.path.startswith("spec.workloadRef")]
+    assert [g.min_member for g in manifests.groups] == [2]
