@@ -90,6 +90,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run LeaderWorkerSets (leaderworkerset.x-k8s.io/v1; the CRD and RBAC in "
         "deploy/lws/): only where LWS's own controller is not installed",
     )
+    serve.add_argument(
+        "--jobset",
+        action="store_true",
+        help="run JobSets (jobset.x-k8s.io/v1alpha2; the CRD and RBAC in deploy/jobset/): "
+        "only where JobSet's own controller is not installed",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -165,6 +171,7 @@ def _serve(args: argparse.Namespace) -> int:
         kubeflow=args.kubeflow,
         workload_api=args.workload_api,
         lws=args.lws,
+        jobset=args.jobset,
         scaling=(
             ScalingConfig(
                 args.scaling,

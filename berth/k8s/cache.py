@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
-from berth.api.workloads import Workload
+from berth.api.workloads import KUBE_JOB, Workload
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
     from_api,
@@ -44,6 +44,9 @@ Handler = Callable[[WatchEvent, Any], None]
 CONFLICT_RETRIES = 5
 
 
+#: Kinds kept in the cache alone, never written to the API: the batch/v1 Jobs of berth's JobSet
+#: controller (``berth.k8s.jobset``), whose pods it creates itself.
+LOCAL_KINDS = frozenset({KUBE_JOB})
 #: Fields berth keeps for itself: what the scheduler and controllers decided, not the spec.
 _LOCAL = frozenset({"owned", "implicit", "phase", "start_time", "end_time", "submit_time"})
 #: What a new version of a workload object changes (its group and status are its controller's).
@@ -115,6 +118,10 @@ class KubeStore:
 
         An object that exists already (made before a restart, or by the previous leader) is
         adopted: ``obj`` takes its place, with the state the API has for it."""
+        if kind in LOCAL_KINDS:
+            self._remember(kind, obj.key, obj, {})
+            self.notify(kind, WatchEvent.ADDED, obj)
+            return
         existing = self._objects.get(kind, {}).get(obj.key)
         if existing is not None:
             if kind == "Pod":
@@ -184,9 +191,9 @@ class KubeStore:
         obj = self._objects.get(kind, {}).get(key)
         if obj is None:
             raise NotFound(f"{kind} {key} not found")
-        resource = BY_KIND[kind]
         try:
-            self.client.request("DELETE", resource.item(obj.namespace, obj.name))
+            if kind not in LOCAL_KINDS:
+                self.client.request("DELETE", BY_KIND[kind].item(obj.namespace, obj.name))
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -319,6 +326,8 @@ class KubeStore:
             if job_raw is not None:
                 return pod_group_manifest(obj, job_raw)
             for owner_kind in self.pod_writers:
+                if owner_kind in LOCAL_KINDS:
+                    continue  # not in the API: nothing to own the group there
                 if owner_kind in JOB_KINDS:
                     # A training job's group has the job's name, as its operator names it.
                     owner_raw = self.raw(owner_kind, obj.key)

@@ -17,7 +17,7 @@ from typing import Any
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.api.workloads import CLONE_SET, LEADER_WORKER_SET
+from berth.api.workloads import CLONE_SET, JOB_SET, LEADER_WORKER_SET
 from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, WORKLOAD_POD_GROUP, Resource
 from berth.resources import format_quantity
 
@@ -34,11 +34,20 @@ _FIELD = {
     "Command": "commands",
     CLONE_SET: "workloads",
     LEADER_WORKER_SET: "workloads",
+    JOB_SET: "workloads",
     PYTORCH_JOB.kind: "jobs",
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
 #: PriorityClasses.
-_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET, LEADER_WORKER_SET, PYTORCH_JOB.kind)
+_PRIORITIZED = (
+    "Pod",
+    "PodGroup",
+    "Job",
+    CLONE_SET,
+    LEADER_WORKER_SET,
+    JOB_SET,
+    PYTORCH_JOB.kind,
+)
 #: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
 #: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
 #: name instead).

@@ -57,6 +57,8 @@ SERVICE = Resource("Service", "", "v1", "services", True)
 LEADER_WORKER_SET = Resource(
     "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True
 )
+#: JobSets, which ``berth serve --jobset`` runs (their batch/v1 Jobs stay in berth's cache).
+JOB_SET = Resource("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True)
 #: The Workload API's PodGroups (Kubernetes 1.37 with the GenericWorkload feature gate), which
 #: ``berth serve --workload-api`` reads. The store knows them by a kind of their own, apart from
 #: Volcano's PodGroups; ``convert.from_api`` reads them as the PodGroups they are.
@@ -75,6 +77,7 @@ BY_KIND = {
         *KRUISE,
         *KUBEFLOW,
         LEADER_WORKER_SET,
+        JOB_SET,
         WORKLOAD_POD_GROUP,
         SERVICE,
         LEASE,
@@ -84,17 +87,22 @@ BY_KIND = {
 
 
 def watched(
-    kruise: bool = False, kubeflow: bool = False, workload_api: bool = False, lws: bool = False
+    kruise: bool = False,
+    kubeflow: bool = False,
+    workload_api: bool = False,
+    lws: bool = False,
+    jobset: bool = False,
 ) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
     with ``kubeflow`` Kubeflow's training jobs, with ``workload_api`` the Workload API's
-    PodGroups, with ``lws`` LeaderWorkerSets, after what their pods refer to and before the
-    pods."""
+    PodGroups, with ``lws`` LeaderWorkerSets, with ``jobset`` JobSets, after what their pods
+    refer to and before the pods."""
     extra = (
         *(KRUISE if kruise else ()),
         *(KUBEFLOW if kubeflow else ()),
         *((WORKLOAD_POD_GROUP,) if workload_api else ()),
         *((LEADER_WORKER_SET,) if lws else ()),
+        *((JOB_SET,) if jobset else ()),
     )
     return (*WATCHED[:-1], *extra, POD)
 

@@ -43,26 +43,18 @@ class LeaderWorkerSets:
         self.store = store
         self.runtime = ServeRuntime(store, clock, at, self._resync)
         self.controller = LeaderWorkerSetController(self.runtime)
-        #: LeaderWorkerSets whose status may have changed, and what was last written for each.
-        self.dirty: set[str] = set()
+        #: What was last written for each LeaderWorkerSet (its controller publishes no event
+        #: when its status changes, so every one is compared on each write).
         self._written: dict[str, dict[str, Any]] = {}
         store.pod_writers[LEADER_WORKER_SET] = self
         store.watch(LEADER_WORKER_SET, self._on_set)
-        store.watch("Pod", self._on_pod)
 
     def _resync(self) -> None:
         self.controller.resync()
 
     def _on_set(self, event: WatchEvent, lws: Workload) -> None:
         if event == WatchEvent.DELETED:
-            self.dirty.discard(lws.key)
             self._written.pop(lws.key, None)
-        else:
-            self.dirty.add(lws.key)
-
-    def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
-        if pod.owner_kind == LEADER_WORKER_SET:
-            self.dirty.add(pod.owner)
 
     # ------------------------------------------------------------------ the cache's pod writer
 
@@ -78,8 +70,8 @@ class LeaderWorkerSets:
         spec = dict(template.get("spec") or {})
         topology = pod.annotations.get(EXCLUSIVE_ANNOTATION)
         if topology:
-            spec["affinity"] = exclusive_affinity(
-                spec.get("affinity") or {}, pod.labels[GROUP_KEY_LABEL], topology
+            spec["affinity"] = group_affinity(
+                spec.get("affinity") or {}, GROUP_KEY_LABEL, pod.labels[GROUP_KEY_LABEL], topology
             )
         annotations = dict(pod.annotations)
         if pod.group:
@@ -91,28 +83,13 @@ class LeaderWorkerSets:
         return raw
 
     def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
-        """Labels and annotations the controller changed (LWS replaces pods, never updates
-        their containers)."""
-        patch = inplace.metadata_patch(pod, raw)
-        if not patch:
-            return None
-        if pod.uid:
-            patch["metadata"]["uid"] = pod.uid
-        path = BY_KIND["Pod"].item(pod.namespace, pod.name)
-        stored = self.store.client.request(
-            "PATCH", path, body=patch, content_type=inplace.STRATEGIC
-        )
-        self.store.keep("Pod", pod.key, stored)
-        return stored
+        return patch_metadata(self.store, pod, raw)
 
     # ------------------------------------------------------------------ status
 
     def write(self) -> None:
-        dirty, self.dirty = self.dirty, set()
-        for key in sorted(dirty):
-            lws = self.store.get(LEADER_WORKER_SET, key)
-            if lws is None:
-                continue
+        for lws in self.store.list(LEADER_WORKER_SET):
+            key = lws.key
             status = {
                 "replicas": lws.status.replicas,
                 "readyReplicas": lws.status.ready,
@@ -123,19 +100,34 @@ class LeaderWorkerSets:
                 self._written[key] = status
 
 
-def exclusive_affinity(affinity: dict[str, Any], key: str, topology: str) -> dict[str, Any]:
-    """``affinity`` (the template's, as the API holds it) with the two required terms LWS adds
-    for exclusive placement: with its own group's pods in one ``topology`` domain, and in no
-    domain that holds another group's (``berth.api.lws.exclusive_affinity`` for the
-    scheduler's side)."""
+def patch_metadata(store: KubeStore, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+    """Write the labels and annotations a controller changed on ``pod`` (LWS and JobSet
+    replace pods, never update their containers); the pod's latest state, or None when nothing
+    changed."""
+    patch = inplace.metadata_patch(pod, raw)
+    if not patch:
+        return None
+    if pod.uid:
+        patch["metadata"]["uid"] = pod.uid
+    path = BY_KIND["Pod"].item(pod.namespace, pod.name)
+    stored = store.client.request("PATCH", path, body=patch, content_type=inplace.STRATEGIC)
+    store.keep("Pod", pod.key, stored)
+    return stored
+
+
+def group_affinity(affinity: dict[str, Any], label: str, key: str, topology: str) -> dict[str, Any]:
+    """``affinity`` (the template's, as the API holds it) with the two required terms LWS and
+    JobSet add for exclusive placement: with the pods whose ``label`` is ``key`` in one
+    ``topology`` domain, and in no domain that holds a pod whose ``label`` has another value
+    (``berth.api.lws.exclusive_affinity`` for the scheduler's side)."""
 
     def term(*expressions: dict[str, Any]) -> dict[str, Any]:
         return {"labelSelector": {"matchExpressions": list(expressions)}, "topologyKey": topology}
 
-    together = term({"key": GROUP_KEY_LABEL, "operator": "In", "values": [key]})
+    together = term({"key": label, "operator": "In", "values": [key]})
     alone = term(
-        {"key": GROUP_KEY_LABEL, "operator": "Exists"},
-        {"key": GROUP_KEY_LABEL, "operator": "NotIn", "values": [key]},
+        {"key": label, "operator": "Exists"},
+        {"key": label, "operator": "NotIn", "values": [key]},
     )
     result = dict(affinity)
     for field, added in (("podAffinity", together), ("podAntiAffinity", alone)):

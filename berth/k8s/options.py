@@ -29,3 +29,4 @@ class ServeOptions:
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
     workload_api: bool = False  # read the Workload API's PodGroups (scheduling.k8s.io)
     lws: bool = False  # run LeaderWorkerSets
+    jobset: bool = False  # run JobSets

@@ -31,6 +31,7 @@ from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.informer import Event, Informer
+from berth.k8s.jobset import JobSets
 from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
@@ -89,7 +90,10 @@ class Server:
         if options.kruise:
             self.kruise = KruiseWorkloads(self.store, clock, self._at)
         self.lws = LeaderWorkerSets(self.store, clock, self._at) if options.lws else None
-        self.watched = watched(options.kruise, options.kubeflow, options.workload_api, options.lws)
+        self.jobsets = JobSets(self.store, clock, self._at) if options.jobset else None
+        self.watched = watched(
+            options.kruise, options.kubeflow, options.workload_api, options.lws, options.jobset
+        )
         self.informers = [
             Informer(
                 client,
@@ -210,8 +214,9 @@ class Server:
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
-                if self.lws is not None:
-                    self.lws.write()
+                for writer in (self.lws, self.jobsets):
+                    if writer is not None:
+                        writer.write()
                 if self.kubeflow is not None:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)
