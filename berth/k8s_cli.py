@@ -116,6 +116,24 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="do not watch DRA objects (resource.k8s.io/v1): for API servers that do not "
         "serve that API (a pod's resource claims are then not allocated)",
     )
+    serve.add_argument(
+        "--workload-api",
+        action="store_true",
+        help="gang-schedule the pods of the Workload API's PodGroups (scheduling.k8s.io/v1beta1; "
+        "Kubernetes 1.37 with the GenericWorkload feature gate)",
+    )
+    serve.add_argument(
+        "--lws",
+        action="store_true",
+        help="run LeaderWorkerSets (leaderworkerset.x-k8s.io/v1; the CRD and RBAC in "
+        "deploy/lws/): only where LWS's own controller is not installed",
+    )
+    serve.add_argument(
+        "--jobset",
+        action="store_true",
+        help="run JobSets (jobset.x-k8s.io/v1alpha2; the CRD and RBAC in deploy/jobset/): "
+        "only where JobSet's own controller is not installed",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -213,6 +231,9 @@ def _serve(args: argparse.Namespace) -> int:
         kubeflow=args.kubeflow,
         colocation=colocation,
         dra=args.dra,
+        workload_api=args.workload_api,
+        lws=args.lws,
+        jobset=args.jobset,
         scaling=(
             ScalingConfig(
                 args.scaling,

@@ -43,6 +43,9 @@ class Manifests:
     #: Dynamic Resource Allocation objects (``berth.api.dra``): ResourceSlices, DeviceClasses,
     #: ResourceClaims and ResourceClaimTemplates, in file order.
     dra: list[Any] = field(default_factory=list)
+    #: Workload API objects (``berth.api.workload_api``): Workloads and the PodGroups'
+    #: references to them, for the checks across files.
+    workload_api: list[Any] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     #: Objects of kinds berth reads past (see SKIPPED_KINDS), counted by kind.
     skipped: Counter[str] = field(default_factory=Counter)
@@ -75,6 +78,7 @@ class Manifests:
         self.namespaces.extend(other.namespaces)
         self.hypernodes.extend(other.hypernodes)
         self.dra.extend(other.dra)
+        self.workload_api.extend(other.workload_api)
         self.problems.extend(other.problems)
         self.skipped.update(other.skipped)
         self._origins.update(other._origins)

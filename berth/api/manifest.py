@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from berth.api import schema
+from berth.api import schema, workload_api
 from berth.api.apps import (
     convert_deployment,
     convert_kube_job,
@@ -162,6 +162,7 @@ def cross_check(manifests: Manifests) -> None:
     when everything is in. Pods and groups get their priority from their class here.
     """
     check_references(manifests)
+    workload_api.check_workload_references(manifests)
 
 
 def _parse_json_lines(text: str, file: str, lenient: bool) -> Manifests:
@@ -282,6 +283,14 @@ for _name, _api, _model, _convert in (
         schema.RESOURCE_API,
         schema.ResourceClaimTemplateDoc,
         convert_resource_claim_template,
+    ),
+    *(
+        row
+        for version in workload_api.WORKLOAD_APIS
+        for row in (
+            ("Workload", version, workload_api.WorkloadDoc, workload_api.convert_workload),
+            ("PodGroup", version, workload_api.PodGroupDoc, workload_api.convert_pod_group),
+        )
     ),
     ("List", schema.LIST_API, schema.ListDoc, None),
 ):

@@ -59,6 +59,7 @@ from berth.api.usage import (
     UsageProfile,
     parse_usage_curve,
 )
+from berth.api.workload_api import pod_group_name
 from berth.resources import CPU, MEMORY, MIB, PODS, canonical_name, format_amount, to_canonical
 
 VOLCANO_GROUP_ANNOTATION = "scheduling.volcano.sh/group-name"
@@ -472,7 +473,7 @@ def build_pod(
         priority_class_name=spec.priority_class_name,
         scheduler_name=spec.scheduler_name or DEFAULT_SCHEDULER,
         node_name=spec.node_name,
-        group=_group_name(annotations, ctx),
+        group=pod_group_name(spec.scheduling_group, _group_name(annotations, ctx), ctx),
         submit_time=float_annotation(annotations, SUBMIT_TIME_ANNOTATION, ctx, at_least_zero)
         or 0.0,
         duration=float_annotation(annotations, DURATION_ANNOTATION, ctx, above_zero),

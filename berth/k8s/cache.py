@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
-from berth.api.workloads import SIDECAR_SET, Workload
+from berth.api.workloads import KUBE_JOB, SIDECAR_SET, Workload
 from berth.controllers.sidecarset import CLUSTER_SCOPE
 from berth.k8s.client import ApiError, KubeClient
 from berth.k8s.convert import (
@@ -34,7 +34,7 @@ from berth.k8s.convert import (
     read_pod_status,
 )
 from berth.k8s.informer import Event
-from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB_KINDS, object_key
+from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB_KINDS, WORKLOAD_POD_GROUP, object_key
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -45,6 +45,9 @@ Handler = Callable[[WatchEvent, Any], None]
 CONFLICT_RETRIES = 5
 
 
+#: Kinds kept in the cache alone, never written to the API: the batch/v1 Jobs of berth's JobSet
+#: controller (``berth.k8s.jobset``), whose pods it creates itself.
+LOCAL_KINDS = frozenset({KUBE_JOB})
 #: Fields berth keeps for itself: what the scheduler and controllers decided, not the spec.
 _LOCAL = frozenset({"owned", "implicit", "phase", "start_time", "end_time", "submit_time"})
 #: What a new version of a workload object changes (its group and status are its controller's).
@@ -126,6 +129,10 @@ class KubeStore:
 
         An object that exists already (made before a restart, or by the previous leader) is
         adopted: ``obj`` takes its place, with the state the API has for it."""
+        if kind in LOCAL_KINDS:
+            self._remember(kind, obj.key, obj, {})
+            self.notify(kind, WatchEvent.ADDED, obj)
+            return
         existing = self._objects.get(kind, {}).get(obj.key)
         if existing is not None:
             if kind == "Pod":
@@ -183,6 +190,8 @@ class KubeStore:
     def update(self, kind: str, obj: Any) -> None:
         """A changed object: its status is written (PodGroup, Job), or what its controller
         changed on a pod its writer knows (labels, images in place), then the watchers hear."""
+        if kind == "PodGroup" and self.get(WORKLOAD_POD_GROUP.kind, obj.key) is obj:
+            kind = WORKLOAD_POD_GROUP.kind  # its phase is berth's alone: that API's status has none
         if obj.key not in self._objects.get(kind, {}):
             raise NotFound(f"{kind} {obj.key} not found")
         if kind == "PodGroup":
@@ -208,9 +217,9 @@ class KubeStore:
         obj = self._objects.get(kind, {}).get(key)
         if obj is None:
             raise NotFound(f"{kind} {key} not found")
-        resource = BY_KIND[kind]
         try:
-            self.client.request("DELETE", resource.item(obj.namespace, obj.name))
+            if kind not in LOCAL_KINDS:
+                self.client.request("DELETE", BY_KIND[kind].item(obj.namespace, obj.name))
         except ApiError as exc:
             if exc.status != 404:
                 raise
@@ -351,6 +360,8 @@ class KubeStore:
             if job_raw is not None:
                 return pod_group_manifest(obj, job_raw)
             for owner_kind in self.pod_writers:
+                if owner_kind in LOCAL_KINDS:
+                    continue  # not in the API: nothing to own the group there
                 if owner_kind in JOB_KINDS:
                     # A training job's group has the job's name, as its operator names it.
                     owner_raw = self.raw(owner_kind, obj.key)

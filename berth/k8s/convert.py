@@ -17,8 +17,16 @@ from typing import Any
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.api.workloads import CLONE_SET, SIDECAR_SET
-from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB, POD_GROUP, PYTORCH_JOB, Resource
+from berth.api.workloads import CLONE_SET, JOB_SET, LEADER_WORKER_SET, SIDECAR_SET
+from berth.k8s.kinds import (
+    BY_KIND,
+    DRA_KINDS,
+    JOB,
+    POD_GROUP,
+    PYTORCH_JOB,
+    WORKLOAD_POD_GROUP,
+    Resource,
+)
 from berth.resources import format_quantity
 
 SOURCE = "cluster"
@@ -34,17 +42,28 @@ _FIELD = {
     "Command": "commands",
     CLONE_SET: "workloads",
     SIDECAR_SET: "workloads",
+    LEADER_WORKER_SET: "workloads",
+    JOB_SET: "workloads",
     PYTORCH_JOB.kind: "jobs",
     **dict.fromkeys(DRA_KINDS, "dra"),
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
 #: PriorityClasses.
-_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET, PYTORCH_JOB.kind)
+_PRIORITIZED = (
+    "Pod",
+    "PodGroup",
+    "Job",
+    CLONE_SET,
+    LEADER_WORKER_SET,
+    JOB_SET,
+    PYTORCH_JOB.kind,
+)
 #: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
 #: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
 #: name instead).
 _OWNER_KINDS = {
     ("apps.kruise.io", "CloneSet"): CLONE_SET,
+    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): LEADER_WORKER_SET,
     (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
 }
 
@@ -55,6 +74,9 @@ def from_api(
     kind: str, raw: dict[str, Any], classes: list[PriorityClass]
 ) -> tuple[Any | None, list[Problem]]:
     """The berth object for an API object (None when it has errors) and every problem found."""
+    if kind == WORKLOAD_POD_GROUP.kind:  # a list's items carry the store's kind
+        raw = {**raw, "apiVersion": WORKLOAD_POD_GROUP.api_version, "kind": "PodGroup"}
+        kind = "PodGroup"
     manifests = parse_documents([raw], SOURCE, live=True)
     if kind in _PRIORITIZED:
         manifests.priority_classes.extend(classes)

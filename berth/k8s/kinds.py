@@ -65,6 +65,16 @@ RESOURCE_CLAIM_TEMPLATE = Resource(
 )
 DRA = (DEVICE_CLASS, RESOURCE_SLICE, RESOURCE_CLAIM_TEMPLATE, RESOURCE_CLAIM)
 DRA_KINDS = frozenset(resource.kind for resource in DRA)
+#: LeaderWorkerSets, which ``berth serve --lws`` runs.
+LEADER_WORKER_SET = Resource(
+    "LeaderWorkerSet", "leaderworkerset.x-k8s.io", "v1", "leaderworkersets", True
+)
+#: JobSets, which ``berth serve --jobset`` runs (their batch/v1 Jobs stay in berth's cache).
+JOB_SET = Resource("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True)
+#: The Workload API's PodGroups (Kubernetes 1.37 with the GenericWorkload feature gate), which
+#: ``berth serve --workload-api`` reads. The store knows them by a kind of their own, apart from
+#: Volcano's PodGroups; ``convert.from_api`` reads them as the PodGroups they are.
+WORKLOAD_POD_GROUP = Resource("WorkloadPodGroup", "scheduling.k8s.io", "v1beta1", "podgroups", True)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
 JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
@@ -74,21 +84,45 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
     resource.kind: resource
-    for resource in (*WATCHED, *KRUISE, SIDECAR_SET, *KUBEFLOW, *DRA, SERVICE, LEASE, EVENT)
+    for resource in (
+        *WATCHED,
+        *KRUISE,
+        SIDECAR_SET,
+        *KUBEFLOW,
+        *DRA,
+        LEADER_WORKER_SET,
+        JOB_SET,
+        WORKLOAD_POD_GROUP,
+        SERVICE,
+        LEASE,
+        EVENT,
+    )
 }
 
 
 def watched(
-    kruise: bool = False, kubeflow: bool = False, sidecars: bool = False, dra: bool = False
+    *,
+    kruise: bool = False,
+    kubeflow: bool = False,
+    sidecars: bool = False,
+    dra: bool = False,
+    workload_api: bool = False,
+    lws: bool = False,
+    jobset: bool = False,
 ) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
     with ``kubeflow`` Kubeflow's training jobs, with ``sidecars`` SidecarSets, with ``dra`` the
-    DRA objects, after what their pods refer to and before the pods."""
+    DRA objects, with ``workload_api`` the Workload API's PodGroups, with ``lws``
+    LeaderWorkerSets, with ``jobset`` JobSets, after what their pods refer to and before the
+    pods."""
     extra = (
         *(KRUISE if kruise else ()),
         *((SIDECAR_SET,) if sidecars else ()),
         *(KUBEFLOW if kubeflow else ()),
         *(DRA if dra else ()),
+        *((WORKLOAD_POD_GROUP,) if workload_api else ()),
+        *((LEADER_WORKER_SET,) if lws else ()),
+        *((JOB_SET,) if jobset else ()),
     )
     return (*WATCHED[:-1], *extra, POD)
 

@@ -34,3 +34,6 @@ class ServeOptions:
     #: Batch resources and BE eviction from usage (berth.k8s.colocation); None: off.
     colocation: ColocationConfig | None = None
     dra: bool = True  # schedule pods' DRA claims (resource.k8s.io/v1)
+    workload_api: bool = False  # read the Workload API's PodGroups (scheduling.k8s.io)
+    lws: bool = False  # run LeaderWorkerSets
+    jobset: bool = False  # run JobSets

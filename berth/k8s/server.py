@@ -33,10 +33,12 @@ from berth.k8s.colocation import attach
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.dra import LiveClaims
 from berth.k8s.informer import Event, Informer
-from berth.k8s.kinds import watched
+from berth.k8s.jobset import JobSets
+from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
+from berth.k8s.lws import LeaderWorkerSets
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.options import ServeOptions
 from berth.k8s.scaling import JobRuns, ServeScaling
@@ -88,6 +90,7 @@ class Server:
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
         self.store.watch("PodGroup", self._on_group)
+        self.store.watch(WORKLOAD_POD_GROUP.kind, self._on_group)
         self.store.watch("Pod", self._on_pod)
         self.status = StatusWriter(self.store, self.scheduler, self.controller)
         self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
@@ -100,8 +103,16 @@ class Server:
         if options.kruise and options.webhook is not None:
             self.sidecars = SidecarSets(self.store, clock, self._at)
             self.webhook = WebhookServer(options.webhook, self.sidecars.admit, lambda: self.synced)
+        self.lws = LeaderWorkerSets(self.store, clock, self._at) if options.lws else None
+        self.jobsets = JobSets(self.store, clock, self._at) if options.jobset else None
         self.watched = watched(
-            options.kruise, options.kubeflow, self.sidecars is not None, options.dra
+            kruise=options.kruise,
+            kubeflow=options.kubeflow,
+            sidecars=self.sidecars is not None,
+            dra=options.dra,
+            workload_api=options.workload_api,
+            lws=options.lws,
+            jobset=options.jobset,
         )
         self.informers = [
             Informer(
@@ -230,8 +241,9 @@ class Server:
                 self.status.write()
                 if self.kruise is not None:
                     self.kruise.write()
-                if self.sidecars is not None:
-                    self.sidecars.write()
+                for writer in (self.sidecars, self.lws, self.jobsets):
+                    if writer is not None:
+                        writer.write()
                 if self.kubeflow is not None:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)

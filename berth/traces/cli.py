@@ -64,6 +64,15 @@ def add_trace_commands(subparsers: argparse._SubParsersAction[argparse.ArgumentP
     _add_reading_options(convert)
     add_selection_arguments(convert)
     convert.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    convert.add_argument(
+        "--as",
+        dest="shape",
+        default="volcano",
+        metavar="SHAPE",
+        help="the API jobs are written for: volcano (PodGroups, nvidia.com/gpu; the default), "
+        "dra (GPUs as ResourceClaims), workload (Kubernetes' Workload API gangs), lws "
+        "(LeaderWorkerSets), jobset (JobSets); see docs/traces.md",
+    )
     convert.set_defaults(handler=_convert)
 
     add_get_command(commands)
@@ -278,13 +287,15 @@ def _convert(args: argparse.Namespace) -> int:
     from berth.traces.fetch import resolve_trace
     from berth.traces.load import load_curve, write_curve
     from berth.traces.loader import find_table, iter_jobs, load_nodes
-    from berth.traces.manifests import node_manifest, workload_manifests
+    from berth.traces.manifests import workload_manifests
+    from berth.traces.shapes import check_shape, cluster_manifests, shaper
     from berth.traces.writer import write_manifests
 
     console = Console()
     try:
         chosen = selection(args)
-    except ValueError as exc:
+        check_shape(args.shape)
+    except ValueError as exc:  # a TraceError is one
         return _fail(exc)
     try:
         args.file = resolve_trace(args.file)
@@ -294,12 +305,13 @@ def _convert(args: argparse.Namespace) -> int:
         Path(args.out).parent.mkdir(parents=True, exist_ok=True)
         if table.kind == "nodes":
             nodes = load_nodes(args.file, args.format, options)
-            write_manifests(args.out, (node_manifest(node) for node in nodes))
+            write_manifests(args.out, cluster_manifests(nodes, args.shape))
             summary, log = f"wrote {len(nodes):,} nodes to {args.out}", nodes.log
         elif table.kind == "jobs":
             jobs = iter_jobs(args.file, args.format, options, chosen)
             tally = _Tally()
-            write_manifests(args.out, workload_manifests(tally.count(jobs), options.queue_rule))
+            shaped = workload_manifests(tally.count(jobs), options.queue_rule, shaper(args.shape))
+            write_manifests(args.out, shaped)
             summary = (
                 f"wrote {tally.jobs:,} jobs ({tally.pods:,} pods) in "
                 f"{_plural(len(tally.queues), 'queue')} to {args.out}"

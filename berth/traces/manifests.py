@@ -5,7 +5,7 @@ for the fields traces use — so a converted trace is ordinary YAML that ``berth
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 from berth.api.keys import (
@@ -25,7 +25,7 @@ from berth.traces.queues import QueueRule
 
 def to_manifests(job: TraceJob) -> list[dict[str, Any]]:
     """The PodGroup, then its Pods."""
-    return [_pod_group(job.group)] + [_pod(pod) for pod in job.pods]
+    return [pod_group_manifest(job.group)] + [pod_manifest(pod) for pod in job.pods]
 
 
 def seconds(value: float) -> str:
@@ -45,7 +45,7 @@ def _metadata(name: str, namespace: str, **fields: dict[str, str]) -> dict[str, 
     return meta
 
 
-def _pod_group(group: PodGroup) -> dict[str, Any]:
+def pod_group_manifest(group: PodGroup) -> dict[str, Any]:
     spec: dict[str, Any] = {"minMember": group.min_member}
     if group.min_resources:
         spec["minResources"] = _resources(group.min_resources)
@@ -67,7 +67,7 @@ def _pod_group(group: PodGroup) -> dict[str, Any]:
     }
 
 
-def _pod(pod: Pod) -> dict[str, Any]:
+def pod_manifest(pod: Pod) -> dict[str, Any]:
     annotations = dict(pod.annotations)
     if pod.group:
         annotations[GROUP_NAME_ANNOTATION] = pod.group
@@ -139,10 +139,15 @@ def priority_class_manifest(name: str, value: int) -> dict[str, Any]:
     }
 
 
-def workload_manifests(jobs: Iterable[TraceJob], rule: QueueRule) -> Iterator[dict[str, Any]]:
-    """A whole workload, streamed: the rule's queues first, then each job's PodGroup and Pods,
-    then the queues and priority classes the jobs named that nothing defined (trace queues such
-    as Philly's virtual clusters, openb's QoS classes) — those are known only at the end."""
+def workload_manifests(
+    jobs: Iterable[TraceJob],
+    rule: QueueRule,
+    write: Callable[[TraceJob], list[dict[str, Any]]] = to_manifests,
+) -> Iterator[dict[str, Any]]:
+    """A whole workload, streamed: the rule's queues first, then each job as ``write`` writes
+    it (its PodGroup and Pods; ``berth.traces.shapes`` has the other APIs' shapes), then the
+    queues and priority classes the jobs named that nothing defined (trace queues such as
+    Philly's virtual clusters, openb's QoS classes) — those are known only at the end."""
     defined = {queue.name for queue in rule.queues()} | {DEFAULT_QUEUE}
     yield from (queue_manifest(queue) for queue in rule.queues())
     named_queues: set[str] = set()
@@ -151,6 +156,6 @@ def workload_manifests(jobs: Iterable[TraceJob], rule: QueueRule) -> Iterator[di
         named_queues.add(job.group.queue)
         if job.group.priority_class_name:
             classes[job.group.priority_class_name] = job.group.priority
-        yield from to_manifests(job)
+        yield from write(job)
     yield from (queue_manifest(Queue(name)) for name in sorted(named_queues - defined))
     yield from (priority_class_manifest(name, value) for name, value in sorted(classes.items()))

@@ -774,7 +774,7 @@ metadata:
             "TrainingJob, Namespace, "
             "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
             "LeaderWorkerSet, JobSet, "
-            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
+            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, Workload, List)",
             id="unknown-kind",
         ),
         pytest.param(
@@ -974,7 +974,7 @@ metadata:
             "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
             "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
             "LeaderWorkerSet, JobSet, "
-            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
+            "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, Workload, List)",
             id="kind-not-a-string",
         ),
         pytest.param(
@@ -1428,7 +1428,7 @@ def test_extend_keeps_objects_and_problems() -> None:
         "Pod, PodGroup, Queue, PriorityClass, Job, Command, PyTorchJob, TrainingJob, "
         "Namespace, Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
         "LeaderWorkerSet, JobSet, "
-        "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)"
+        "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, Workload, List)"
     ]
 
 

@@ -150,7 +150,7 @@ def test_validate_reports_each_problem_on_one_line(tmp_path, capsys):
         "TrainingJob, Namespace, "
         "Deployment, ReplicaSet, StatefulSet, CloneSet, SidecarSet, BroadcastJob, "
         "LeaderWorkerSet, JobSet, "
-        "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, List)",
+        "ResourceSlice, DeviceClass, ResourceClaim, ResourceClaimTemplate, Workload, List)",
         f"{path}: Pod/-: metadata.name: field required",
         f"{path}: Pod/bad-duration: metadata.annotations.berth.io/duration: must be > 0 (got -5)",
     ]

@@ -54,6 +54,12 @@ class Container(Model):
 PreemptionPolicy = Literal["Never", "PreemptLowerPriority"]
 
 
+class PodSchedulingGroup(Model):
+    """The Workload API's group of a pod (``berth.api.workload_api``)."""
+
+    pod_group_name: NonEmpty | None = None
+
+
 class PodSpec(Model):
     containers: list[Container] = Field(min_length=1)
     init_containers: list[Container] = Field(default_factory=list)
@@ -68,6 +74,7 @@ class PodSpec(Model):
     node_name: StrictStr = ""
     preemption_policy: PreemptionPolicy | None = None
     resource_claims: list[PodResourceClaim] = Field(default_factory=list)
+    scheduling_group: PodSchedulingGroup | None = None
     ignored = frozenset(
         {
             "volumes",

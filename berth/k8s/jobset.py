@@ -1,0 +1,117 @@
+"""JobSets in ``berth serve --jobset``: the simulator's JobSet controller against the API server.
+
+``JobSets`` runs ``berth.controllers.jobset`` and, for the ``batch/v1`` Jobs it makes,
+``berth.controllers.kube_job``, over the cache on the serve loop's clock and timers
+(``ServeRuntime``). The Jobs stay in the cache (``KubeStore.LOCAL_KINDS``): were they written
+to the API, kube-controller-manager's Job controller would create their pods a second time.
+berth creates the pods itself, from the replicated Job's pod template as the API holds it, with
+the names and labels JobSet's Jobs give them (``<jobset>-<replicated job>-<index>-<5
+characters>``, an Indexed Job's with its completion index before the suffix;
+``jobset.sigs.k8s.io/*``, ``batch.kubernetes.io/job-name``), owned by the JobSet. With
+``alpha.jobset.sigs.k8s.io/exclusive-topology`` they carry upstream's affinity terms. Each
+JobSet's status (``restarts``, ``terminalState``, a ``Completed`` or ``Failed`` condition) is
+written through ``/status`` when it changes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from berth.api.jobset import EXCLUSIVE_KEY, JOB_KEY, REPLICATED_JOB_NAME_KEY
+from berth.api.keys import GROUP_NAME_ANNOTATION
+from berth.api.objects import Pod
+from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
+from berth.controllers.jobset import JobSetController
+from berth.controllers.kube_job import KubeJobController
+from berth.k8s.cache import KubeStore
+from berth.k8s.convert import owner_reference, pod_object, stamp
+from berth.k8s.kinds import BY_KIND
+from berth.k8s.kruise import ServeRuntime
+from berth.k8s.lws import group_affinity, patch_metadata
+from berth.store import NotFound, WatchEvent
+
+_TERMINAL = {"Completed": "AllJobsCompleted", "Failed": "FailedJobs"}
+
+
+class JobSets:
+    """The JobSet and batch/v1 Job controllers of one serve loop, and the writer of their
+    pods."""
+
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+    ) -> None:
+        self.store = store
+        self.clock = clock
+        self.runtime = ServeRuntime(store, clock, at, self._resync)
+        self.jobs = KubeJobController(self.runtime)
+        self.controller = JobSetController(self.runtime)
+        #: What was last written for each JobSet (its controller publishes no event when its
+        #: status changes, so every JobSet is compared on each write).
+        self._written: dict[str, dict[str, Any]] = {}
+        store.pod_writers[KUBE_JOB] = self
+        store.watch(JOB_SET, self._on_set)
+
+    def _resync(self) -> None:
+        self.jobs.resync()
+        self.controller.resync()
+
+    def _on_set(self, event: WatchEvent, js: Workload) -> None:
+        if event == WatchEvent.DELETED:
+            self._written.pop(js.key, None)
+
+    # ------------------------------------------------------------------ the cache's pod writer
+
+    def manifest(self, pod: Pod) -> dict[str, Any]:
+        job = self.store.get(KUBE_JOB, pod.owner)
+        raw = self.store.raw(JOB_SET, job.owner) if job is not None else None
+        if job is None or raw is None:
+            raise NotFound(f"the JobSet of pod {pod.key} is not in the cache")
+        name = job.labels.get(REPLICATED_JOB_NAME_KEY)
+        template: dict[str, Any] = {}
+        for replicated in (raw.get("spec") or {}).get("replicatedJobs") or []:
+            if replicated.get("name") == name:
+                job_spec = (replicated.get("template") or {}).get("spec") or {}
+                template = job_spec.get("template") or {}
+        spec = dict(template.get("spec") or {})
+        topology = pod.annotations.get(EXCLUSIVE_KEY)
+        if topology:
+            spec["affinity"] = group_affinity(
+                spec.get("affinity") or {}, JOB_KEY, pod.labels[JOB_KEY], topology
+            )
+        annotations = dict(pod.annotations)
+        if pod.group:
+            annotations[GROUP_NAME_ANNOTATION] = pod.group
+        owner = owner_reference(raw, BY_KIND[JOB_SET])
+        return pod_object(pod, spec, owner, annotations=annotations)
+
+    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
+        return raw
+
+    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+        return patch_metadata(self.store, pod, raw)
+
+    # ------------------------------------------------------------------ status
+
+    def write(self) -> None:
+        for js in self.store.list(JOB_SET):
+            key = js.key
+            status: dict[str, Any] = {"restarts": js.status.restarts}
+            reason = _TERMINAL.get(js.status.phase)
+            if reason is not None:
+                status["terminalState"] = js.status.phase
+                condition = {
+                    "type": js.status.phase,
+                    "status": "True",
+                    "reason": reason,
+                    "message": f"the JobSet {js.status.phase.lower()}",
+                    "lastTransitionTime": stamp(self.clock()),
+                }
+                status["conditions"] = [condition]
+            if {k: v for k, v in status.items() if k != "conditions"} == self._written.get(key):
+                continue
+            self.store.write_status(JOB_SET, key, status)
+            self._written[key] = {k: v for k, v in status.items() if k != "conditions"}

@@ -1,0 +1,138 @@
+"""LeaderWorkerSets in ``berth serve --lws``: the simulator's controller against the API server.
+
+``LeaderWorkerSets`` runs ``berth.controllers.leaderworkerset`` over the cache on the serve
+loop's clock and timers (``ServeRuntime``), and is the cache's writer for its pods: each is
+created from the leader's or the workers' template as the API holds it, with the labels and
+annotations LWS gives its pods, the group's PodGroup, an ownerReference to the
+LeaderWorkerSet and, with ``leaderworkerset.sigs.k8s.io/exclusive-topology``, upstream's
+affinity terms. Each LeaderWorkerSet's status (``replicas``, ``readyReplicas``,
+``updatedReplicas``) is written through ``/status`` when it changes.
+
+Upstream's controller makes a StatefulSet of leaders and one of workers per group; berth
+creates the pods itself, owned by the LeaderWorkerSet (the pods, their names and labels are
+the same). Run it only where LWS's own controller is not installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from berth.api.keys import GROUP_NAME_ANNOTATION
+from berth.api.lws import EXCLUSIVE_ANNOTATION, GROUP_KEY_LABEL
+from berth.api.objects import Pod
+from berth.api.workloads import LEADER_WORKER_SET, Workload
+from berth.controllers.leaderworkerset import LeaderWorkerSetController, worker_of
+from berth.k8s import inplace
+from berth.k8s.cache import KubeStore
+from berth.k8s.convert import owner_reference, pod_object
+from berth.k8s.kinds import BY_KIND
+from berth.k8s.kruise import ServeRuntime
+from berth.store import NotFound, WatchEvent
+
+
+class LeaderWorkerSets:
+    """The LeaderWorkerSet controller of one serve loop, and the writer of its pods."""
+
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+    ) -> None:
+        self.store = store
+        self.runtime = ServeRuntime(store, clock, at, self._resync)
+        self.controller = LeaderWorkerSetController(self.runtime)
+        #: What was last written for each LeaderWorkerSet (its controller publishes no event
+        #: when its status changes, so every one is compared on each write).
+        self._written: dict[str, dict[str, Any]] = {}
+        store.pod_writers[LEADER_WORKER_SET] = self
+        store.watch(LEADER_WORKER_SET, self._on_set)
+
+    def _resync(self) -> None:
+        self.controller.resync()
+
+    def _on_set(self, event: WatchEvent, lws: Workload) -> None:
+        if event == WatchEvent.DELETED:
+            self._written.pop(lws.key, None)
+
+    # ------------------------------------------------------------------ the cache's pod writer
+
+    def manifest(self, pod: Pod) -> dict[str, Any]:
+        raw = self.store.raw(LEADER_WORKER_SET, pod.owner)
+        if raw is None:
+            raise NotFound(f"LeaderWorkerSet {pod.owner} of pod {pod.key} is not in the cache")
+        templates = (raw.get("spec") or {}).get("leaderWorkerTemplate") or {}
+        worker = templates.get("workerTemplate") or {}
+        template = worker
+        if worker_of(pod) == 0:
+            template = templates.get("leaderTemplate") or worker
+        spec = dict(template.get("spec") or {})
+        topology = pod.annotations.get(EXCLUSIVE_ANNOTATION)
+        if topology:
+            spec["affinity"] = group_affinity(
+                spec.get("affinity") or {}, GROUP_KEY_LABEL, pod.labels[GROUP_KEY_LABEL], topology
+            )
+        annotations = dict(pod.annotations)
+        if pod.group:
+            annotations[GROUP_NAME_ANNOTATION] = pod.group
+        owner = owner_reference(raw, BY_KIND[LEADER_WORKER_SET])
+        return pod_object(pod, spec, owner, annotations=annotations)
+
+    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
+        return raw
+
+    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+        return patch_metadata(self.store, pod, raw)
+
+    # ------------------------------------------------------------------ status
+
+    def write(self) -> None:
+        for lws in self.store.list(LEADER_WORKER_SET):
+            key = lws.key
+            status = {
+                "replicas": lws.status.replicas,
+                "readyReplicas": lws.status.ready,
+                "updatedReplicas": lws.status.updated,
+            }
+            if self._written.get(key) != status:
+                self.store.write_status(LEADER_WORKER_SET, key, status)
+                self._written[key] = status
+
+
+def patch_metadata(store: KubeStore, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+    """Write the labels and annotations a controller changed on ``pod`` (LWS and JobSet
+    replace pods, never update their containers); the pod's latest state, or None when nothing
+    changed."""
+    patch = inplace.metadata_patch(pod, raw)
+    if not patch:
+        return None
+    if pod.uid:
+        patch["metadata"]["uid"] = pod.uid
+    path = BY_KIND["Pod"].item(pod.namespace, pod.name)
+    stored = store.client.request("PATCH", path, body=patch, content_type=inplace.STRATEGIC)
+    store.keep("Pod", pod.key, stored)
+    return stored
+
+
+def group_affinity(affinity: dict[str, Any], label: str, key: str, topology: str) -> dict[str, Any]:
+    """``affinity`` (the template's, as the API holds it) with the two required terms LWS and
+    JobSet add for exclusive placement: with the pods whose ``label`` is ``key`` in one
+    ``topology`` domain, and in no domain that holds a pod whose ``label`` has another value
+    (``berth.api.lws.exclusive_affinity`` for the scheduler's side)."""
+
+    def term(*expressions: dict[str, Any]) -> dict[str, Any]:
+        return {"labelSelector": {"matchExpressions": list(expressions)}, "topologyKey": topology}
+
+    together = term({"key": label, "operator": "In", "values": [key]})
+    alone = term(
+        {"key": label, "operator": "Exists"},
+        {"key": label, "operator": "NotIn", "values": [key]},
+    )
+    result = dict(affinity)
+    for field, added in (("podAffinity", together), ("podAntiAffinity", alone)):
+        current = dict(result.get(field) or {})
+        required = list(current.get("requiredDuringSchedulingIgnoredDuringExecution") or [])
+        current["requiredDuringSchedulingIgnoredDuringExecution"] = [*required, added]
+        result[field] = current
+    return result
