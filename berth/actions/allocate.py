@@ -23,7 +23,8 @@ from __future__ import annotations
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
 from berth.actions.turns import by_queue, schedulable_jobs, take_turns
-from berth.framework.job_info import JobInfo
+from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo, TaskOrder
 from berth.framework.session import Session
 
 
@@ -56,11 +57,52 @@ class Allocate:
         session.allocated()
 
 
+#: Jobs with at least this many pending pods keep their task order between sessions.
+KEPT_ORDER = 64
+
+
 def _job_tasks(job: JobInfo, session: Session) -> Tasks:
     pending = job.pending
     if len(pending) == 1:  # most jobs are single pods: nothing to order
+        job.task_order = None
         return Tasks(list(pending), job.requesting)
-    ordered = sorted(pending, key=session.task_order_key)
-    if job.requesting < len(ordered):  # best-effort pods go last
+    search = session.search
+    flags = search.key_flags()
+    kept = job.task_order
+    if kept is None or kept.appended != pending.appended or kept.flags != flags:
+        if len(pending) < KEPT_ORDER:
+            job.task_order = None
+            return Tasks(_ordered(job, session), job.requesting)
+        kept = job.task_order = _keep_order(job, session, flags)
+    kept.advance(pending)
+    return Tasks(
+        kept.pods,
+        kept.requesting,
+        kept.head,
+        keys=kept.keys,
+        run_end=kept.run_end,
+        pending=pending,
+    )
+
+
+def _ordered(job: JobInfo, session: Session) -> list[Pod]:
+    """The job's pending pods in task order, best-effort ones last."""
+    ordered = sorted(job.pending, key=session.task_order_key)
+    if job.requesting < len(ordered):
         ordered = [p for p in ordered if not p.best_effort] + [p for p in ordered if p.best_effort]
-    return Tasks(ordered, job.requesting)
+    return ordered
+
+
+def _keep_order(job: JobInfo, session: Session, flags: bool) -> TaskOrder:
+    pods = _ordered(job, session)
+    search = session.search
+    canonical: dict[tuple, tuple] = {}
+    keys = [canonical.setdefault(key, key) for key in map(search.key, pods)]
+    requesting, count = job.requesting, len(pods)
+    run_end = [0] * count
+    end = count
+    for at in range(count - 1, -1, -1):  # a run never crosses into the best-effort pods
+        if at + 1 == count or at + 1 == requesting or keys[at] is not keys[at + 1]:
+            end = at + 1
+        run_end[at] = end
+    return TaskOrder(pods, keys, run_end, requesting, job.pending.appended, flags)

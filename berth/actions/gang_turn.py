@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from berth.api.objects import Pod
-from berth.framework.job_info import JobInfo
+from berth.framework.job_info import JobInfo, PendingPods
 from berth.framework.podclass import PodClass
 from berth.framework.session import Session
 from berth.framework.statement import Statement
@@ -17,13 +17,36 @@ from berth.framework.statement import Statement
 @dataclass(slots=True)
 class Tasks:
     """What a job has left to try this cycle: its pods, requesting ones first, each part in
-    task order, from ``next`` on; ``requesting`` of them request something. And the pod
-    classes already known not to fit."""
+    task order, from ``next`` on; those before index ``requesting`` request something. And the
+    pod classes already known not to fit.
+
+    From a kept ``TaskOrder`` (``keys`` set), the lists may still hold pods that left the job
+    (``pending`` tells), and a hopeless class skips its run of pods at once."""
 
     pods: list[Pod]
     requesting: int
     next: int = 0
     hopeless: set[tuple] = field(default_factory=set)
+    keys: list[tuple] | None = None
+    run_end: list[int] | None = None
+    pending: PendingPods | None = None
+
+    def more(self) -> bool:
+        """Whether requesting pods are left to try this cycle."""
+        pending = self.pending
+        if pending is not None:
+            pods, end = self.pods, self.requesting
+            while self.next < end and pods[self.next] not in pending:
+                self.next += 1
+        return self.next < self.requesting
+
+    def remaining(self, end: int, most: int | None = None) -> list[Pod]:
+        """The pods from ``next`` up to index ``end`` still waiting (at most ``most``)."""
+        rest = self.pods[self.next : end]
+        pending = self.pending
+        if pending is not None:
+            rest = [pod for pod in rest if pod in pending]
+        return rest if most is None else rest[:most]
 
 
 def placement_mark(session: Session, job: JobInfo, pod: Pod, cls: PodClass) -> tuple:
@@ -61,10 +84,21 @@ def allocate_turn(
         hopeless.add(hopeless_gang.key)
         session.unplaced[job.key] = hopeless_gang
         tasks.next = end
+    keys, run_end, pending = tasks.keys, tasks.run_end, tasks.pending
     while tasks.next < end:
-        pod = pods[tasks.next]
-        tasks.next += 1
-        cls = search.compile(pod)
+        at = tasks.next
+        pod = pods[at]
+        if keys is None:
+            cls = search.compile(pod)
+        elif pod not in pending:  # left the job since its order was made
+            tasks.next = at + 1
+            continue
+        elif hold is None and keys[at] in hopeless:
+            tasks.next = min(run_end[at], end)  # type: ignore[index]
+            continue
+        else:
+            cls = search.compile(pod, keys[at])
+        tasks.next = at + 1
         mark = cls.key if hold is None else placement_mark(session, job, pod, cls)
         if mark in hopeless:
             continue
@@ -72,7 +106,8 @@ def allocate_turn(
         if row is None:
             hopeless.add(mark)
             session.unplaced[job.key] = cls
-            if job.active + job.allocated + end - tasks.next < min_member:
+            placed = job.active + job.allocated
+            if placed < min_member and placed + len(tasks.remaining(end)) < min_member:
                 break  # the gang can no longer be completed this cycle
             continue
         # Asked only once a node fits, so that a full cluster is reported as such. The queue's
@@ -88,7 +123,7 @@ def allocate_turn(
             if ready:
                 break
     if ready and keep_if_ready(statement, session, job, ready):
-        return tasks.next < tasks.requesting
+        return tasks.more()
     statement.discard()
     return False
 
@@ -108,7 +143,7 @@ def _cannot_complete(
     search = session.search
     if session.region is not None or session.bonus is not None or search.config.mode != "full":
         return None  # (a sampled search moves on with every pod it places)
-    rest = tasks.pods[tasks.next : end]
+    rest = tasks.remaining(end)
     if len(rest) < need:
         return None
     cls = search.compile(rest[0])

@@ -95,11 +95,11 @@ def _within_hypernode(
         for hypernode in _ranked(job, session, topology, ids, placed):
             tried += 1
             if _attempt(job, session, tasks, gated, statement, member[level, :n] == hypernode):
-                return tasks.next < tasks.requesting
+                return tasks.more()
     if anywhere:
         tried += 1
         if _attempt(job, session, tasks, gated, statement, None):
-            return tasks.next < tasks.requesting
+            return tasks.more()
     session.job_reasons[job.key] = (
         f"networkTopology: no HyperNode of tier {highest} or lower can hold the gang "
         f"({short} without the idle capacity, {tried} tried)"
@@ -176,7 +176,9 @@ def _gang_need(
     total[: len(need)] = need
     if missing <= 0:
         return total, None, 0
-    requests = [session.search.compile(p).request for p in tasks.pods[tasks.next :][:missing]]
+    requests = [
+        session.search.compile(p).request for p in tasks.remaining(len(tasks.pods), missing)
+    ]
     if not requests:
         return total, None, 0
     summed = np.sum(requests, axis=0)

@@ -33,13 +33,15 @@ class PendingPods:
     placed one at a time while the rest wait. Pods are told apart by identity (two pods with
     equal fields are still two pods)."""
 
-    __slots__ = ("_pods",)
+    __slots__ = ("_pods", "appended")
 
     def __init__(self) -> None:
         self._pods: dict[int, Pod] = {}
+        self.appended = 0  # pods ever appended: a kept task order is stale when this moves
 
     def append(self, pod: Pod) -> None:
         self._pods[id(pod)] = pod
+        self.appended += 1
 
     def remove(self, pod: Pod) -> None:
         self._pods.pop(id(pod), None)
@@ -58,6 +60,37 @@ class PendingPods:
 
     def __contains__(self, pod: object) -> bool:
         return id(pod) in self._pods
+
+
+@dataclass(slots=True)
+class TaskOrder:
+    """A large job's pending pods in task order with their pod-class keys, kept between
+    sessions: a trace task of 15,000 instances or a Deployment of many replicas waiting on a
+    full cluster would otherwise have its pods sorted and classed anew in every session, only
+    for the first class to find no node. Made again only when pods join the job; pods that
+    leave it stay in the lists and are skipped where met."""
+
+    pods: list[Pod]
+    keys: list[tuple]  # each pod's class key (equal keys are one object)
+    #: For each pod, the index after the run of pods around it that share its key.
+    run_end: list[int]
+    requesting: int  # index of the first best-effort pod (they go last)
+    appended: int  # the job's ``PendingPods.appended`` when the order was made
+    flags: bool  # the search's ``key_flags`` the keys were worked out under
+    head: int = 0  # the pods before it have all left the job
+
+    def advance(self, pending: PendingPods) -> None:
+        """Move ``head`` past pods that left the job, dropping them once they are half the
+        lists (pods usually leave in task order, from the front)."""
+        pods, head = self.pods, self.head
+        while head < len(pods) and pods[head] not in pending:
+            head += 1
+        if head > 256 and 2 * head > len(pods):
+            del pods[:head], self.keys[:head], self.run_end[:head]
+            self.run_end[:] = [end - head for end in self.run_end]
+            self.requesting = max(self.requesting - head, 0)
+            head = 0
+        self.head = head
 
 
 @dataclass(slots=True)
@@ -80,6 +113,8 @@ class JobInfo:
     since: int = 0
     #: Placements of the open statement per task, kept only for groups with per-task minimums.
     task_allocated: dict[str, int] = field(default_factory=dict)
+    #: Its pending pods' task order, kept for a job with many (``berth.actions.allocate``).
+    task_order: TaskOrder | None = None
     #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
     #: for millions of times on a long backlog, so not rebuilt from the group each time.
     key: str = field(init=False)

@@ -73,9 +73,21 @@ class NodeSearch:
 
     # ------------------------------------------------------------------ classes
 
-    def compile(self, pod: Pod) -> PodClass:
+    def key(self, pod: Pod) -> tuple:
+        """The pod's class key as ``compile`` works it out (valid while ``key_flags`` is)."""
+        return class_key(pod, bool(self.state.carried), self.owners_matter, self.jobs_matter)
+
+    def key_flags(self) -> bool:
+        """What class keys depend on besides the pods: whether bound pods carry affinity terms
+        (then pods' labels matter)."""
+        return bool(self.state.carried)
+
+    def compile(self, pod: Pod, key: tuple | None = None) -> PodClass:
+        """The pod's class, compiled on first use; ``key``: its class key when the caller
+        already has it."""
         state = self.state
-        key = class_key(pod, bool(state.carried), self.owners_matter, self.jobs_matter)
+        if key is None:
+            key = class_key(pod, bool(state.carried), self.owners_matter, self.jobs_matter)
         cls = self.classes.get(key)
         if cls is not None and cls.epoch == state.structure_epoch:
             self.classes.move_to_end(key)
