@@ -17,7 +17,7 @@ from typing import Any
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.api.workloads import CLONE_SET
+from berth.api.workloads import ADVANCED_STATEFUL_SET, BROADCAST_JOB, CLONE_SET
 from berth.k8s.kinds import BY_KIND, JOB, POD_GROUP, PYTORCH_JOB, Resource
 from berth.resources import format_quantity
 
@@ -33,16 +33,28 @@ _FIELD = {
     "Job": "jobs",
     "Command": "commands",
     CLONE_SET: "workloads",
+    ADVANCED_STATEFUL_SET: "workloads",
+    BROADCAST_JOB: "workloads",
     PYTORCH_JOB.kind: "jobs",
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
 #: PriorityClasses.
-_PRIORITIZED = ("Pod", "PodGroup", "Job", CLONE_SET, PYTORCH_JOB.kind)
+_PRIORITIZED = (
+    "Pod",
+    "PodGroup",
+    "Job",
+    CLONE_SET,
+    ADVANCED_STATEFUL_SET,
+    BROADCAST_JOB,
+    PYTORCH_JOB.kind,
+)
 #: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
 #: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
 #: name instead).
 _OWNER_KINDS = {
     ("apps.kruise.io", "CloneSet"): CLONE_SET,
+    ("apps.kruise.io", "StatefulSet"): ADVANCED_STATEFUL_SET,
+    ("apps.kruise.io", "BroadcastJob"): BROADCAST_JOB,
     (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
 }
 
@@ -59,7 +71,8 @@ def from_api(
         cross_check(manifests)
         del manifests.priority_classes[len(manifests.priority_classes) - len(classes) :]
     # Only this object's own problems count: the classes beside it were checked on arrival.
-    problems = [p for p in manifests.problems if p.kind in (kind, "")]
+    # (A kind qualified by its group, as Kruise's StatefulSet is, files them under its name.)
+    problems = [p for p in manifests.problems if p.kind in (kind, kind.partition(".")[0], "")]
     if any(p.severity == "error" for p in problems):
         return None, problems
     objects = getattr(manifests, _FIELD[kind])

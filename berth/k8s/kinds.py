@@ -47,7 +47,14 @@ EVENT = Resource("Event", "", "v1", "events", True)
 
 #: OpenKruise's workloads, which ``berth serve --kruise`` runs (``kind`` is the store's kind).
 CLONE_SET = Resource("CloneSet", "apps.kruise.io", "v1alpha1", "clonesets", True)
-KRUISE = (CLONE_SET,)
+ADVANCED_STATEFUL_SET = Resource(
+    "StatefulSet.apps.kruise.io", "apps.kruise.io", "v1beta1", "statefulsets", True
+)
+BROADCAST_JOB = Resource("BroadcastJob", "apps.kruise.io", "v1alpha1", "broadcastjobs", True)
+KRUISE = (CLONE_SET, ADVANCED_STATEFUL_SET, BROADCAST_JOB)
+#: Where the Kruise workloads' revisions are kept, as Kruise keeps them (created, never
+#: watched: read once per workload after a restart).
+CONTROLLER_REVISION = Resource("ControllerRevision", "apps", "v1", "controllerrevisions", True)
 #: Kubeflow's training jobs, which ``berth serve --kubeflow`` runs, and the headless Service
 #: each of their replicas gets (created, never watched).
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
@@ -61,7 +68,8 @@ JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
 WATCHED = (PRIORITY_CLASS, QUEUE, NODE, POD_GROUP, JOB, COMMAND, POD)
 BY_KIND = {
-    resource.kind: resource for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, LEASE, EVENT)
+    resource.kind: resource
+    for resource in (*WATCHED, *KRUISE, *KUBEFLOW, SERVICE, CONTROLLER_REVISION, LEASE, EVENT)
 }
 
 

@@ -1,0 +1,225 @@
+"""OpenKruise's Advanced StatefulSet (``apps.kruise.io/v1beta1``) in ``berth serve --kruise`` on
+the real API server: pods made as Kruise makes them (``<name>-<ordinal>``, its labels,
+ownerReference, hostname and readiness gate), ordered and parallel pod management, scaling
+from the highest ordinal, an in-place rolling update held at a partition, status in Kruise's
+StatefulSetStatus, and berth restarted in the middle of an in-place rollout."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from tests.k8s.harness import Cluster, config, node_doc, serving, settle, wait_for
+from tests.k8s.test_kruise import condition, kruise_options
+
+KIND = "StatefulSet.apps.kruise.io"
+
+
+def asts_doc(
+    name: str = "db",
+    replicas: int = 3,
+    image: str = "redis:7.0",
+    management: str = "OrderedReady",
+    partition: int = 0,
+    min_ready: int = 0,
+) -> dict[str, Any]:
+    return {
+        "apiVersion": "apps.kruise.io/v1beta1",
+        "kind": "StatefulSet",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "replicas": replicas,
+            "serviceName": name,
+            "podManagementPolicy": management,
+            "minReadySeconds": min_ready,
+            "selector": {"matchLabels": {"app": name}},
+            "template": {
+                "metadata": {"labels": {"app": name}},
+                "spec": {
+                    "schedulerName": "berth",
+                    "containers": [
+                        {"name": "main", "image": image, "resources": {"requests": {"cpu": "1"}}}
+                    ],
+                },
+            },
+            "updateStrategy": {
+                "type": "RollingUpdate",
+                "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "partition": partition},
+            },
+        },
+    }
+
+
+def pods(cluster: Cluster, name: str = "db") -> dict[str, dict[str, Any]]:
+    return {
+        p["metadata"]["name"]: p
+        for p in cluster.objects("Pod")
+        if (p["metadata"].get("labels") or {}).get("app") == name
+        and not p["metadata"].get("deletionTimestamp")
+    }
+
+
+def status_of(cluster: Cluster, name: str = "db") -> dict[str, Any]:
+    (sts,) = [s for s in cluster.objects(KIND) if s["metadata"]["name"] == name]
+    return sts.get("status") or {}
+
+
+def patch(cluster: Cluster, spec: dict[str, Any], name: str = "db") -> None:
+    cluster.patch(KIND, "default", name, {"spec": spec})
+
+
+def image_of(pod: dict[str, Any]) -> str:
+    return pod["spec"]["containers"][0]["image"]
+
+
+def test_ordered_ready_makes_kruises_pods_one_at_a_time(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"), asts_doc(replicas=3))
+    with serving(cluster, config(), kruise_options()) as server:
+        # No kubelet: db-0 never becomes ready, so OrderedReady makes nothing after it.
+        settle(server)
+        wait_for(lambda: list(pods(cluster)) == ["db-0"] and status_of(cluster).get("replicas"))
+        assert pods(cluster)["db-0"]["spec"].get("nodeName")
+        with cluster.kubelet():
+            wait_for(lambda: status_of(cluster).get("readyReplicas") == 3)
+            settle(server)
+        made = pods(cluster)
+        (sts,) = cluster.objects(KIND)
+        uid, revision = sts["metadata"]["uid"], status_of(cluster)["updateRevision"]
+        assert sorted(made) == ["db-0", "db-1", "db-2"] and revision.startswith("db-")
+        for ordinal in range(3):
+            pod = made[f"db-{ordinal}"]
+            meta, spec = pod["metadata"], pod["spec"]
+            assert meta["labels"] == {
+                "app": "db",
+                "controller-revision-hash": revision,
+                "statefulset.kubernetes.io/pod-name": f"db-{ordinal}",
+                "apps.kubernetes.io/pod-index": str(ordinal),
+            }
+            (owner,) = meta["ownerReferences"]
+            assert (owner["apiVersion"], owner["kind"], owner["uid"], owner["controller"]) == (
+                "apps.kruise.io/v1beta1",
+                "StatefulSet",
+                uid,
+                True,
+            )
+            assert (spec["hostname"], spec["subdomain"]) == (f"db-{ordinal}", "db")
+            assert [g["conditionType"] for g in spec["readinessGates"]] == ["InPlaceUpdateReady"]
+            assert condition(pod, "InPlaceUpdateReady") == "True"
+            assert meta["annotations"]["scheduling.k8s.io/group-name"] == "asts-db"
+        assert status_of(cluster) == {
+            "observedGeneration": 1,
+            "replicas": 3,
+            "readyReplicas": 3,
+            "availableReplicas": 3,
+            "currentReplicas": 3,
+            "updatedReplicas": 3,
+            "updatedReadyReplicas": 3,
+            "updatedAvailableReplicas": 3,
+            "collisionCount": 0,
+            "labelSelector": "app=db",
+            "currentRevision": revision,
+            "updateRevision": revision,
+        }
+        # its revision is kept as Kruise keeps it
+        (kept,) = cluster.objects("ControllerRevision")
+        assert kept["metadata"]["name"] == revision and kept["revision"] == 1
+        assert kept["metadata"]["ownerReferences"][0]["uid"] == uid
+
+        with cluster.kubelet():
+            patch(cluster, {"replicas": 1})
+            wait_for(lambda: list(pods(cluster)) == ["db-0"])
+            wait_for(lambda: status_of(cluster).get("replicas") == 1)
+            settle(server)
+        assert status_of(cluster)["observedGeneration"] == 2
+        answer = cluster.admin.request(
+            "GET", "/apis/apps.kruise.io/v1beta1/namespaces/default/statefulsets/db/scale"
+        )
+        assert answer["status"] == {"replicas": 1, "selector": "app=db"}
+
+
+def test_parallel_makes_every_pod_at_once(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"), asts_doc(replicas=3, management="Parallel"))
+    with serving(cluster, config(), kruise_options()) as server:
+        settle(server)  # no kubelet: nothing is ever ready, and Parallel does not wait
+        wait_for(lambda: sorted(pods(cluster)) == ["db-0", "db-1", "db-2"])
+        assert all(p["spec"].get("nodeName") for p in pods(cluster).values())
+        patch(cluster, {"replicas": 1})
+        wait_for(lambda: sorted(pods(cluster)) == ["db-0"])
+        settle(server)
+
+
+def test_an_image_change_updates_in_place_down_to_the_partition(cluster: Cluster):
+    cluster.add(node_doc("n1"), node_doc("n2"), asts_doc(replicas=3, partition=1))
+    with serving(cluster, config(), kruise_options()) as server, cluster.kubelet():
+        wait_for(lambda: status_of(cluster).get("readyReplicas") == 3)
+        settle(server)
+        before = pods(cluster)
+        old = status_of(cluster)["updateRevision"]
+        template = asts_doc(image="redis:7.2")["spec"]["template"]
+        patch(cluster, {"template": template})
+        wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 2, timeout=30)
+        settle(server)
+        held = pods(cluster)
+        status = status_of(cluster)
+        new = status["updateRevision"]
+        assert new != old and status["currentRevision"] == old
+        assert (status["currentReplicas"], status["updatedReplicas"]) == (1, 2)
+        # from the highest ordinal down to the partition; db-0 stays at the old revision
+        assert {n: image_of(p) for n, p in held.items()} == {
+            "db-0": "redis:7.0",
+            "db-1": "redis:7.2",
+            "db-2": "redis:7.2",
+        }
+        for name in ("db-1", "db-2"):
+            pod = held[name]
+            assert pod["metadata"]["uid"] == before[name]["metadata"]["uid"]
+            assert pod["spec"]["nodeName"] == before[name]["spec"]["nodeName"]
+            assert pod["metadata"]["labels"]["controller-revision-hash"] == new
+            assert pod["status"]["containerStatuses"][0]["restartCount"] == 1
+            state = json.loads(
+                pod["metadata"]["annotations"]["apps.kruise.io/inplace-update-state"]
+            )
+            assert state["revision"] == new
+        assert held["db-0"]["metadata"]["labels"]["controller-revision-hash"] == old
+
+        patch(cluster, {"updateStrategy": {"rollingUpdate": {"partition": 0}}})
+        wait_for(lambda: status_of(cluster).get("currentRevision") == new, timeout=30)
+        settle(server)
+    after = pods(cluster)
+    assert {image_of(p) for p in after.values()} == {"redis:7.2"}
+    assert {n: p["metadata"]["uid"] for n, p in after.items()} == {
+        n: p["metadata"]["uid"] for n, p in before.items()
+    }
+    assert status_of(cluster)["updatedReadyReplicas"] == 3
+    assert dict(cluster.api.binds) == {f"default/{name}": 1 for name in before}
+    assert len(cluster.objects("ControllerRevision")) == 2
+
+
+def test_berth_restarted_mid_rollout_resumes_it_in_place(cluster: Cluster):
+    """Each pod must stay ready three seconds before the next is updated, so the rollout of
+    four is under way when berth stops (its first pod updated, perhaps not yet ready again);
+    the new berth takes the old revision back from its ControllerRevision and goes on
+    updating in place: no pod recreated, none bound twice."""
+    docs = asts_doc(replicas=4, management="Parallel", min_ready=3)
+    cluster.add(node_doc("n1"), node_doc("n2"), docs)
+    with cluster.kubelet():
+        with serving(cluster, config(), kruise_options()) as server:
+            wait_for(lambda: status_of(cluster).get("availableReplicas") == 4, timeout=30)
+            settle(server)
+            before = {n: p["metadata"]["uid"] for n, p in pods(cluster).items()}
+            template = asts_doc(image="redis:7.2")["spec"]["template"]
+            patch(cluster, {"template": template})
+            wait_for(lambda: status_of(cluster).get("updatedReplicas", 0) >= 1, timeout=30)
+        # berth is gone mid-rollout
+        images = sorted(image_of(p) for p in pods(cluster).values())
+        assert images.count("redis:7.0") >= 2, images
+        with serving(cluster, config(), kruise_options()) as server:
+            wait_for(lambda: status_of(cluster).get("updatedAvailableReplicas") == 4, timeout=60)
+            settle(server)
+    after = pods(cluster)
+    assert {n: p["metadata"]["uid"] for n, p in after.items()} == before
+    assert {image_of(p) for p in after.values()} == {"redis:7.2"}
+    assert all(p["status"]["containerStatuses"][0]["restartCount"] == 1 for p in after.values())
+    assert dict(cluster.api.binds) == {f"default/{name}": 1 for name in before}
+    status = status_of(cluster)
+    assert status["currentRevision"] == status["updateRevision"]
