@@ -69,8 +69,9 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--kruise",
         action="store_true",
-        help="run OpenKruise's CloneSets (apps.kruise.io/v1alpha1; the CRD and RBAC in "
-        "deploy/kruise/): only where OpenKruise itself is not installed",
+        help="run OpenKruise's CloneSets and BroadcastJobs (apps.kruise.io/v1alpha1) and "
+        "Advanced StatefulSets (apps.kruise.io/v1beta1); the CRDs and RBAC in deploy/kruise/: "
+        "only where OpenKruise itself is not installed",
     )
     serve.add_argument(
         "--kubeflow",

@@ -34,7 +34,7 @@ from berth.k8s.kinds import BY_KIND
 from berth.k8s.kruise_pods import pod_manifest
 from berth.k8s.kruise_revisions import Revisions
 from berth.k8s.kruise_status import workload_status
-from berth.store import NotFound, WatchEvent
+from berth.store import AlreadyExists, NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
@@ -114,10 +114,21 @@ class KruiseWorkloads:
         #: Workloads whose status may have changed, and what was last written for each.
         self.dirty: set[tuple[str, str]] = set()
         self._written: dict[tuple[str, str], dict[str, Any]] = {}
-        for kind in self.controllers:
+        for kind, controller in self.controllers.items():
             store.pod_writers[kind] = self
             store.watch(kind, self._on_workload)
+            controller.reconcile = self._noting(controller.reconcile)  # type: ignore[method-assign]
         store.watch("Pod", self._on_pod)
+
+    def _noting(self, reconcile: Callable[[Workload], None]) -> Callable[[Workload], None]:
+        """``reconcile``, marking its workload's status as possibly changed: a pass a timer
+        woke (a pod available after minReadySeconds, a deadline) changes it with no event."""
+
+        def noted(obj: Workload) -> None:
+            reconcile(obj)
+            self.dirty.add((obj.kind, obj.key))
+
+        return noted
 
     def _resync(self) -> None:
         for controller in self.controllers.values():
@@ -208,7 +219,11 @@ class KruiseWorkloads:
         return pod_manifest(pod, template, owner_raw)
 
     def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
-        """A new pod: its readiness gate opened (Kruise's first refresh)."""
+        """A new pod: its readiness gate opened (Kruise's first refresh). A pod of the same
+        name still terminating (an Advanced StatefulSet's ordinal, recreated) is not the
+        new pod: the controller tries again once it is gone."""
+        if (raw.get("metadata") or {}).get("deletionTimestamp"):
+            raise AlreadyExists(f"pod {pod.key} is still terminating")
         return self._open_gate(pod, raw) or raw
 
     def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:

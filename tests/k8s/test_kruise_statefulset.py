@@ -31,7 +31,6 @@ def asts_doc(
             "replicas": replicas,
             "serviceName": name,
             "podManagementPolicy": management,
-            "minReadySeconds": min_ready,
             "selector": {"matchLabels": {"app": name}},
             "template": {
                 "metadata": {"labels": {"app": name}},
@@ -44,7 +43,11 @@ def asts_doc(
             },
             "updateStrategy": {
                 "type": "RollingUpdate",
-                "rollingUpdate": {"podUpdatePolicy": "InPlaceIfPossible", "partition": partition},
+                "rollingUpdate": {
+                    "podUpdatePolicy": "InPlaceIfPossible",
+                    "partition": partition,
+                    "minReadySeconds": min_ready,
+                },
             },
         },
     }
@@ -157,6 +160,7 @@ def test_an_image_change_updates_in_place_down_to_the_partition(cluster: Cluster
         old = status_of(cluster)["updateRevision"]
         template = asts_doc(image="redis:7.2")["spec"]["template"]
         patch(cluster, {"template": template})
+        wait_for(lambda: status_of(cluster).get("updateRevision") != old)
         wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 2, timeout=30)
         settle(server)
         held = pods(cluster)
@@ -207,8 +211,10 @@ def test_berth_restarted_mid_rollout_resumes_it_in_place(cluster: Cluster):
             wait_for(lambda: status_of(cluster).get("availableReplicas") == 4, timeout=30)
             settle(server)
             before = {n: p["metadata"]["uid"] for n, p in pods(cluster).items()}
+            old = status_of(cluster)["updateRevision"]
             template = asts_doc(image="redis:7.2")["spec"]["template"]
             patch(cluster, {"template": template})
+            wait_for(lambda: status_of(cluster)["updateRevision"] != old)
             wait_for(lambda: status_of(cluster).get("updatedReplicas", 0) >= 1, timeout=30)
         # berth is gone mid-rollout
         images = sorted(image_of(p) for p in pods(cluster).values())
@@ -223,3 +229,30 @@ def test_berth_restarted_mid_rollout_resumes_it_in_place(cluster: Cluster):
     assert dict(cluster.api.binds) == {f"default/{name}": 1 for name in before}
     status = status_of(cluster)
     assert status["currentRevision"] == status["updateRevision"]
+
+
+def test_a_change_beyond_images_recreates_pods_under_their_names(cluster: Cluster):
+    """A new pod takes its ordinal's name only once the old one is gone (the fake kubelet
+    holds a deleted pod up to two seconds), from the highest ordinal down."""
+    cluster.add(node_doc("n1"), node_doc("n2"), asts_doc(replicas=2))
+    with serving(cluster, config(), kruise_options()) as server, cluster.kubelet():
+        wait_for(lambda: status_of(cluster).get("readyReplicas") == 2)
+        settle(server)
+        before = {n: p["metadata"]["uid"] for n, p in pods(cluster).items()}
+        old = status_of(cluster)["updateRevision"]
+        template = asts_doc()["spec"]["template"]
+        template["spec"]["containers"][0]["resources"]["requests"]["cpu"] = "2"
+        patch(cluster, {"template": template})
+        wait_for(lambda: status_of(cluster).get("updateRevision") != old)
+        wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 2, timeout=30)
+        settle(server)
+        after = pods(cluster)
+    assert sorted(after) == ["db-0", "db-1"]
+    assert all(after[n]["metadata"]["uid"] != uid for n, uid in before.items())
+    assert {p["spec"]["containers"][0]["resources"]["requests"]["cpu"] for p in after.values()} == {
+        "2"
+    }
+    assert dict(cluster.api.binds) == {"default/db-0": 2, "default/db-1": 2}
+    posts = [s for m, p, s in cluster.api.answers if m == "POST" and p.endswith("/pods")]
+    # one refused creation per pod at most (the name still taken), then it is made once
+    assert posts.count(201) == 4 and posts.count(409) <= 2, posts
