@@ -76,9 +76,9 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--kruise",
         action="store_true",
-        help="run OpenKruise's CloneSets and SidecarSets (apps.kruise.io/v1alpha1; the CRDs "
-        "and RBAC in deploy/kruise/, the pod webhook in deploy/kruise/webhook/): only where "
-        "OpenKruise itself is not installed",
+        help="run OpenKruise's CloneSets, BroadcastJobs and SidecarSets (apps.kruise.io/v1alpha1) "
+        "and Advanced StatefulSets (apps.kruise.io/v1beta1); the CRDs and RBAC in deploy/kruise/, "
+        "the pod webhook in deploy/kruise/webhook/: only where OpenKruise itself is not installed",
     )
     serve.add_argument(
         "--webhook-port",

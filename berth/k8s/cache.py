@@ -35,7 +35,7 @@ from berth.k8s.convert import (
 )
 from berth.k8s.informer import Event
 from berth.k8s.kinds import BY_KIND, DRA_KINDS, JOB_KINDS, WORKLOAD_POD_GROUP, object_key
-from berth.store import NotFound, WatchEvent
+from berth.store import AlreadyExists, NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
@@ -128,18 +128,22 @@ class KubeStore:
         """Create through the API (a controller's PodGroup or pod), then tell the watchers.
 
         An object that exists already (made before a restart, or by the previous leader) is
-        adopted: ``obj`` takes its place, with the state the API has for it."""
+        adopted: ``obj`` takes its place, with the state the API has for it. A pod still
+        terminating under that name is not: the name is free only once it is gone."""
         if kind in LOCAL_KINDS:
             self._remember(kind, obj.key, obj, {})
             self.notify(kind, WatchEvent.ADDED, obj)
             return
         existing = self._objects.get(kind, {}).get(obj.key)
         if existing is not None:
+            raw = self._raw[kind][obj.key]
             if kind == "Pod":
+                if existing.terminating:
+                    raise AlreadyExists(f"pod {obj.key} is still terminating")
                 # The old object leaves everyone's books before its replacement enters them.
                 self._forget(kind, obj.key)
                 self.notify(kind, WatchEvent.DELETED, existing)
-            self._enter(kind, obj, self._raw[kind][obj.key])
+            self._enter(kind, obj, raw)
             return
         resource = BY_KIND[kind]
         body = self._manifest(kind, obj)

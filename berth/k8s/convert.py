@@ -17,7 +17,14 @@ from typing import Any
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
 from berth.api.problems import Problem
-from berth.api.workloads import CLONE_SET, JOB_SET, LEADER_WORKER_SET, SIDECAR_SET
+from berth.api.workloads import (
+    ADVANCED_STATEFUL_SET,
+    BROADCAST_JOB,
+    CLONE_SET,
+    JOB_SET,
+    LEADER_WORKER_SET,
+    SIDECAR_SET,
+)
 from berth.k8s.kinds import (
     BY_KIND,
     DRA_KINDS,
@@ -44,6 +51,8 @@ _FIELD = {
     SIDECAR_SET: "workloads",
     LEADER_WORKER_SET: "workloads",
     JOB_SET: "workloads",
+    ADVANCED_STATEFUL_SET: "workloads",
+    BROADCAST_JOB: "workloads",
     PYTORCH_JOB.kind: "jobs",
     **dict.fromkeys(DRA_KINDS, "dra"),
 }
@@ -56,6 +65,8 @@ _PRIORITIZED = (
     CLONE_SET,
     LEADER_WORKER_SET,
     JOB_SET,
+    ADVANCED_STATEFUL_SET,
+    BROADCAST_JOB,
     PYTORCH_JOB.kind,
 )
 #: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
@@ -64,6 +75,8 @@ _PRIORITIZED = (
 _OWNER_KINDS = {
     ("apps.kruise.io", "CloneSet"): CLONE_SET,
     ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): LEADER_WORKER_SET,
+    ("apps.kruise.io", "StatefulSet"): ADVANCED_STATEFUL_SET,
+    ("apps.kruise.io", "BroadcastJob"): BROADCAST_JOB,
     (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
 }
 
@@ -83,7 +96,8 @@ def from_api(
         cross_check(manifests)
         del manifests.priority_classes[len(manifests.priority_classes) - len(classes) :]
     # Only this object's own problems count: the classes beside it were checked on arrival.
-    problems = [p for p in manifests.problems if p.kind in (kind, "")]
+    # (A kind qualified by its group, as Kruise's StatefulSet is, files them under its name.)
+    problems = [p for p in manifests.problems if p.kind in (kind, kind.partition(".")[0], "")]
     if any(p.severity == "error" for p in problems):
         return None, problems
     objects = getattr(manifests, _FIELD[kind])

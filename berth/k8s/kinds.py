@@ -47,9 +47,16 @@ EVENT = Resource("Event", "", "v1", "events", True)
 
 #: OpenKruise's workloads, which ``berth serve --kruise`` runs (``kind`` is the store's kind).
 CLONE_SET = Resource("CloneSet", "apps.kruise.io", "v1alpha1", "clonesets", True)
-KRUISE = (CLONE_SET,)
 #: Cluster-scoped; watched with the admission webhook that injects its sidecars.
 SIDECAR_SET = Resource("SidecarSet", "apps.kruise.io", "v1alpha1", "sidecarsets", False)
+ADVANCED_STATEFUL_SET = Resource(
+    "StatefulSet.apps.kruise.io", "apps.kruise.io", "v1beta1", "statefulsets", True
+)
+BROADCAST_JOB = Resource("BroadcastJob", "apps.kruise.io", "v1alpha1", "broadcastjobs", True)
+KRUISE = (CLONE_SET, ADVANCED_STATEFUL_SET, BROADCAST_JOB)
+#: Where the Kruise workloads' revisions are kept, as Kruise keeps them (created, never
+#: watched: read once per workload after a restart).
+CONTROLLER_REVISION = Resource("ControllerRevision", "apps", "v1", "controllerrevisions", True)
 #: Kubeflow's training jobs, which ``berth serve --kubeflow`` runs, and the headless Service
 #: each of their replicas gets (created, never watched).
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
@@ -94,6 +101,7 @@ BY_KIND = {
         JOB_SET,
         WORKLOAD_POD_GROUP,
         SERVICE,
+        CONTROLLER_REVISION,
         LEASE,
         EVENT,
     )

@@ -1,13 +1,14 @@
 """OpenKruise's workloads in ``berth serve --kruise``: the simulator's controllers against the
 API server.
 
-``KruiseWorkloads`` runs the CloneSet controller of ``berth.controllers`` over the cache
-(``KubeStore``) on a ``Runtime`` made of the serve loop's clock and timers, and is the cache's
-writer for its pods: it creates them from the revision's template as the API holds it (Kruise's
-labels, ownerReference and readiness gate, ``berth.k8s.inplace``), updates them in place
-through the readiness gate, opens the gate when the kubelet has restarted their containers,
-and writes each CloneSet's status (``replicas``, ``readyReplicas``, ``updatedReplicas``, the
-revisions, ...) through ``/status`` when it changes.
+``KruiseWorkloads`` runs the CloneSet, Advanced StatefulSet and BroadcastJob controllers of
+``berth.controllers`` over the cache (``KubeStore``) on a ``Runtime`` made of the serve loop's
+clock and timers, and is the cache's writer for their pods: it creates them from the
+revision's template as the API holds it (Kruise's labels, ownerReference, readiness gate or
+node affinity, ``berth.k8s.kruise_pods``), updates them in place through the readiness gate,
+opens the gate when the kubelet has restarted their containers, keeps each revision as a
+ControllerRevision (``berth.k8s.kruise_revisions``) and writes each workload's status in
+Kruise's shape (``berth.k8s.kruise_status``) through ``/status`` when it changes.
 
 A reconcile pass that fails against the API (after the client's retries) queues every object
 of its kind again a second later, as a work queue requeues with backoff.
@@ -20,22 +21,27 @@ from collections.abc import Callable
 from typing import Any
 
 from berth.api.objects import Pod
-from berth.api.workloads import CLONE_SET, Workload
+from berth.api.workloads import ADVANCED_STATEFUL_SET, BROADCAST_JOB, CLONE_SET, Workload
+from berth.controllers.broadcastjob import BroadcastJobController
 from berth.controllers.cloneset import CloneSetController
-from berth.controllers.cloneset_sync import partition_count
-from berth.controllers.pod_order import is_ready
-from berth.controllers.workload import ACTIVE, WorkloadController
+from berth.controllers.statefulset import AdvancedStatefulSetController
+from berth.controllers.workload import WorkloadController
 from berth.k8s import inplace
 from berth.k8s.cache import KubeStore
 from berth.k8s.client import ApiError, ConnectionLost
-from berth.k8s.convert import owner_reference
+from berth.k8s.convert import from_api
 from berth.k8s.kinds import BY_KIND
-from berth.store import NotFound, WatchEvent
+from berth.k8s.kruise_pods import pod_manifest
+from berth.k8s.kruise_revisions import Revisions
+from berth.k8s.kruise_status import workload_status
+from berth.store import AlreadyExists, NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
 #: Seconds before the objects of a pass that failed are reconciled again.
 RETRY = 1.0
+#: Kinds whose pods carry a revision (``controller-revision-hash``) kept as ControllerRevisions.
+REVISIONED = (CLONE_SET, ADVANCED_STATEFUL_SET)
 
 
 class ServeRuntime:
@@ -105,17 +111,31 @@ class KruiseWorkloads:
         self.at = at
         self.runtime = ServeRuntime(store, clock, at, self._resync)
         self.controllers: dict[str, WorkloadController] = {
-            CLONE_SET: CloneSetController(self.runtime)
+            CLONE_SET: CloneSetController(self.runtime),
+            ADVANCED_STATEFUL_SET: AdvancedStatefulSetController(self.runtime),
+            BROADCAST_JOB: BroadcastJobController(self.runtime),
         }
+        self.revisions = Revisions(store.client)
         #: owner key → revision → the pod template as the API held it at that revision.
         self.templates: dict[str, dict[str, dict[str, Any]]] = {}
         #: Workloads whose status may have changed, and what was last written for each.
         self.dirty: set[tuple[str, str]] = set()
         self._written: dict[tuple[str, str], dict[str, Any]] = {}
-        for kind in self.controllers:
+        for kind, controller in self.controllers.items():
             store.pod_writers[kind] = self
             store.watch(kind, self._on_workload)
+            controller.reconcile = self._noting(controller.reconcile)  # type: ignore[method-assign]
         store.watch("Pod", self._on_pod)
+
+    def _noting(self, reconcile: Callable[[Workload], None]) -> Callable[[Workload], None]:
+        """``reconcile``, marking its workload's status as possibly changed: a pass a timer
+        woke (a pod available after minReadySeconds, a deadline) changes it with no event."""
+
+        def noted(obj: Workload) -> None:
+            reconcile(obj)
+            self.dirty.add((obj.kind, obj.key))
+
+        return noted
 
     def _resync(self) -> None:
         for controller in self.controllers.values():
@@ -129,15 +149,48 @@ class KruiseWorkloads:
             self.templates.pop(obj.key, None)
             self.dirty.discard(key)
             self._written.pop(key, None)
+            self.revisions.forget(*key)
             return
         raw = self.store.raw(obj.kind, obj.key) or {}
+        if obj.key not in self.templates:
+            self._first_sight(obj, raw)
         template = obj.spec.template
-        self.templates.setdefault(obj.key, {})[template.revision] = dict(
-            (raw.get("spec") or {}).get("template") or {}
-        )
+        written = dict((raw.get("spec") or {}).get("template") or {})
+        self.templates.setdefault(obj.key, {})[template.revision] = written
+        if obj.kind in REVISIONED:
+            self.revisions.record(obj.kind, obj.key, template.revision, written)
         if not obj.group:
             obj.group = self._own_group(obj, raw)
         self.dirty.add(key)
+
+    def _first_sight(self, obj: Workload, raw: dict[str, Any]) -> None:
+        """A workload this process has not seen: what its controller had before a restart
+        (its revisions, the revision its pods were last all at, whether it had ended) is
+        taken back, before the controller's first pass."""
+        status = raw.get("status") or {}
+        if obj.kind == BROADCAST_JOB:
+            if status.get("phase") in ("Completed", "Failed") and not obj.status.phase:
+                obj.status.phase = status["phase"]
+            return
+        current = str(status.get("currentRevision") or "")
+        if current.startswith(f"{obj.name}-") and not obj.status.current_revision:
+            obj.status.current_revision = current[len(obj.name) + 1 :]
+        try:
+            kept = self.revisions.load(obj.kind, raw)
+        except (ApiError, ConnectionLost) as exc:
+            log.error("revisions not read", extra={"key": obj.key, "error": str(exc)})
+            return
+        controller = self.controllers[obj.kind]
+        classes = list(self.store.priority_classes.values())
+        for template in kept:
+            old, _ = from_api(
+                obj.kind, {**raw, "spec": {**raw["spec"], "template": template}}, classes
+            )
+            if old is None:
+                continue
+            revision = old.spec.template
+            controller.history.setdefault(obj.key, {})[revision.revision] = revision
+            self.templates.setdefault(obj.key, {})[revision.revision] = template
 
     def _own_group(self, obj: Workload, raw: dict[str, Any]) -> str:
         """The PodGroup the workload's controller made before a restart (owned by it)."""
@@ -170,12 +223,14 @@ class KruiseWorkloads:
         template = self.templates.get(pod.owner, {}).get(revision)
         if template is None:
             template = (owner_raw.get("spec") or {}).get("template") or {}
-        return inplace.pod_manifest(
-            pod, template, owner_reference(owner_raw, BY_KIND[pod.owner_kind])
-        )
+        return pod_manifest(pod, template, owner_raw)
 
     def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
-        """A new pod: its readiness gate opened (Kruise's first refresh)."""
+        """A new pod: its readiness gate opened (Kruise's first refresh). A pod of the same
+        name still terminating (an Advanced StatefulSet's ordinal, recreated) is not the
+        new pod: the controller tries again once it is gone."""
+        if (raw.get("metadata") or {}).get("deletionTimestamp"):
+            raise AlreadyExists(f"pod {pod.key} is still terminating")
         return self._open_gate(pod, raw) or raw
 
     def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
@@ -237,63 +292,17 @@ class KruiseWorkloads:
     # ------------------------------------------------------------------ status
 
     def write(self) -> None:
-        """Write the status of every workload that may have changed, when it differs from
-        what was last written."""
+        """Write the revisions not yet kept, then the status of every workload that may have
+        changed, when it differs from what was last written."""
+        self.revisions.write(self.store.raw)
         dirty, self.dirty = self.dirty, set()
         for kind, key in sorted(dirty):
             obj = self.store.get(kind, key)
             raw = self.store.raw(kind, key)
             if obj is None or raw is None:
                 continue
-            status = clone_set_status(obj, raw, self.controllers[kind])
-            if self._written.get((kind, key)) == status:
+            status = workload_status(obj, raw, self.controllers[kind])
+            if status is None or self._written.get((kind, key)) == status:
                 continue
             self.store.write_status(kind, key, status)
             self._written[(kind, key)] = status
-
-
-def clone_set_status(
-    cs: Workload, raw: dict[str, Any], controller: WorkloadController
-) -> dict[str, Any]:
-    """OpenKruise's CloneSetStatus for what the controller counted."""
-    spec, status = cs.spec, cs.status
-    pods = [p for p in controller.owned.get(cs.key, {}).values() if p.phase in ACTIVE]
-    update = spec.template.revision
-    updated_ready = sum(
-        1 for p in pods if is_ready(p) and WorkloadController.pod_revision(p) == update
-    )
-    meta = raw.get("metadata") or {}
-    result: dict[str, Any] = {
-        "observedGeneration": int(meta.get("generation") or 0),
-        "replicas": status.replicas,
-        "readyReplicas": status.ready,
-        "availableReplicas": status.available,
-        "updatedReplicas": status.updated,
-        "updatedReadyReplicas": updated_ready,
-        "updatedAvailableReplicas": status.updated_available,
-        "expectedUpdatedReplicas": spec.replicas - partition_count(spec.partition, spec.replicas),
-        "labelSelector": format_selector((raw.get("spec") or {}).get("selector") or {}),
-    }
-    if status.update_revision:
-        result["updateRevision"] = f"{cs.name}-{status.update_revision}"
-    if status.current_revision:
-        result["currentRevision"] = f"{cs.name}-{status.current_revision}"
-    return result
-
-
-def format_selector(selector: dict[str, Any]) -> str:
-    """A label selector as text (``app=web,tier in (a,b)``), as the scale subresource's
-    ``labelSelectorPath`` wants it."""
-    parts = [f"{k}={v}" for k, v in sorted((selector.get("matchLabels") or {}).items())]
-    for expr in selector.get("matchExpressions") or []:
-        key, op = expr.get("key", ""), expr.get("operator", "")
-        values = ",".join(sorted(expr.get("values") or []))
-        if op == "In":
-            parts.append(f"{key} in ({values})")
-        elif op == "NotIn":
-            parts.append(f"{key} notin ({values})")
-        elif op == "Exists":
-            parts.append(key)
-        elif op == "DoesNotExist":
-            parts.append(f"!{key}")
-    return ",".join(parts)

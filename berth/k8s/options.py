@@ -27,7 +27,7 @@ class ServeOptions:
     seed: int = 0
     annotate: list[AnnotationHook] = field(default_factory=list)
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
-    kruise: bool = False  # run OpenKruise's workloads (CloneSet)
+    kruise: bool = False  # run OpenKruise's CloneSet, Advanced StatefulSet, BroadcastJob
     #: With ``kruise``: serve the pod webhook and run SidecarSets (None: neither).
     webhook: WebhookOptions | None = None
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)

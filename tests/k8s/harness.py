@@ -30,6 +30,9 @@ RESOURCES: dict[str, Resource] = {**BY_KIND, "PodDisruptionBudget": PDB, "Namesp
 #: them).
 CLEANED = (
     "CloneSet",
+    "StatefulSet.apps.kruise.io",
+    "BroadcastJob",
+    "ControllerRevision",
     "PyTorchJob",
     "Pod",
     "Job",
@@ -70,7 +73,7 @@ class Cluster:
             if doc["kind"] == "Node":
                 self.node_agent.register(doc)
                 continue
-            resource = RESOURCES[doc["kind"]]
+            resource = _resource(doc)
             namespace = (doc.get("metadata") or {}).get("namespace") or "default"
             if resource.namespaced:
                 self._ensure_namespace(namespace)
@@ -220,6 +223,16 @@ class Cluster:
         except ApiError as exc:
             if exc.status not in (404, 409):
                 raise
+
+
+def _resource(doc: dict[str, Any]) -> Resource:
+    """The resource of a document by its apiVersion's group and kind (Kruise's StatefulSet is
+    not apps/v1's)."""
+    group = str(doc.get("apiVersion", "")).rpartition("/")[0]
+    for resource in RESOURCES.values():
+        if resource.group == group and resource.kind.partition(".")[0] == doc["kind"]:
+            return resource
+    raise KeyError(f"{doc.get('apiVersion')} {doc['kind']}")
 
 
 def config(raw: dict[str, Any] | None = None, period: float = 0.02) -> SchedulerConfig:

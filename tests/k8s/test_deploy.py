@@ -15,7 +15,7 @@ import yaml
 from berth.cli import _parser
 from berth.framework.config import parse_config
 from berth.framework.framework import Framework
-from berth.k8s.kinds import COMMAND, JOB, POD_GROUP, QUEUE
+from berth.k8s.kinds import COMMAND, JOB, KRUISE, POD_GROUP, QUEUE
 from berth.k8s.server import Server
 from berth.sim.colocation_config import ColocationConfig
 from tests.k8s import dra_docs
@@ -216,3 +216,21 @@ def test_rbac_grants_exactly_the_dra_requests_serve_makes(cluster: Cluster):
     dra_granted = {g for g in _granted() if g[0] == "resource.k8s.io"} - {_CLAIM_BINDING}
     assert dra_used == dra_granted
     assert _CLAIM_BINDING in _granted()
+
+
+def _kruise_needs() -> set[tuple[str, str, str]]:
+    """What ``serve --kruise`` asks beyond deploy/rbac.yaml, by what it runs: each Kruise
+    workload listed, watched, read after a conflict and its status updated; revisions kept
+    and read back; the in-place readiness gate patched."""
+    needs = {("apps", "controllerrevisions", verb) for verb in ("create", "list")}
+    needs.add(("", "pods/status", "patch"))
+    for resource in KRUISE:
+        needs.update((resource.group, resource.plural, v) for v in ("get", "list", "watch"))
+        needs.add((resource.group, f"{resource.plural}/status", "update"))
+    return needs
+
+
+def test_kruise_rbac_grants_exactly_what_serve_kruise_needs():
+    """Checked without a cluster: a verb dropped from (or added to) deploy/kruise/rbac.yaml
+    fails here; test_kruise.py checks the same rules against the requests berth makes."""
+    assert _granted(DEPLOY / "kruise" / "rbac.yaml") == _kruise_needs()

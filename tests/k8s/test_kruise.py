@@ -9,9 +9,10 @@ import json
 import threading
 from typing import Any
 
+import pytest
 import yaml
 
-from berth.k8s.kinds import CLONE_SET
+from berth.k8s.kinds import ADVANCED_STATEFUL_SET, BROADCAST_JOB, CLONE_SET
 from berth.k8s.server import Server
 from tests.k8s.harness import Cluster, config, fast_options, node_doc, serving, settle, wait_for
 from tests.k8s.test_deploy import DEPLOY, _granted, _verb
@@ -77,18 +78,29 @@ def scale(cluster: Cluster, replicas: int, name: str = "web") -> None:
     cluster.patch("CloneSet", "default", name, {"spec": {"replicas": replicas}})
 
 
-def test_the_crd_is_kruises_clone_set_served_at_v1alpha1():
-    (crd,) = [d for d in yaml.safe_load_all((KRUISE / "apps.kruise.io_clonesets.yaml").read_text())]
+@pytest.mark.parametrize(
+    ("resource", "path", "scale"),
+    [
+        (CLONE_SET, "apps.kruise.io_clonesets.yaml", True),
+        (ADVANCED_STATEFUL_SET, "apps.kruise.io_statefulsets.yaml", True),
+        (BROADCAST_JOB, "apps.kruise.io_broadcastjobs.yaml", False),
+    ],
+)
+def test_the_crds_are_kruises_and_serve_the_versions_berth_reads(resource, path, scale):
+    (crd,) = [d for d in yaml.safe_load_all((KRUISE / path).read_text())]
     spec = crd["spec"]
-    assert crd["metadata"]["name"] == f"{CLONE_SET.plural}.{CLONE_SET.group}"
-    assert spec["group"] == CLONE_SET.group and spec["names"]["kind"] == "CloneSet"
+    kind = resource.kind.partition(".")[0]
+    assert crd["metadata"]["name"] == f"{resource.plural}.{resource.group}"
+    assert spec["group"] == resource.group and spec["names"]["kind"] == kind
     assert spec["scope"] == "Namespaced"
-    (version,) = spec["versions"]
-    assert version["name"] == CLONE_SET.version and version["served"] and version["storage"]
+    versions = {v["name"]: v for v in spec["versions"]}
+    version = versions[resource.version]
+    assert version["served"] and sum(v["storage"] for v in versions.values()) == 1
     assert "status" in version["subresources"]
-    assert version["subresources"]["scale"]["specReplicasPath"] == ".spec.replicas"
-    template = version["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["template"]
-    assert template.get("x-kubernetes-preserve-unknown-fields")
+    if scale:
+        assert version["subresources"]["scale"]["specReplicasPath"] == ".spec.replicas"
+    properties = version["schema"]["openAPIV3Schema"]["properties"]
+    assert properties["spec"]["properties"]["template"].get("x-kubernetes-preserve-unknown-fields")
 
 
 def test_clone_set_pods_are_kruises_and_follow_the_replicas(cluster: Cluster):
@@ -217,7 +229,14 @@ def test_without_the_flag_clone_sets_are_left_alone(cluster: Cluster):
 
 
 def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
-    cluster.add(node_doc("n1"), node_doc("n2"), clone_set_doc(replicas=2, maxUnavailable=1))
+    """A CloneSet, an Advanced StatefulSet and a BroadcastJob, each changed by someone else
+    just before berth's status write (a real 409 Conflict: berth reads the latest and must
+    take it)."""
+    from tests.k8s.test_kruise_broadcastjob import job_doc
+    from tests.k8s.test_kruise_statefulset import KIND, asts_doc
+
+    workloads = [clone_set_doc(replicas=2, maxUnavailable=1), asts_doc(replicas=1), job_doc()]
+    cluster.add(node_doc("n1"), node_doc("n2"), *workloads)
     server = Server(cluster.client(), config(), kruise_options())
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
@@ -225,19 +244,34 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
         with cluster.kubelet():
             settle(server)
             wait_for(lambda: status_of(cluster).get("readyReplicas") == 2)
-            # Someone scales the set just before berth's next status write: a real 409, after
-            # which berth reads the latest (get) and must take the new replicas from it.
             cluster.api.before("PUT", r"/clonesets/web/status$", lambda: scale(cluster, 1))
+            for kind, plural, name in (
+                (KIND, "statefulsets", "db"),
+                ("BroadcastJob", "broadcastjobs", "warm"),
+            ):
+                cluster.api.before(
+                    "PUT",
+                    rf"/{plural}/{name}/status$",
+                    lambda kind=kind, name=name: cluster.patch(
+                        kind, "default", name, {"metadata": {"labels": {"seen": "yes"}}}
+                    ),
+                )
             template = clone_set_doc(image="nginx:1.27")["spec"]["template"]
             cluster.patch("CloneSet", "default", "web", {"spec": {"template": template}})
+            cluster.patch(KIND, "default", "db", {"spec": {"replicas": 2}})
+            cluster.add(node_doc("n3"))  # the BroadcastJob's next pod
             wait_for(lambda: len(pods_of(cluster)) == 1, timeout=30)
             wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 1, timeout=30)
+            wait_for(lambda: len(_conflicts(cluster)) == 3, timeout=30)
             settle(server)
     finally:
         server.stop()
         thread.join(10)
-    conflicts = [path for method, path, status in cluster.api.answers if status == 409]
-    assert any(path.endswith("/clonesets/web/status") for path in conflicts), conflicts
+    assert sorted(_conflicts(cluster)) == [
+        "broadcastjobs/warm/status",
+        "clonesets/web/status",
+        "statefulsets/db/status",
+    ]
     used = {_verb(method, path) for method, path in cluster.api.log}
     granted = _granted() | _granted(KRUISE / "rbac.yaml")
     missing = used - granted
@@ -245,7 +279,16 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
     forbidden = [(method, path) for method, path, status in cluster.api.answers if status == 403]
     assert not forbidden, forbidden
     kruise_only = _granted(KRUISE / "rbac.yaml") - _granted()
-    assert kruise_only <= used  # deploy/kruise grants nothing serve --kruise does not use
+    unused = kruise_only - used
+    assert not unused, unused  # deploy/kruise grants nothing serve --kruise does not use
+
+
+def _conflicts(cluster: Cluster) -> list[str]:
+    return [
+        path.split("/namespaces/default/")[1]
+        for _, path, status in cluster.api.answers
+        if status == 409
+    ]
 
 
 def test_a_grace_period_holds_the_images_back_while_the_pod_is_unready(cluster: Cluster):

@@ -85,12 +85,14 @@ def served(cluster: Cluster) -> tuple[Outcome, set[str]]:
     return _outcome(cluster), first
 
 
-def _settled_pods(cluster: Cluster) -> bool:
-    """No pod of the set mid-update or on its way out."""
+def _settled_pods(cluster: Cluster, ended_too: bool = False) -> bool:
+    """No pod mid-update or on its way out (``ended_too``: pods that ended are left out)."""
     for pod in cluster.objects("Pod"):
         meta = pod["metadata"]
         if meta.get("deletionTimestamp"):
             return False
+        if ended_too and (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
+            continue
         conditions = {c["type"]: c["status"] for c in pod.get("status", {}).get("conditions") or []}
         if pod["spec"].get("nodeName") and conditions.get("Ready") != "True":
             return False
@@ -115,3 +117,97 @@ def test_the_scenario_updates_in_place_and_scales_past_the_nodes():
     doc = yaml.safe_load_all(WORKLOAD.read_text())
     peak = max(d["spec"].get("replicas", 0) for d in doc if d["kind"] == "CloneSet")
     assert peak > 5  # more than the nodes hold
+
+
+# ------------------------------------------------ an Advanced StatefulSet and a BroadcastJob
+
+WORKLOADS_CLUSTER = DATA / "kruise-workloads-parity-cluster.yaml"
+WORKLOADS = DATA / "kruise-workloads-parity-workload.yaml"
+ASTS = "StatefulSet.apps.kruise.io"
+
+#: pod key → (node, phase, image of its container, restarts).
+Placed = dict[str, tuple[str, str, str, int]]
+
+
+def simulated_workloads() -> Placed:
+    inputs = load_inputs(
+        InputSpec(cluster=str(WORKLOADS_CLUSTER), workloads=(str(WORKLOADS),)), None
+    )
+    result = simulate(inputs, seed=0)
+    return {
+        pod.key: (pod.bound_node, str(pod.phase), dict(pod.containers)["main"], pod.restarts)
+        for pod in result.pods
+        if pod.phase in (PodPhase.RUNNING, PodPhase.BOUND, PodPhase.SUCCEEDED)
+    }
+
+
+def _placed(cluster: Cluster) -> Placed:
+    placed = {}
+    for pod in cluster.objects("Pod"):
+        meta, spec = pod["metadata"], pod["spec"]
+        if not spec.get("nodeName") or meta.get("deletionTimestamp"):
+            continue
+        status = pod.get("status") or {}
+        restarts = sum(
+            int(c.get("restartCount") or 0) for c in status.get("containerStatuses") or []
+        )
+        image = {c["name"]: c["image"] for c in spec["containers"]}["main"]
+        placed[f"{meta['namespace']}/{meta['name']}"] = (
+            spec["nodeName"],
+            status.get("phase", ""),
+            image,
+            restarts,
+        )
+    return placed
+
+
+def _asts_settled(cluster: Cluster, replicas: int) -> bool:
+    (sts,) = cluster.objects(ASTS)
+    status = sts.get("status") or {}
+    return (
+        status.get("replicas") == status.get("readyReplicas") == replicas
+        and status.get("observedGeneration") == sts["metadata"].get("generation")
+        and status.get("updatedReadyReplicas") == status.get("updatedReplicas")
+    )
+
+
+def served_workloads(cluster: Cluster) -> Placed:
+    docs = _documents(WORKLOADS_CLUSTER) + _documents(WORKLOADS)
+    later = [d for d in docs if SUBMIT_TIME_ANNOTATION in d["metadata"].get("annotations", {})]
+    later.sort(key=lambda d: float(d["metadata"]["annotations"][SUBMIT_TIME_ANNOTATION]))
+    cluster.add(*(d for d in docs if d not in later))
+    with serving(cluster, config(), fast_options(kruise=True)) as server, cluster.kubelet():
+        wait_for(lambda: _asts_settled(cluster, 4), timeout=30)
+        job = lambda: (cluster.objects("BroadcastJob")[0].get("status") or {}).get("phase")  # noqa: E731
+        wait_for(lambda: job() == "Completed", timeout=30)
+        settle(server)
+        for doc in later:
+            cluster.patch(ASTS, "default", "db", {"spec": doc["spec"]})
+            replicas = doc["spec"]["replicas"]
+            wait_for(lambda replicas=replicas: _asts_settled(cluster, replicas), timeout=30)
+            settle(server)
+            wait_for(lambda: _settled_pods(cluster, ended_too=True))
+    return _placed(cluster)
+
+
+def test_simulator_and_server_run_an_advanced_stateful_set_and_a_broadcast_job_alike(
+    cluster: Cluster,
+):
+    assert served_workloads(cluster) == simulated_workloads()
+
+
+def test_the_workloads_scenario_updates_in_place_down_to_the_partition():
+    """Guards the scenario: a job pod ended on each node, db-1..db-3 updated in place,
+    db-0 held by the partition, db-4 made at the new revision."""
+    placed = simulated_workloads()
+    jobs = {key: value for key, value in placed.items() if key.startswith("default/warm-")}
+    assert sorted(node for node, *_ in jobs.values()) == ["node-a", "node-b", "node-c"]
+    assert {phase for _, phase, *_ in jobs.values()} == {"Succeeded"}
+    db = {key: value[2:] for key, value in placed.items() if key.startswith("default/db-")}
+    assert db == {
+        "default/db-0": ("redis:7.0", 0),
+        "default/db-1": ("redis:7.2", 1),
+        "default/db-2": ("redis:7.2", 1),
+        "default/db-3": ("redis:7.2", 1),
+        "default/db-4": ("redis:7.2", 0),
+    }
