@@ -54,7 +54,7 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "--scaling",
         choices=SERVE_SCALING_POLICIES,
         help="scale elastic jobs with this policy (default: they grow as room appears; aryl "
-        "runs only in the simulator, which knows each job's remaining work)",
+        "reads each job's remaining work from its berth.io/progress annotation)",
     )
     serve.add_argument(
         "--scaling-interval",

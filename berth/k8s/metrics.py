@@ -78,6 +78,14 @@ class Metrics:
             "Running workers the scaling policy took away (through evictions).",
             registry=r,
         )
+        self.aryl_jobs = Gauge(
+            "berth_aryl_jobs",
+            "Elastic jobs in aryl's last round, by where their remaining work came from "
+            "(progress: the trainer's berth.io/progress; estimate: berth.io/duration less the "
+            "work berth saw done; unknown: neither, run at their minimum).",
+            ["source"],
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -126,6 +126,7 @@ class Server:
                 JobRuns(self.controller, self.kubeflow),
                 self._scale_in,
                 clock,
+                self.store,
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
@@ -323,13 +324,16 @@ class Server:
                 continue
             self.books.unplace(pod)
             if self._post_eviction(pod, node, reason):
-                evicted.append(pod)
+                evicted.append((pod, node))
         self._dirty = True
-        for pod in evicted:
+        for pod, node in evicted:
             try:
                 self.store.notify("Pod", WatchEvent.MODIFIED, pod)  # its controller replaces it
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("replacement not made", extra={"pod": pod.key, "error": str(exc)})
+            # As a session's victim: its room is handed on, binds there wait till it is gone.
+            self.books.released.add(pod.key)
+            self.victims.evicted(pod.key, node)
         return len(evicted)
 
     # ------------------------------------------------------------------ scheduler inputs

@@ -12,8 +12,9 @@ from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.scaling import ServeScaling
 from berth.k8s.server import Server
 from tests.builders import elastic_job_doc
-from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, serving, wait_for
+from tests.k8s.harness import Cluster, fast_options, node_doc, pod_doc, serving, wait_for
 
+PROGRESS = "berth.io/progress"
 HELD = "held back by the edl scaling policy (target {} workers)"
 
 
@@ -104,9 +105,97 @@ def test_without_a_policy_an_elastic_job_takes_what_fits(cluster: Cluster):
         assert not server.store.skipped
 
 
-def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
-    with pytest.raises(ValueError, match="aryl needs each job's remaining work"):
-        Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("aryl")))
+def gpu_node(name: str, gpus: int) -> dict[str, Any]:
+    doc = node_doc(name, cpu="16", memory="64Gi")
+    doc["status"]["allocatable"]["nvidia.com/gpu"] = str(gpus)
+    return doc
+
+
+def gpu_job(name: str, annotations: dict[str, str]) -> dict[str, Any]:
+    """Four workers of one GPU, at least one; ``annotations`` say what is known of its work."""
+    doc = elastic_job_doc(
+        {"cpu": "1", "nvidia.com/gpu": "1"},
+        min_available=1,
+        annotations=annotations,
+        namespace="default",
+        uid=f"{name}-uid",
+    )
+    doc["metadata"]["name"] = name
+    doc["spec"]["schedulerName"] = "berth"
+    (container,) = doc["spec"]["tasks"][0]["template"]["spec"]["containers"]
+    container["resources"]["limits"] = {"nvidia.com/gpu": "1"}  # the API wants GPUs' limits
+    return doc
+
+
+def bound_workers(cluster: Cluster, job: str) -> int:
+    return sum(
+        1
+        for name, pod in pods(cluster).items()
+        if name.startswith(f"{job}-worker-")
+        and pod["spec"].get("nodeName")
+        and not pod["metadata"].get("deletionTimestamp")
+    )
+
+
+HOUR = {"berth.io/duration": "3600"}
+
+
+def test_aryl_gives_the_spare_gpus_to_the_job_with_the_most_work_left(cluster: Cluster):
+    # Four GPUs, two jobs at one worker each: the two spare GPUs go where they save the most
+    # time. "short" reports 90% done; "long" reports nothing and is estimated from its
+    # duration (it has barely run).
+    cluster.add(
+        gpu_node("n1", 4),
+        gpu_job("short", {**HOUR, "berth.io/progress": "0.9"}),
+        gpu_job("long", HOUR),
+    )
+    opts = fast_options(scaling=ScalingConfig("aryl", 0.05))
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        targets = scaling(server).holding.targets
+        wait_for(lambda: targets == {"default/short": 1, "default/long": 3})
+        wait_for(
+            lambda: bound_workers(cluster, "long") == 3 and bound_workers(cluster, "short") == 1
+        )
+        assert scaling(server).remaining.sources == {
+            "default/short": "progress",
+            "default/long": "estimate",
+        }
+        exposition = server.metrics.exposition().decode()
+        assert 'berth_aryl_jobs{source="progress"} 1.0' in exposition
+        assert 'berth_aryl_jobs{source="estimate"} 1.0' in exposition
+
+        # The trainers report again: "long" is nearly done, "short" has most of its work
+        # left. The new reports alone make the policy look again, and the GPUs move.
+        cluster.patch("Job", "default", "long", {"metadata": {"annotations": {PROGRESS: "0.99"}}})
+        cluster.patch("Job", "default", "short", {"metadata": {"annotations": {PROGRESS: "0.1"}}})
+        wait_for(lambda: targets == {"default/short": 3, "default/long": 1})
+        wait_for(
+            lambda: bound_workers(cluster, "long") == 1 and bound_workers(cluster, "short") == 3
+        )
+        assert scaling(server).holding.record.workers_removed == 2
+        assert set(scaling(server).remaining.sources.values()) == {"progress"}
+
+
+def test_aryl_runs_a_job_whose_work_is_unknown_at_its_minimum(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+):
+    # No duration, no report: nothing values an extra worker, though three GPUs are idle.
+    cluster.add(gpu_node("n1", 4), gpu_job("blind", {}))
+    opts = fast_options(scaling=ScalingConfig("aryl", 0.05))
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        wait_for(lambda: scaling(server).holding.record.rounds >= 1)
+        wait_for(lambda: bound_workers(cluster, "blind") == 1)
+        assert scaling(server).holding.targets == {"default/blind": 1}
+        assert scaling(server).remaining.sources == {"default/blind": "unknown"}
+        wait_for(
+            lambda: 'berth_aryl_jobs{source="unknown"} 1.0' in server.metrics.exposition().decode()
+        )
+        # A bad report is not read, and the log says so: the job stays unknown.
+        cluster.patch("Job", "default", "blind", {"metadata": {"annotations": {PROGRESS: "90%"}}})
+        wait_for(lambda: "progress not read" in caplog.text)
+        assert scaling(server).remaining.reported("default/blind") is None
+        assert scaling(server).remaining.sources == {"default/blind": "unknown"}
+        assert scaling(server).holding.targets == {"default/blind": 1}
 
 
 def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):
