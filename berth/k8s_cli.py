@@ -78,6 +78,13 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run Kubeflow's PyTorchJobs (kubeflow.org/v1; the CRD and RBAC in "
         "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
     )
+    serve.add_argument(
+        "--loaning",
+        type=Path,
+        metavar="FILE",
+        help="lend idle inference nodes to training and take them back for inference: FILE "
+        "holds a simulation.loaning section (docs/kubernetes.md#capacity-loaning)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -109,18 +116,21 @@ def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
 
 def _serve(args: argparse.Namespace) -> int:
     # Importing berth.k8s registers the plugins and actions the Framework below looks up.
+    from berth.controllers.loaning_config import LoaningConfigError
     from berth.controllers.scaling.config import ScalingConfig
     from berth.framework.config import ConfigError
     from berth.framework.config_files import load_config
     from berth.framework.framework import Framework
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
+    from berth.k8s.loaning import read_config
     from berth.k8s.server import ServeOptions, Server
 
     try:
         config = load_config(args.config)
         Framework(config)
-    except (ConfigError, PluginArgumentError) as exc:
+        loaning = read_config(args.loaning, config.period) if args.loaning else None
+    except (ConfigError, PluginArgumentError, LoaningConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     tuned = [
@@ -151,6 +161,7 @@ def _serve(args: argparse.Namespace) -> int:
         resync=args.resync,
         kruise=args.kruise,
         kubeflow=args.kubeflow,
+        loaning=loaning,
         scaling=(
             ScalingConfig(
                 args.scaling,

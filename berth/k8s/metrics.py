@@ -86,6 +86,26 @@ class Metrics:
             ["source"],
             registry=r,
         )
+        self.loaning_lends = Counter(
+            "berth_loaning_lends", "Inference nodes lent to training (--loaning).", registry=r
+        )
+        self.loaning_reclaims = Counter(
+            "berth_loaning_reclaims", "Lent nodes taken back for inference.", registry=r
+        )
+        self.loaning_preempted = Counter(
+            "berth_loaning_preempted_pods",
+            "Training pods evicted from nodes taken back for inference.",
+            registry=r,
+        )
+        self.loaning_lent_nodes = Gauge(
+            "berth_loaning_lent_nodes", "Inference nodes lent to training now.", registry=r
+        )
+        self.loaning_inference_wait = Histogram(
+            "berth_loaning_inference_wait_seconds",
+            "From an inference pod's first pending sight to its bind seen through the watch.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from berth.controllers.loaning_config import LoaningConfig
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
 
@@ -27,3 +28,4 @@ class ServeOptions:
     scaling: ScalingConfig | None = None  # a scaling policy for elastic jobs (edl)
     kruise: bool = False  # run OpenKruise's workloads (CloneSet)
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
+    loaning: LoaningConfig | None = None  # lend idle inference nodes to training

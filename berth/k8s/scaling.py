@@ -84,7 +84,11 @@ class ServeScaling:
         self.newly_held = False
         self._seen: tuple | None = None
         self.remaining = RemainingWork(store, scheduler)
-        self.aryl = ArylRound(scheduler, lambda pod: True, self._batch_job)
+        #: Under capacity loaning: the nodes training may use of those given, and whether a
+        #: waiting pod is training's (inference pods are no load for the policy).
+        self.training_rows: Callable[[np.ndarray], np.ndarray] = lambda rows: rows
+        self.is_training: Callable[[Pod], bool] = lambda pod: True
+        self.aryl = ArylRound(scheduler, lambda pod: self.is_training(pod), self._batch_job)
 
     # ------------------------------------------------------------------ pods
 
@@ -161,7 +165,7 @@ class ServeScaling:
                 visible = self.holding.visible(job.key)
                 self.holding.targets[job.key] = min(max(visible, job.min_workers), job.max_workers)
         state = self.scheduler.state
-        rows = state.schedulable[: state.n].copy()
+        rows = self.training_rows(state.schedulable[: state.n].copy())
         seen = (
             tuple(state.requested[: state.n][rows].sum(axis=0).tolist()),
             len(self.scheduler.waiting),
@@ -188,6 +192,7 @@ class ServeScaling:
                 jobs,
                 rows,
                 self.config.max_load_desired,
+                self.is_training,
                 departing=self._departing(jobs, rows),
             )
         minimum = {job.key: job.min_workers for job in jobs}

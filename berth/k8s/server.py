@@ -35,6 +35,7 @@ from berth.k8s.kinds import watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
+from berth.k8s.loaning import ServeLoaning
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.options import ServeOptions
 from berth.k8s.scaling import JobRuns, ServeScaling
@@ -130,6 +131,7 @@ class Server:
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
+        self.loaning = ServeLoaning.attach(self) if options.loaning is not None else None
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
@@ -239,6 +241,8 @@ class Server:
             wait = min(wait, max(0.0, self._retry_at - now))
         if self.scaling is not None and self.synced:
             wait = min(wait, max(0.0, self.scaling.due - now))
+        if self.loaning is not None and self.synced:
+            wait = min(wait, max(0.0, self.loaning.due - now))
         return wait
 
     def _drain(self, wait: float) -> None:
@@ -313,6 +317,8 @@ class Server:
         settles between rounds)."""
         if self.scaling is not None:
             self.scaling.serve(self.conditions, self.metrics)
+        if self.loaning is not None:
+            self.loaning.tick()
 
     def _scale_in(self, pods: list[Pod], reason: str) -> int:
         """Evict running workers a scaling policy cut; how many were evicted (a refused
@@ -381,6 +387,8 @@ class Server:
                 self.binder.bind(released)
         if pod.bound_node or event == WatchEvent.DELETED:
             self.conditions.forget(pod)
+        if self.loaning is not None:
+            self.loaning.observe(pod)
         self.books.observe(event, pod)
 
     def _mark_dirty(self) -> None:
@@ -454,6 +462,8 @@ class Server:
                 log.error("admission not written", extra={"group": group.key, "error": str(exc)})
                 continue
             self.status.group_written(group)
+        if self.loaning is not None:
+            self.loaning.after_cycle()
 
     def _evict(self) -> set[str]:
         """Post the session's evictions before its binds; the controllers hear of the evicted
