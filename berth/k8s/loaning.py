@@ -55,9 +55,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("berth.k8s")
 
-ACTIVE = (PodPhase.BOUND, PodPhase.RUNNING)
-
-
 def read_config(path: Path, period: float) -> LoaningConfig:
     """``--loaning FILE``: a scheduler configuration whose ``simulation.loaning`` section turns
     loaning on (the file ``berth simulate --config`` takes), or that section's mapping alone.
@@ -218,7 +215,9 @@ class ServeLoaning:
             inference += [
                 (name, p)
                 for p in state.pods_on[state.rows[name]].values()
-                if self.is_inference(p) and p.phase in ACTIVE
+                # berth's books, not the pod's phase: a bind held for victims to leave is
+                # still Pending in the API, and its node is not idle
+                if self.is_inference(p) and not p.terminating
             ]
         occupied = Counter(name for name, _ in inference)
         for name, pod in inference:
@@ -246,23 +245,23 @@ class ServeLoaning:
             return
         state = self.scheduler.state
         pool = self.pool()
-        # A reclaim cut short (relabelled, not yet emptied): finish it first.
+        need = np.sum([state.request_vector(p.requests) for p in pending], axis=0)
+        covered = np.zeros_like(need)
+        # A reclaim cut short (relabelled, not yet emptied): finish it first; its node counts.
         for name, value in pool.items():
-            if value == self.config.inference_pool:
-                stray = self._training_on(name)
-                if stray:
-                    log.info("reclaim resumed", extra={"node": name, "pods": len(stray)})
-                    self._evict(name, stray)
+            stray = self._training_on(name) if value == self.config.inference_pool else []
+            if stray:
+                log.info("reclaim resumed", extra={"node": name, "pods": len(stray)})
+                self._evict(name, stray)
+                covered = covered + state.allocatable[state.rows[name], : len(need)]
         lent = [name for name, value in pool.items() if value == self.config.lent_pool]
         if not lent:
             return
-        need = np.sum([state.request_vector(p.requests) for p in pending], axis=0)
         on_node = {name: self._training_on(name) for name in lent}
         jobs = self.scheduler.jobs
         keys = {f"{p.namespace}/{p.group}" for pods in on_node.values() for p in pods}
         job_pods = {k: list(jobs[k].bound.values()) if k in jobs else [] for k in keys}
         costs = server_costs(on_node, job_pods, self.above_minimum)
-        covered = np.zeros_like(need)
         for name in reclaim_order(costs):
             if np.all(covered >= need):
                 break
