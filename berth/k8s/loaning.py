@@ -55,6 +55,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("berth.k8s")
 
+
 def read_config(path: Path, period: float) -> LoaningConfig:
     """``--loaning FILE``: a scheduler configuration whose ``simulation.loaning`` section turns
     loaning on (the file ``berth simulate --config`` takes), or that section's mapping alone.
