@@ -1,6 +1,8 @@
-"""``berth serve --scaling edl`` against the real API server: an elastic Volcano Job grows to fill
-the cluster, gives workers back when another pod waits, and grows again when it leaves; the
-workers it does not run wait in the API with a condition that says why."""
+"""``berth serve --scaling edl|aryl`` against the real API server: under edl an elastic Volcano
+Job grows to fill the cluster, gives workers back when another pod waits, and grows again when
+it leaves, the workers it does not run waiting in the API with a condition that says why; under
+aryl the spare GPUs go to the job with the most work left, as its trainer reports it
+(``berth.io/progress``) or as estimated from its duration, on Volcano Jobs and PyTorchJobs."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ from berth.k8s.scaling import ServeScaling
 from berth.k8s.server import Server
 from tests.builders import elastic_job_doc
 from tests.k8s.harness import Cluster, fast_options, node_doc, pod_doc, serving, wait_for
+from tests.k8s.test_kubeflow import pytorch_job_doc
 
 PROGRESS = "berth.io/progress"
 HELD = "held back by the edl scaling policy (target {} workers)"
@@ -278,3 +281,35 @@ def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluste
         # n1 is full with the job's two other workers: the job is cut to them.
         wait_for(lambda: scaling(server).holding.targets == {"default/train": 2})
         assert not cluster.api.evictions
+
+
+def test_aryl_scales_pytorch_jobs_by_their_reported_progress(cluster: Cluster):
+    # A PyTorchJob (elasticPolicy, one GPU per worker) beside a Volcano Job, on four GPUs:
+    # the one with more work left gets the two spare GPUs, written into its Worker replicas.
+    llama = pytorch_job_doc(
+        "llama", workers=3, master=False, elastic={"minReplicas": 1, "maxReplicas": 3}
+    )
+    llama["metadata"]["annotations"] = {**HOUR, PROGRESS: "0.1"}
+    container = llama["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    container["resources"] = {
+        "requests": {"cpu": "1", "nvidia.com/gpu": "1"},
+        "limits": {"nvidia.com/gpu": "1"},
+    }
+    cluster.add(gpu_node("n1", 4), llama, gpu_job("short", {**HOUR, PROGRESS: "0.9"}))
+    opts = fast_options(kubeflow=True, scaling=ScalingConfig("aryl", 0.05))
+
+    def replicas() -> int:
+        (job,) = [j for j in cluster.objects("PyTorchJob") if j["metadata"]["name"] == "llama"]
+        return int(job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"])
+
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        targets = scaling(server).holding.targets
+        wait_for(lambda: targets == {"default/llama": 3, "default/short": 1}, timeout=30)
+        wait_for(lambda: bound_workers(cluster, "llama") == 3 and replicas() == 3, timeout=30)
+        assert scaling(server).remaining.sources["default/llama"] == "progress"
+
+        cluster.patch(
+            "PyTorchJob", "default", "llama", {"metadata": {"annotations": {PROGRESS: "0.99"}}}
+        )
+        wait_for(lambda: targets == {"default/llama": 1, "default/short": 3}, timeout=30)
+        wait_for(lambda: bound_workers(cluster, "short") == 3 and replicas() == 1, timeout=30)
