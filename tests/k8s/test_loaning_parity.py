@@ -1,8 +1,10 @@
-"""Decision parity for capacity loaning under EDL's scaling policy: one scenario
+"""Decision parity for capacity loaning under a scaling policy: one scenario
 (tests/k8s/data/loaning-*) through ``berth simulate`` and through ``berth serve --loaning
---scaling edl`` on the real API server ends with the same nodes lent, the same node taken back,
-the same pods on the same nodes, the same training pod evicted and the elastic job's target of
-workers the same.
+--scaling edl|aryl`` on the real API server ends with the same nodes lent, the same node taken
+back, the same pods on the same nodes, the same training pod evicted and the elastic job's
+target of workers the same. Under edl the pods ask for cores; under aryl, which shares GPUs,
+for a GPU each too (on the cluster the elastic job's remaining work is estimated from its
+duration).
 
 On the cluster, each later part of the workload (``berth.io/submit-time``) is created once
 berth has settled with what came before: the training jobs once both idle inference nodes are
@@ -12,6 +14,8 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from berth.api.keys import SUBMIT_TIME_ANNOTATION
 from berth.api.objects import PodPhase
@@ -24,9 +28,18 @@ from tests.k8s.harness import Cluster, fast_options, serving, settle, wait_for
 from tests.k8s.test_parity import _documents
 
 DATA = Path(__file__).parent / "data"
-CLUSTER = DATA / "loaning-cluster.yaml"
-WORKLOAD = DATA / "loaning-workload.yaml"
-SCHEDULER = DATA / "loaning-scheduler.yaml"
+#: (cluster, workload, scheduler configuration) by scaling policy.
+SCENARIOS = {
+    "edl": ("loaning-cluster", "loaning-workload", "loaning-scheduler"),
+    "aryl": ("loaning-gpu-cluster", "loaning-gpu-workload", "loaning-aryl-scheduler"),
+}
+
+
+def files(policy: str) -> tuple[Path, Path, Path]:
+    cluster, workload, scheduler = SCENARIOS[policy]
+    return DATA / f"{cluster}.yaml", DATA / f"{workload}.yaml", DATA / f"{scheduler}.yaml"
+
+
 #: Simulated seconds: long after the second inference pod, long before any job ends.
 UNTIL = 100.0
 
@@ -36,8 +49,9 @@ class Outcome(dict):
     back, in order), target (the elastic job's workers)."""
 
 
-def simulated() -> Outcome:
-    inputs = load_inputs(InputSpec(cluster=str(CLUSTER), workloads=(str(WORKLOAD),)), SCHEDULER)
+def simulated(policy: str) -> Outcome:
+    cluster, workload, scheduler = files(policy)
+    inputs = load_inputs(InputSpec(cluster=str(cluster), workloads=(str(workload),)), scheduler)
     result = simulate(inputs, seed=0, until=UNTIL)
     assert result.loaning is not None
     bound = {
@@ -65,17 +79,18 @@ def pools(cluster: Cluster) -> dict[str, tuple[str, list[dict[str, Any]]]]:
     }
 
 
-def served(cluster: Cluster) -> Outcome:
-    docs: list[dict[str, Any]] = _documents(CLUSTER) + _documents(WORKLOAD)
+def served(cluster: Cluster, policy: str) -> Outcome:
+    cluster_file, workload, scheduler = files(policy)
+    docs: list[dict[str, Any]] = _documents(cluster_file) + _documents(workload)
     at = {
         id(d): float(d["metadata"].get("annotations", {}).get(SUBMIT_TIME_ANNOTATION, 0))
         for d in docs
     }
     cluster.add(*(d for d in docs if at[id(d)] == 0))
-    config = load_config(SCHEDULER)
+    config = load_config(scheduler)
     config.period = 0.02
     scaling = ScalingConfig.from_raw(config.simulation["scaling"], "-")
-    options = fast_options(loaning=read_config(SCHEDULER, config.period), scaling=scaling)
+    options = fast_options(loaning=read_config(scheduler, config.period), scaling=scaling)
     with serving(cluster, config, options) as server, cluster.kubelet():
         wait_for(
             lambda: (
@@ -109,16 +124,18 @@ def served(cluster: Cluster) -> Outcome:
         )
 
 
-def test_simulator_and_server_lend_and_reclaim_alike(cluster: Cluster):
-    expected = simulated()
-    assert served(cluster) == expected
+@pytest.mark.parametrize("policy", sorted(SCENARIOS))
+def test_simulator_and_server_lend_and_reclaim_alike(cluster: Cluster, policy: str):
+    expected = simulated(policy)
+    assert served(cluster, policy) == expected
 
 
-def test_the_scenario_lends_both_idle_nodes_and_takes_back_the_free_one():
+@pytest.mark.parametrize("policy", sorted(SCENARIOS))
+def test_the_scenario_lends_both_idle_nodes_and_takes_back_the_free_one(policy: str):
     """Guards the scenario: both idle nodes are lent, the one holding only an elastic
     worker above its minimum (cost 0) is taken back before the rigid pod's (cost 1), and the
     elastic job is cut to its minimum."""
-    outcome = simulated()
+    outcome = simulated(policy)
     assert outcome["lent"] == ["inf-b", "inf-c"]
     assert outcome["reclaimed"] == ["inf-c"]
     assert outcome["evicted"] == {"default/elastic-worker-0"}
