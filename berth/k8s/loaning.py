@@ -29,7 +29,7 @@ while inference pods wait.
 from __future__ import annotations
 
 import logging
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,9 @@ if TYPE_CHECKING:
     from berth.k8s.server import Server
 
 log = logging.getLogger("berth.k8s")
+
+#: How many of the latest waits, lends and reclaims a server keeps (for tests and debugging).
+RECORDS = 1000
 
 
 def read_config(path: Path, period: float) -> LoaningConfig:
@@ -103,11 +106,12 @@ class ServeLoaning:
         self.due = 0.0  # when the next idle check is due
         self._idle_since: dict[str, float] = {}
         self._waiting_since: dict[str, float] = {}  # inference pods not bound yet
-        #: Each inference pod's wait (first seen pending → seen bound), in seconds.
-        self.waits: list[float] = []
-        self.lends: list[tuple[float, str]] = []
-        self.reclaims: list[tuple[float, str, float]] = []  # time, node, cost
-        self.preempted: list[str] = []  # pods evicted by reclaims
+        #: The latest inference pods' waits (first seen pending → seen bound), in seconds, and
+        #: the latest lends and reclaims (the metrics count them all).
+        self.waits: deque[float] = deque(maxlen=RECORDS)
+        self.lends: deque[tuple[float, str]] = deque(maxlen=RECORDS)
+        self.reclaims: deque[tuple[float, str, float]] = deque(maxlen=RECORDS)  # time, node, cost
+        self._pool: tuple[tuple[int, int], dict[str, str]] = ((-1, -1), {})
         key = config.pool_label
         self._inference_toleration = Toleration(key, "Equal", config.inference_pool, "NoSchedule")
         self._lent_toleration = Toleration(key, "Equal", config.lent_pool, "NoSchedule")
@@ -115,14 +119,20 @@ class ServeLoaning:
     # ------------------------------------------------------------------ pools
 
     def pool(self) -> dict[str, str]:
-        """Inference nodes (lent or not) by name → their pool label value."""
+        """Inference nodes (lent or not) by name → their pool label value; read again only
+        when a node was added or changed (every cycle with inference pods waiting asks)."""
         state = self.scheduler.state
-        key, pools = self.config.pool_label, (self.config.inference_pool, self.config.lent_pool)
-        return {
-            node.name: node.labels[key]
-            for node in state.nodes[: state.n]
-            if node.labels.get(key) in pools
-        }
+        seen = (state.n, self.scheduler.admission_epoch)
+        if self._pool[0] != seen:
+            key = self.config.pool_label
+            pools = (self.config.inference_pool, self.config.lent_pool)
+            found = {
+                node.name: node.labels[key]
+                for node in state.nodes[: state.n]
+                if node.labels.get(key) in pools
+            }
+            self._pool = (seen, found)
+        return self._pool[1]
 
     @property
     def lent(self) -> set[str]:
@@ -307,9 +317,7 @@ class ServeLoaning:
 
     def _evict(self, name: str, pods: list[Pod]) -> None:
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
-        evicted = self.take_off(pods, reason)
-        self.preempted += [p.key for p in pods[:evicted]]
-        self.metrics.loaning_preempted.inc(evicted)
+        self.metrics.loaning_preempted.inc(self.take_off(pods, reason))
 
     # ------------------------------------------------------------------ writes
 

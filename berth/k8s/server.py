@@ -321,8 +321,8 @@ class Server:
             self.loaning.tick()
 
     def _scale_in(self, pods: list[Pod], reason: str) -> int:
-        """Evict running workers a scaling policy cut; how many were evicted (a refused
-        eviction leaves the worker where it is)."""
+        """Evict running workers a scaling policy cut (or training pods on a node loaning
+        takes back); how many were evicted (a refused eviction leaves the pod where it is)."""
         evicted = []
         for pod in pods:
             node = self.books.placed.get(pod.key)
