@@ -12,9 +12,12 @@ from typing import Any
 
 import pytest
 
-from berth.controllers.loaning_config import LoaningConfig
+from berth.cli import main
+from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.controllers.scaling.config import ScalingConfig
+from berth.input_failures import EXIT_INPUT
 from berth.k8s.kinds import Resource
+from berth.k8s.loaning import read_config
 from tests.builders import elastic_job_doc
 from tests.k8s.conftest import _clean, _running
 from tests.k8s.controlplane import CONTROLLERS, ControlPlane
@@ -284,3 +287,44 @@ def test_without_loaning_no_node_is_lent(apps: Cluster):
         wait_for(lambda: len(bound(apps, "chat-")) == 1)
         settle(server)
         assert server.loaning is None and lent(apps) == []
+
+
+READ_CASES = [
+    # (file text, the config read, or the error's text after "<file>: ")
+    (
+        "simulation:\n  loaning: {idleBeforeLend: 60, waitBound: 10}\n",
+        LoaningConfig(idle_before_lend=60.0, wait_bound=10.0),
+    ),
+    (
+        "poolLabel: example.com/pool\ncheckInterval: 5\n",
+        LoaningConfig("example.com/pool", check_interval=5.0),
+    ),
+    ("simulation:\n  scaling: {policy: edl}\n", "simulation.loaning: field required"),
+    ("simulation:\n  loaning: {waitBound: 1}\n", "simulation.loaning.waitBound: 1s cannot be kept"),
+    ("idleBeforeLend: soon\n", "simulation.loaning.idleBeforeLend: expected seconds >= 0"),
+    ("lentPool: inference\n", "simulation.loaning.lentPool: must differ from inferencePool"),
+    ("[unclosed\n", "cannot read:"),
+    ("- 1\n", "simulation.loaning: expected a mapping"),
+]
+
+
+@pytest.mark.parametrize(("text", "expected"), READ_CASES)
+def test_the_loaning_file_is_read_or_refused_in_one_line(tmp_path, text: str, expected: Any):
+    path = tmp_path / "loaning.yaml"
+    path.write_text(text)
+    if isinstance(expected, LoaningConfig):
+        assert read_config(path, period=1.0) == expected
+        return
+    with pytest.raises(LoaningConfigError) as caught:
+        read_config(path, period=1.0)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {expected}") and "\n" not in message, message
+
+
+def test_serve_refuses_a_bad_loaning_file_before_connecting(tmp_path, capsys):
+    path = tmp_path / "loaning.yaml"
+    path.write_text("simulation:\n  loaning: {checkInterval: 0}\n")
+    code = main(["serve", "--loaning", str(path), "--kubeconfig", str(tmp_path / "none")])
+    assert code == EXIT_INPUT
+    err = capsys.readouterr().err.strip()
+    assert err == f"error: {path}: simulation.loaning.checkInterval: expected seconds > 0"
