@@ -30,9 +30,9 @@ BENCH_SCENARIOS = (
 SCALING_INTERVAL = 60.0
 #: The edl scaling policy's ``maxLoadDesired``: the cluster's load that growth stays within.
 EDL_MAX_LOAD = 0.97
-#: The scaling policies ``berth serve`` can run (aryl needs each job's remaining work, which
-#: only the simulator knows).
-SERVE_SCALING_POLICIES = ("edl",)
+#: The scaling policies ``berth serve`` can run (aryl reads each job's remaining work from its
+#: trainer's berth.io/progress, or estimates it: berth.k8s.remaining).
+SERVE_SCALING_POLICIES = ("edl", "aryl")
 
 #: ``berth serve --kruise``: the pod webhook's port (Kruise's) and where deploy/kruise/webhook/
 #: mounts its serving certificate and key (a kubernetes.io/tls Secret).

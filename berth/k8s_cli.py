@@ -61,7 +61,7 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "--scaling",
         choices=SERVE_SCALING_POLICIES,
         help="scale elastic jobs with this policy (default: they grow as room appears; aryl "
-        "runs only in the simulator, which knows each job's remaining work)",
+        "reads each job's remaining work from its berth.io/progress annotation)",
     )
     serve.add_argument(
         "--scaling-interval",
@@ -134,6 +134,13 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="run JobSets (jobset.x-k8s.io/v1alpha2; the CRD and RBAC in deploy/jobset/): "
         "only where JobSet's own controller is not installed",
     )
+    serve.add_argument(
+        "--loaning",
+        type=Path,
+        metavar="FILE",
+        help="lend idle inference nodes to training and take them back for inference: FILE "
+        "holds a simulation.loaning section (docs/kubernetes.md#capacity-loaning)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -165,19 +172,22 @@ def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
 
 def _serve(args: argparse.Namespace) -> int:
     # Importing berth.k8s registers the plugins and actions the Framework below looks up.
+    from berth.controllers.loaning_config import LoaningConfigError
     from berth.controllers.scaling.config import ScalingConfig
     from berth.framework.config import ConfigError
     from berth.framework.config_files import load_config
     from berth.framework.framework import Framework
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
+    from berth.k8s.loaning import read_config
     from berth.k8s.server import ServeOptions, Server
     from berth.k8s.webhook import WebhookError
 
     try:
         config = load_config(args.config)
         Framework(config)
-    except (ConfigError, PluginArgumentError) as exc:
+        loaning = read_config(args.loaning, config.period) if args.loaning else None
+    except (ConfigError, PluginArgumentError, LoaningConfigError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     tuned = [
@@ -234,6 +244,7 @@ def _serve(args: argparse.Namespace) -> int:
         workload_api=args.workload_api,
         lws=args.lws,
         jobset=args.jobset,
+        loaning=loaning,
         scaling=(
             ScalingConfig(
                 args.scaling,

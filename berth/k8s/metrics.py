@@ -90,6 +90,34 @@ class Metrics:
             ["cause"],
             registry=r,
         )
+        self.aryl_jobs = Gauge(
+            "berth_aryl_jobs",
+            "Elastic jobs in aryl's last round, by where their remaining work came from "
+            "(progress: the trainer's berth.io/progress; estimate: berth.io/duration less the "
+            "work berth saw done; unknown: neither, run at their minimum).",
+            ["source"],
+            registry=r,
+        )
+        self.loaning_lends = Counter(
+            "berth_loaning_lends", "Inference nodes lent to training (--loaning).", registry=r
+        )
+        self.loaning_reclaims = Counter(
+            "berth_loaning_reclaims", "Lent nodes taken back for inference.", registry=r
+        )
+        self.loaning_preempted = Counter(
+            "berth_loaning_preempted_pods",
+            "Training pods evicted from nodes taken back for inference.",
+            registry=r,
+        )
+        self.loaning_lent_nodes = Gauge(
+            "berth_loaning_lent_nodes", "Inference nodes lent to training now.", registry=r
+        )
+        self.loaning_inference_wait = Histogram(
+            "berth_loaning_inference_wait_seconds",
+            "From an inference pod's first pending sight to its bind seen through the watch.",
+            buckets=LATENCY_BUCKETS,
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

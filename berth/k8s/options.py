@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from berth.controllers.loaning_config import LoaningConfig
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
 from berth.k8s.webhook import WebhookOptions
@@ -37,3 +38,4 @@ class ServeOptions:
     workload_api: bool = False  # read the Workload API's PodGroups (scheduling.k8s.io)
     lws: bool = False  # run LeaderWorkerSets
     jobset: bool = False  # run JobSets
+    loaning: LoaningConfig | None = None  # lend idle inference nodes to training

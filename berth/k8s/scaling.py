@@ -1,7 +1,8 @@
-"""Elastic jobs under a scaling policy in ``berth serve --scaling edl``.
+"""Elastic jobs under a scaling policy in ``berth serve --scaling edl|aryl``.
 
 The simulator's rules (``berth.sim.scaling``), against the API: every ``interval`` seconds, when
-what the policy sees has changed, EDL's round sets a target of workers for each elastic job the
+what the policy sees has changed, the policy's round sets a target of workers for each elastic
+job the
 Job controllers run (Volcano Jobs; with ``--kubeflow``, PyTorchJobs too, whose targets
 ``berth.k8s.kubeflow`` also writes into their Worker replicas), and ``Holding`` applies it.
 Workers beyond a target stay Pending in the API, out of the scheduler's sight, and their
@@ -11,8 +12,8 @@ controller replaces an evicted worker, and the replacement is held. An evicted w
 shutting down (its grace period, a deletionTimestamp) is load on its node but no longer one of
 the job's workers, so no round cuts it twice; a worker whose bind is in flight is not evicted.
 
-Only ``edl`` runs here: ``aryl`` values each extra worker by the completion time it saves, which
-needs each job's remaining work, and only the simulator knows that.
+``aryl`` values each extra worker by the completion time it saves: each job's remaining work
+comes from its trainer's report or an estimate (``berth.k8s.remaining``).
 """
 
 from __future__ import annotations
@@ -23,25 +24,16 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from berth.api.objects import FINAL_JOB_PHASES, Pod
+from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.view import ElasticJob, edl_targets, request_vector
-from berth.defaults import SERVE_SCALING_POLICIES
+from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets, request_vector
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
+from berth.k8s.cache import KubeStore
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.metrics import Metrics
-
-
-def unsupported(policy: str) -> str | None:
-    """Why ``berth serve`` cannot run a scaling policy (None: it can)."""
-    if policy in SERVE_SCALING_POLICIES:
-        return None
-    return (
-        f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_SCALING_POLICIES)} "
-        "(aryl needs each job's remaining work, which only the simulator knows)"
-    )
+from berth.k8s.remaining import RemainingWork
 
 
 class RunsOwner(Protocol):
@@ -71,11 +63,9 @@ class ServeScaling:
         controller: RunsOwner,
         take_off: Callable[[list[Pod], str], int],
         clock: Callable[[], float],
+        store: KubeStore,
         removable: Callable[[Pod], bool] = lambda pod: True,
     ) -> None:
-        why = unsupported(config.policy)
-        if why is not None:
-            raise ValueError(why)
         self.config = config
         self.scheduler = scheduler
         self.controller = controller
@@ -93,6 +83,12 @@ class ServeScaling:
         #: A pod was held since the held pods' conditions were last written.
         self.newly_held = False
         self._seen: tuple | None = None
+        self.remaining = RemainingWork(store, scheduler)
+        #: Under capacity loaning: the nodes training may use of those given, and whether a
+        #: waiting pod is training's (inference pods are no load for the policy).
+        self.training_rows: Callable[[np.ndarray], np.ndarray] = lambda rows: rows
+        self.is_training: Callable[[Pod], bool] = lambda pod: True
+        self.aryl = ArylRound(scheduler, lambda pod: self.is_training(pod), self._batch_job)
 
     # ------------------------------------------------------------------ pods
 
@@ -144,6 +140,9 @@ class ServeScaling:
             metrics.scaling_rounds.inc(record.rounds - rounds)
             metrics.scaling_scaled_in.inc(record.workers_removed - removed)
             metrics.scaling_held.set(self.holding.held_count())
+            if self.config.policy == "aryl":
+                for source, count in self.remaining.counts().items():
+                    metrics.aryl_jobs.labels(source).set(count)
 
     def tick(self) -> None:
         """A round, if the cluster changed since the last; the next is due ``interval``
@@ -155,6 +154,8 @@ class ServeScaling:
             if job is not None and job.key in self.scheduler.jobs
         ]
         live = {job.key for job in jobs}
+        if self.config.policy == "aryl":
+            self.remaining.observe([self.controller.runs[key].job for key in live], self.clock())
         for key in [k for k in self.holding.targets if k not in live]:
             self.holding.drop(key)
         for job in jobs:
@@ -164,7 +165,7 @@ class ServeScaling:
                 visible = self.holding.visible(job.key)
                 self.holding.targets[job.key] = min(max(visible, job.min_workers), job.max_workers)
         state = self.scheduler.state
-        rows = state.schedulable[: state.n].copy()
+        rows = self.training_rows(state.schedulable[: state.n].copy())
         seen = (
             tuple(state.requested[: state.n][rows].sum(axis=0).tolist()),
             len(self.scheduler.waiting),
@@ -172,20 +173,28 @@ class ServeScaling:
             state.structure_epoch,
             # the workers each job has (a worker starting to leave changes nothing above)
             tuple(self.holding.visible(job.key) for job in jobs),
+            # aryl: a trainer's new report of its progress
+            tuple(self.remaining.reported(job.key) for job in jobs)
+            if self.config.policy == "aryl"
+            else (),
         )
         if seen == self._seen or not jobs:
             self._seen = seen
             return
         self.holding.record.rounds += 1
-        departing = self._departing(jobs, rows)
-        targets = edl_targets(
-            self.scheduler,
-            self.holding,
-            jobs,
-            rows,
-            self.config.max_load_desired,
-            departing=departing,
-        )
+        if self.config.policy == "aryl":
+            batches = [self.controller.runs[job.key].job for job in jobs]
+            targets = self.aryl.targets([(b, self.remaining.remaining(b)) for b in batches], rows)
+        else:
+            targets = edl_targets(
+                self.scheduler,
+                self.holding,
+                jobs,
+                rows,
+                self.config.max_load_desired,
+                self.is_training,
+                departing=self._departing(jobs, rows),
+            )
         minimum = {job.key: job.min_workers for job in jobs}
         for key, target in targets.items():
             self.holding.apply(key, target, minimum[key])
@@ -194,6 +203,10 @@ class ServeScaling:
         # refused leaves the next round to try again.
         if all(self.holding.visible(k) <= t for k, t in self.holding.targets.items()):
             self._seen = seen
+
+    def _batch_job(self, key: str) -> BatchJob | None:
+        run = self.controller.runs.get(key)
+        return None if run is None else run.job
 
     def _departing(self, jobs: list[ElasticJob], rows: np.ndarray) -> np.ndarray:
         """(cpu, memory, GPU) of the jobs' workers on the nodes ``rows`` that are being

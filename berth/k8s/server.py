@@ -38,6 +38,7 @@ from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
+from berth.k8s.loaning import ServeLoaning
 from berth.k8s.lws import LeaderWorkerSets
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.options import ServeOptions
@@ -153,10 +154,12 @@ class Server:
                 JobRuns(self.controller, self.kubeflow),
                 self._scale_in,
                 clock,
+                self.store,
                 removable=lambda pod: pod.key not in self._in_flight,
             )
             self.books.holder = self.scaling
         self.colocation = None if options.colocation is None else attach(self, options.colocation)
+        self.loaning = ServeLoaning.attach(self) if options.loaning is not None else None
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
@@ -277,6 +280,8 @@ class Server:
             wait = min(wait, max(0.0, self.scaling.due - now))
         if self.colocation is not None and self.synced:
             wait = min(wait, max(0.0, self.colocation.due - now))
+        if self.loaning is not None and self.synced:
+            wait = min(wait, max(0.0, self.loaning.due - now))
         return wait
 
     def _drain(self, wait: float) -> None:
@@ -351,10 +356,12 @@ class Server:
         settles between rounds)."""
         if self.scaling is not None:
             self.scaling.serve(self.conditions, self.metrics)
+        if self.loaning is not None:
+            self.loaning.tick()
 
     def _scale_in(self, pods: list[Pod], reason: str) -> int:
-        """Evict running workers a scaling policy cut; how many were evicted (a refused
-        eviction leaves the worker where it is)."""
+        """Evict running workers a scaling policy cut (or training pods on a node loaning
+        takes back); how many were evicted (a refused eviction leaves the pod where it is)."""
         evicted = []
         for pod in pods:
             node = self.books.placed.get(pod.key)
@@ -362,13 +369,16 @@ class Server:
                 continue
             self.books.unplace(pod)
             if self._post_eviction(pod, node, reason):
-                evicted.append(pod)
+                evicted.append((pod, node))
         self._dirty = True
-        for pod in evicted:
+        for pod, node in evicted:
             try:
                 self.store.notify("Pod", WatchEvent.MODIFIED, pod)  # its controller replaces it
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("replacement not made", extra={"pod": pod.key, "error": str(exc)})
+            # As a session's victim: its room is handed on, binds there wait till it is gone.
+            self.books.released.add(pod.key)
+            self.victims.evicted(pod.key, node)
         return len(evicted)
 
     # ------------------------------------------------------------------ scheduler inputs
@@ -416,6 +426,8 @@ class Server:
                 self.binder.bind(released)
         if pod.bound_node or event == WatchEvent.DELETED:
             self.conditions.forget(pod)
+        if self.loaning is not None:
+            self.loaning.observe(pod)
         self.books.observe(event, pod)
 
     def _mark_dirty(self) -> None:
@@ -494,6 +506,8 @@ class Server:
                 log.error("admission not written", extra={"group": group.key, "error": str(exc)})
                 continue
             self.status.group_written(group)
+        if self.loaning is not None:
+            self.loaning.after_cycle()
 
     def _evict(self) -> set[str]:
         """Post the session's evictions before its binds; the controllers hear of the evicted

@@ -28,47 +28,20 @@ import numpy as np
 from berth.api.keys import DELETION_COST_ANNOTATION
 from berth.api.objects import GroupPhase, Node, Pod, PodPhase
 from berth.api.selectors import Taint, Toleration
+from berth.controllers.loaning import (
+    LENT_NODE_TAKEN_BACK,
+    FreeToRemove,
+    reclaim_order,
+    rigid,
+    server_costs,
+)
+from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.scheduler import Scheduler
 from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent, pending_copy
 from berth.sim.events import Ev, EventQueue
-from berth.sim.loaning_config import LoaningConfig
-
-#: Whether a pod can leave its job without costing the job its work. Rigid pods cannot.
-FreeToRemove = Callable[[Pod], bool]
 
 ACTIVE = (PodPhase.BOUND, PodPhase.RUNNING)
-#: How the reason of a pod evicted by a reclaim begins (``berth.metrics.summary`` counts them).
-LENT_NODE_TAKEN_BACK = "lent node "
-
-
-def rigid(pod: Pod) -> bool:
-    """No pod of a rigid job is free to remove (the predicate without elastic jobs)."""
-    return False
-
-
-def server_costs(
-    pods_by_node: dict[str, list[Pod]],
-    job_pods: dict[str, list[Pod]],
-    free_to_remove: FreeToRemove = rigid,
-) -> dict[str, float]:
-    """Each node's preemption cost: over the pods on it that are not free to remove, the
-    share of its job each holds (its GPUs / the job's bound GPUs; 1 / the job's bound pods for
-    a job without GPUs). ``job_pods`` maps a job key to its bound pods."""
-    weights: dict[str, float] = {}
-    for pods in job_pods.values():
-        gpus = sum(p.requests.get(GPU, 0) for p in pods)
-        for pod in pods:
-            weights[pod.ref] = pod.requests.get(GPU, 0) / gpus if gpus else 1 / len(pods)
-    return {
-        node: sum(weights.get(p.ref, 0.0) for p in pods if not free_to_remove(p))
-        for node, pods in pods_by_node.items()
-    }
-
-
-def reclaim_order(costs: dict[str, float]) -> list[str]:
-    """Nodes cheapest first; equal costs by name, so a run stays deterministic."""
-    return sorted(costs, key=lambda node: (costs[node], node))
 
 
 @dataclass(slots=True)

@@ -11,20 +11,16 @@ a round.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
 
 from berth.api.objects import BatchJob, Pod
-from berth.controllers.scaling import aryl
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
-from berth.framework.job_info import JobInfo
+from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
 from berth.framework.scheduler import Scheduler
-from berth.resources import GPU
 from berth.sim.agent import Clock, NodeAgent
 from berth.sim.elastic import ElasticProgress, JobProgress
 from berth.sim.events import Ev, EventQueue
@@ -70,8 +66,7 @@ class Scaler:
         #: Elastic jobs the scheduler knows (their PodGroup arrived) that have not ended.
         self.live: dict[str, JobProgress] = {}
         self._seen: tuple | None = None
-        self._waiting: dict[str, aryl.WaitingJob | None] = {}
-        self._gpus: dict[str, int] = {}  # whole GPUs of one worker, by elastic job
+        self.aryl = ArylRound(scheduler, self._is_training, self.batch_jobs.get)
         queue.push(0.0, Ev.TICK, self._tick)
 
     # ------------------------------------------------------------------ pods
@@ -119,7 +114,6 @@ class Scaler:
         for key in [k for k, progress in live.items() if progress.done]:
             del live[key]
             self.holding.drop(key)
-            self._gpus.pop(key, None)
         if not live:
             return
         self.holding.record.rounds += 1
@@ -152,71 +146,9 @@ class Scaler:
         return self.loaning is None or not self.loaning.is_inference(pod)
 
     def _aryl(self, live: dict[str, JobProgress], rows: np.ndarray) -> dict[str, int]:
-        state = self.scheduler.state
         now = self.clock.now
-        free = np.zeros(0)
-        if state.gpu_column < state.width:
-            free = np.maximum(state.free[: state.n][rows, state.gpu_column], 0)
-        idle = int(np.floor(free / 1000).sum())
-        jobs, waiting = [], []
-        for key, progress in live.items():
-            spec = progress.spec
-            job = self.scheduler.jobs.get(key)
-            bound = 0 if job is None else len(job.bound)
-            started = bound >= spec.min_workers
-            gpus = self._gpus.get(key)
-            if gpus is None:
-                gpus = self._gpus[key] = math.ceil(worker_request(progress.job)[2] / 1000)
-            remaining = self.elastic.remaining(key, now)
-            jobs.append(
-                aryl.ElasticJob(
-                    key,
-                    spec.min_workers,
-                    spec.max_workers,
-                    bound if started else 0,
-                    gpus,
-                    remaining,
-                    spec.throughput,
-                    spec.pause,
-                    waiting=not started,
-                )
-            )
-            if not started:
-                duration = remaining / spec.throughput.speed(spec.min_workers)
-                waiting.append(aryl.WaitingJob(key, spec.min_workers * gpus, duration))
-        for key, job in self.scheduler.waiting.items():
-            if key in live or len(job.bound) >= job.group.min_member:
-                continue
-            entry = self._waiting_job(job)
-            if entry is not None:
-                waiting.append(entry)
-        return aryl.scale(jobs, waiting, idle)
-
-    def _waiting_job(self, job: JobInfo) -> aryl.WaitingJob | None:
-        """A waiting rigid training job as phase 1 sees it: the GPUs of its minimum and its
-        run time (a Job's from its task templates while the Job controller has made no pods
-        yet). None for inference and for jobs without a run time. Kept per job once its pods
-        are known, since a backlog is asked about every round."""
-        key = job.key
-        if key in self._waiting:
-            return self._waiting[key]
-        if job.pending:
-            pod = job.pending.first()
-            if not self._is_training(pod) or pod.duration is None:
-                entry = None
-            else:
-                gpus = math.ceil(pod.requests.get(GPU, 0) / 1000) * max(job.group.min_member, 1)
-                entry = aryl.WaitingJob(key, gpus, pod.duration)
-            self._waiting[key] = entry
-            return entry
-        batch = self.batch_jobs.get(key)
-        durations = [t.template.duration for t in batch.tasks] if batch is not None else []
-        if not durations or None in durations:
-            return None
-        state = self.scheduler.state
-        request = job.min_request(state)
-        gpus = request[state.gpu_column] if state.gpu_column < len(request) else 0
-        return aryl.WaitingJob(key, math.ceil(gpus / 1000), max(durations))
+        jobs = [(progress.job, self.elastic.remaining(key, now)) for key, progress in live.items()]
+        return self.aryl.targets(jobs, rows)
 
     def summary(self) -> dict[str, int | str]:
         return self.holding.record.summary(self.holding.held_count())

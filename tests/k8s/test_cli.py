@@ -60,7 +60,7 @@ def test_serve_refuses_a_bad_configuration(tmp_path: Path, capsys):
 @pytest.mark.parametrize(
     "arguments,message",
     [
-        (["--scaling", "aryl"], "argument --scaling: invalid choice: 'aryl'"),
+        (["--scaling", "greedy"], "argument --scaling: invalid choice: 'greedy'"),
         (["--scaling", "edl", "--max-load-desired", "0"], "0 must be in (0, 1]"),
         (["--scaling", "edl", "--scaling-interval", "-5"], "-5 must be > 0"),
         (["--scaling", "edl", "--scaling-interval", "soon"], "'soon' is not a"),

@@ -13,6 +13,7 @@ from pathlib import Path
 import yaml
 
 from berth.cli import _parser
+from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.config import parse_config
 from berth.framework.framework import Framework
 from berth.k8s.kinds import COMMAND, JOB, KRUISE, POD_GROUP, QUEUE
@@ -234,3 +235,61 @@ def test_kruise_rbac_grants_exactly_what_serve_kruise_needs():
     """Checked without a cluster: a verb dropped from (or added to) deploy/kruise/rbac.yaml
     fails here; test_kruise.py checks the same rules against the requests berth makes."""
     assert _granted(DEPLOY / "kruise" / "rbac.yaml") == _kruise_needs()
+
+
+def test_rbac_allows_what_capacity_loaning_does(cluster: Cluster):
+    """``--loaning`` patches nodes (lend, reclaim), patches inference pods (their deletion
+    cost) and evicts training pods: each verb is in deploy/rbac.yaml, and the API server,
+    applying it, refuses none."""
+    inference = {"berth.io/pool": "inference"}
+    chat = {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": "chat", "namespace": "default"},
+        "spec": {
+            "schedulerName": "berth",
+            "tasks": [
+                {
+                    "name": "server",
+                    "replicas": 1,
+                    "template": {
+                        "spec": {
+                            "nodeSelector": inference,
+                            "containers": [
+                                {
+                                    "name": "c",
+                                    "image": "server",
+                                    "resources": {"requests": {"cpu": "2"}},
+                                }
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+    }
+    burst = pod_doc("burst", cpu="2")
+    burst["spec"]["nodeSelector"] = inference
+    cluster.add(node_doc("inf-a", cpu="2", **inference), node_doc("inf-b", cpu="2", **inference))
+    cluster.add(chat)
+    loaning = LoaningConfig(idle_before_lend=0.2, check_interval=0.05, wait_bound=5.0)
+    server = Server(cluster.client(), config(), fast_options(loaning=loaning))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        with cluster.kubelet():
+            wait_for(lambda: server.loaning is not None and server.loaning.lent == {"inf-b"})
+            cluster.add(pod_doc("train", cpu="2"))
+            wait_for(lambda: cluster.bindings().get("default/train") == "inf-b")
+            cluster.add(burst)
+            wait_for(lambda: cluster.bindings().get("default/burst") == "inf-b")
+            settle(server)
+    finally:
+        server.stop()
+        thread.join(10)
+    used = {_verb(method, path) for method, path in cluster.api.log}
+    missing = used - _granted()
+    assert not missing, missing
+    forbidden = [(method, path) for method, path, status in cluster.api.answers if status == 403]
+    assert not forbidden, forbidden
+    assert {("", "nodes", "patch"), ("", "pods", "patch"), ("", "pods/eviction", "create")} <= used

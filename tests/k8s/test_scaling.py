@@ -1,6 +1,8 @@
-"""``berth serve --scaling edl`` against the real API server: an elastic Volcano Job grows to fill
-the cluster, gives workers back when another pod waits, and grows again when it leaves; the
-workers it does not run wait in the API with a condition that says why."""
+"""``berth serve --scaling edl|aryl`` against the real API server: under edl an elastic Volcano
+Job grows to fill the cluster, gives workers back when another pod waits, and grows again when
+it leaves, the workers it does not run waiting in the API with a condition that says why; under
+aryl the spare GPUs go to the job with the most work left, as its trainer reports it
+(``berth.io/progress``) or as estimated from its duration, on Volcano Jobs and PyTorchJobs."""
 
 from __future__ import annotations
 
@@ -12,8 +14,10 @@ from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.scaling import ServeScaling
 from berth.k8s.server import Server
 from tests.builders import elastic_job_doc
-from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, serving, wait_for
+from tests.k8s.harness import Cluster, fast_options, node_doc, pod_doc, serving, wait_for
+from tests.k8s.test_kubeflow import pytorch_job_doc
 
+PROGRESS = "berth.io/progress"
 HELD = "held back by the edl scaling policy (target {} workers)"
 
 
@@ -104,9 +108,97 @@ def test_without_a_policy_an_elastic_job_takes_what_fits(cluster: Cluster):
         assert not server.store.skipped
 
 
-def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
-    with pytest.raises(ValueError, match="aryl needs each job's remaining work"):
-        Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("aryl")))
+def gpu_node(name: str, gpus: int) -> dict[str, Any]:
+    doc = node_doc(name, cpu="16", memory="64Gi")
+    doc["status"]["allocatable"]["nvidia.com/gpu"] = str(gpus)
+    return doc
+
+
+def gpu_job(name: str, annotations: dict[str, str]) -> dict[str, Any]:
+    """Four workers of one GPU, at least one; ``annotations`` say what is known of its work."""
+    doc = elastic_job_doc(
+        {"cpu": "1", "nvidia.com/gpu": "1"},
+        min_available=1,
+        annotations=annotations,
+        namespace="default",
+        uid=f"{name}-uid",
+    )
+    doc["metadata"]["name"] = name
+    doc["spec"]["schedulerName"] = "berth"
+    (container,) = doc["spec"]["tasks"][0]["template"]["spec"]["containers"]
+    container["resources"]["limits"] = {"nvidia.com/gpu": "1"}  # the API wants GPUs' limits
+    return doc
+
+
+def bound_workers(cluster: Cluster, job: str) -> int:
+    return sum(
+        1
+        for name, pod in pods(cluster).items()
+        if name.startswith(f"{job}-worker-")
+        and pod["spec"].get("nodeName")
+        and not pod["metadata"].get("deletionTimestamp")
+    )
+
+
+HOUR = {"berth.io/duration": "3600"}
+
+
+def test_aryl_gives_the_spare_gpus_to_the_job_with_the_most_work_left(cluster: Cluster):
+    # Four GPUs, two jobs at one worker each: the two spare GPUs go where they save the most
+    # time. "short" reports 90% done; "long" reports nothing and is estimated from its
+    # duration (it has barely run).
+    cluster.add(
+        gpu_node("n1", 4),
+        gpu_job("short", {**HOUR, "berth.io/progress": "0.9"}),
+        gpu_job("long", HOUR),
+    )
+    opts = fast_options(scaling=ScalingConfig("aryl", 0.05))
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        targets = scaling(server).holding.targets
+        wait_for(lambda: targets == {"default/short": 1, "default/long": 3})
+        wait_for(
+            lambda: bound_workers(cluster, "long") == 3 and bound_workers(cluster, "short") == 1
+        )
+        assert scaling(server).remaining.sources == {
+            "default/short": "progress",
+            "default/long": "estimate",
+        }
+        exposition = server.metrics.exposition().decode()
+        assert 'berth_aryl_jobs{source="progress"} 1.0' in exposition
+        assert 'berth_aryl_jobs{source="estimate"} 1.0' in exposition
+
+        # The trainers report again: "long" is nearly done, "short" has most of its work
+        # left. The new reports alone make the policy look again, and the GPUs move.
+        cluster.patch("Job", "default", "long", {"metadata": {"annotations": {PROGRESS: "0.99"}}})
+        cluster.patch("Job", "default", "short", {"metadata": {"annotations": {PROGRESS: "0.1"}}})
+        wait_for(lambda: targets == {"default/short": 3, "default/long": 1})
+        wait_for(
+            lambda: bound_workers(cluster, "long") == 1 and bound_workers(cluster, "short") == 3
+        )
+        assert scaling(server).holding.record.workers_removed == 2
+        assert set(scaling(server).remaining.sources.values()) == {"progress"}
+
+
+def test_aryl_runs_a_job_whose_work_is_unknown_at_its_minimum(
+    cluster: Cluster, caplog: pytest.LogCaptureFixture
+):
+    # No duration, no report: nothing values an extra worker, though three GPUs are idle.
+    cluster.add(gpu_node("n1", 4), gpu_job("blind", {}))
+    opts = fast_options(scaling=ScalingConfig("aryl", 0.05))
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        wait_for(lambda: scaling(server).holding.record.rounds >= 1)
+        wait_for(lambda: bound_workers(cluster, "blind") == 1)
+        assert scaling(server).holding.targets == {"default/blind": 1}
+        assert scaling(server).remaining.sources == {"default/blind": "unknown"}
+        wait_for(
+            lambda: 'berth_aryl_jobs{source="unknown"} 1.0' in server.metrics.exposition().decode()
+        )
+        # A bad report is not read, and the log says so: the job stays unknown.
+        cluster.patch("Job", "default", "blind", {"metadata": {"annotations": {PROGRESS: "90%"}}})
+        wait_for(lambda: "progress not read" in caplog.text)
+        assert scaling(server).remaining.reported("default/blind") is None
+        assert scaling(server).remaining.sources == {"default/blind": "unknown"}
+        assert scaling(server).holding.targets == {"default/blind": 1}
 
 
 def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):
@@ -189,3 +281,35 @@ def test_workers_leaving_a_cordoned_node_are_not_taken_off_the_load_twice(cluste
         # n1 is full with the job's two other workers: the job is cut to them.
         wait_for(lambda: scaling(server).holding.targets == {"default/train": 2})
         assert not cluster.api.evictions
+
+
+def test_aryl_scales_pytorch_jobs_by_their_reported_progress(cluster: Cluster):
+    # A PyTorchJob (elasticPolicy, one GPU per worker) beside a Volcano Job, on four GPUs:
+    # the one with more work left gets the two spare GPUs, written into its Worker replicas.
+    llama = pytorch_job_doc(
+        "llama", workers=3, master=False, elastic={"minReplicas": 1, "maxReplicas": 3}
+    )
+    llama["metadata"]["annotations"] = {**HOUR, PROGRESS: "0.1"}
+    container = llama["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]["containers"][0]
+    container["resources"] = {
+        "requests": {"cpu": "1", "nvidia.com/gpu": "1"},
+        "limits": {"nvidia.com/gpu": "1"},
+    }
+    cluster.add(gpu_node("n1", 4), llama, gpu_job("short", {**HOUR, PROGRESS: "0.9"}))
+    opts = fast_options(kubeflow=True, scaling=ScalingConfig("aryl", 0.05))
+
+    def replicas() -> int:
+        (job,) = [j for j in cluster.objects("PyTorchJob") if j["metadata"]["name"] == "llama"]
+        return int(job["spec"]["pytorchReplicaSpecs"]["Worker"]["replicas"])
+
+    with serving(cluster, options=opts) as server, cluster.kubelet():
+        targets = scaling(server).holding.targets
+        wait_for(lambda: targets == {"default/llama": 3, "default/short": 1}, timeout=30)
+        wait_for(lambda: bound_workers(cluster, "llama") == 3 and replicas() == 3, timeout=30)
+        assert scaling(server).remaining.sources["default/llama"] == "progress"
+
+        cluster.patch(
+            "PyTorchJob", "default", "llama", {"metadata": {"annotations": {PROGRESS: "0.99"}}}
+        )
+        wait_for(lambda: targets == {"default/llama": 1, "default/short": 3}, timeout=30)
+        wait_for(lambda: bound_workers(cluster, "short") == 3 and replicas() == 1, timeout=30)

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from berth.api.manifest import Manifests, parse_documents
 from berth.api.objects import GroupPhase, PodGroup, PodPhase
 from berth.api.selectors import Taint
+from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.config_files import load_config
 from berth.sim.config import SimConfig, SimConfigError
 from berth.sim.engine import Simulation
 from berth.sim.loaning import reclaim_order, rigid, server_costs
-from berth.sim.loaning_config import LoaningConfig
 from tests.builders import elastic_job_doc, node, pod
 
 POOL = "berth.io/pool"

@@ -1,8 +1,10 @@
 """The cluster as a scaling policy sees it, read from the Scheduler: (cpu, memory, GPU) of
-nodes, of waiting pods and of one worker; and the ``edl`` round both backends run on it."""
+nodes, of waiting pods and of one worker; and the ``edl`` and ``aryl`` rounds both backends
+run on it."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
@@ -10,8 +12,9 @@ import numpy as np
 
 from berth.api.objects import BatchJob, Pod
 from berth.cluster.state import ClusterState
-from berth.controllers.scaling import edl
+from berth.controllers.scaling import aryl, edl
 from berth.controllers.scaling.holding import Holding
+from berth.framework.job_info import JobInfo
 from berth.framework.scheduler import Scheduler
 from berth.resources import CPU, GPU, MEMORY
 
@@ -97,3 +100,97 @@ def edl_targets(
     )
     diff = edl.scale(planned, load, max_load)
     return {job.key: job.workers + diff[job.key] for job in planned}
+
+
+class ArylRound:
+    """Aryl's inputs read from the Scheduler, for both backends; what differs is how a job's
+    remaining work is known (the simulator integrates it, ``berth serve`` reads the trainer's
+    report or estimates it). ``is_training(pod)`` excludes inference pods from phase 1;
+    ``batch_job(key)`` is the Job behind a waiting job whose pods are not made yet."""
+
+    def __init__(
+        self,
+        scheduler: Scheduler,
+        is_training: Callable[[Pod], bool],
+        batch_job: Callable[[str], BatchJob | None],
+    ) -> None:
+        self.scheduler = scheduler
+        self.is_training = is_training
+        self.batch_job = batch_job
+        self._waiting: dict[str, aryl.WaitingJob | None] = {}
+
+    def targets(
+        self, jobs: Iterable[tuple[BatchJob, float | None]], rows: np.ndarray
+    ) -> dict[str, int]:
+        """Each elastic job's target over the nodes ``rows``: ``jobs`` pairs each live elastic
+        job with its remaining one-worker seconds (None: unknown, which values no extra worker
+        and puts the job last in phase 1)."""
+        state = self.scheduler.state
+        free = np.zeros(0)
+        if state.gpu_column < state.width:
+            free = np.maximum(state.free[: state.n][rows, state.gpu_column], 0)
+        idle = int(np.floor(free / 1000).sum())
+        elastic, waiting, live = [], [], set()
+        for batch, remaining in jobs:
+            spec = batch.elastic
+            assert spec is not None
+            key = batch.key
+            live.add(key)
+            job = self.scheduler.jobs.get(key)
+            bound = 0 if job is None else len(job.bound)
+            started = bound >= spec.min_workers
+            gpus = math.ceil(worker_request(batch)[2] / 1000)
+            left = 0.0 if remaining is None else remaining
+            elastic.append(
+                aryl.ElasticJob(
+                    key,
+                    spec.min_workers,
+                    spec.max_workers,
+                    bound if started else 0,
+                    gpus,
+                    left,
+                    spec.throughput,
+                    spec.pause,
+                    waiting=not started,
+                )
+            )
+            if not started:
+                duration = (
+                    math.inf
+                    if remaining is None
+                    else left / spec.throughput.speed(spec.min_workers)
+                )
+                waiting.append(aryl.WaitingJob(key, spec.min_workers * gpus, duration))
+        for key, job in self.scheduler.waiting.items():
+            if key in live or len(job.bound) >= job.group.min_member:
+                continue
+            entry = self._waiting_job(job)
+            if entry is not None:
+                waiting.append(entry)
+        return aryl.scale(elastic, waiting, idle)
+
+    def _waiting_job(self, job: JobInfo) -> aryl.WaitingJob | None:
+        """A waiting rigid training job as phase 1 sees it: the GPUs of its minimum and its
+        run time (a Job's from its task templates while the Job controller has made no pods
+        yet). None for inference and for jobs without a run time. Kept per job once its pods
+        are known, since a backlog is asked about every round."""
+        key = job.key
+        if key in self._waiting:
+            return self._waiting[key]
+        if job.pending:
+            pod = job.pending.first()
+            if not self.is_training(pod) or pod.duration is None:
+                entry = None
+            else:
+                gpus = math.ceil(pod.requests.get(GPU, 0) / 1000) * max(job.group.min_member, 1)
+                entry = aryl.WaitingJob(key, gpus, pod.duration)
+            self._waiting[key] = entry
+            return entry
+        batch = self.batch_job(key)
+        durations = [t.template.duration for t in batch.tasks] if batch is not None else []
+        if not durations or None in durations:
+            return None
+        state = self.scheduler.state
+        request = job.min_request(state)
+        gpus = request[state.gpu_column] if state.gpu_column < len(request) else 0
+        return aryl.WaitingJob(key, math.ceil(gpus / 1000), max(durations))

@@ -1,0 +1,46 @@
+"""The cost of taking a lent node back from training (capacity loaning, docs/loaning.md),
+shared by the simulator (``berth.sim.loaning``) and ``berth serve`` (``berth.k8s.loaning``):
+over the jobs with pods on the node, the share of each job that is lost; pods free to remove
+(an elastic job's workers above its minimum) cost nothing. Nodes go cheapest first."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from berth.api.objects import Pod
+from berth.resources import GPU
+
+#: Whether a pod can leave its job without costing the job its work. Rigid pods cannot.
+FreeToRemove = Callable[[Pod], bool]
+
+#: How the reason of a pod evicted by a reclaim begins (``berth.metrics.summary`` counts them).
+LENT_NODE_TAKEN_BACK = "lent node "
+
+
+def rigid(pod: Pod) -> bool:
+    """No pod of a rigid job is free to remove (the predicate without elastic jobs)."""
+    return False
+
+
+def server_costs(
+    pods_by_node: dict[str, list[Pod]],
+    job_pods: dict[str, list[Pod]],
+    free_to_remove: FreeToRemove = rigid,
+) -> dict[str, float]:
+    """Each node's preemption cost: over the pods on it that are not free to remove, the
+    share of its job each holds (its GPUs / the job's bound GPUs; 1 / the job's bound pods for
+    a job without GPUs). ``job_pods`` maps a job key to its bound pods."""
+    weights: dict[str, float] = {}
+    for pods in job_pods.values():
+        gpus = sum(p.requests.get(GPU, 0) for p in pods)
+        for pod in pods:
+            weights[pod.ref] = pod.requests.get(GPU, 0) / gpus if gpus else 1 / len(pods)
+    return {
+        node: sum(weights.get(p.ref, 0.0) for p in pods if not free_to_remove(p))
+        for node, pods in pods_by_node.items()
+    }
+
+
+def reclaim_order(costs: dict[str, float]) -> list[str]:
+    """Nodes cheapest first; equal costs by name, so a run stays deterministic."""
+    return sorted(costs, key=lambda node: (costs[node], node))
