@@ -209,7 +209,7 @@ def _serve(args: argparse.Namespace) -> int:
         print(f"warning: {warning}", file=sys.stderr)
     colocation = None
     if args.colocation is not None:
-        from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
+        from berth.controllers.colocation_config import ColocationConfig, ColocationConfigError
 
         try:
             source = config if not args.colocation else load_config(Path(args.colocation))

@@ -36,11 +36,11 @@ from berth.api.keys import RESOURCE_STATUS_ANNOTATION
 from berth.api.objects import FINAL_POD_PHASES, Pod, PodPhase
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY, LOW_BANDS, QoS, band_of
 from berth.cluster.batch import HighPriority, batch_allocatable
+from berth.controllers.colocation_config import ColocationConfig
 from berth.k8s.client import MERGE_PATCH, ApiError
 from berth.k8s.kinds import NODE
 from berth.k8s.usage_source import UsageReading, UsageSource
 from berth.resources import CPU, MEMORY, QuantityError, to_canonical
-from berth.sim.colocation_config import ColocationConfig
 
 if TYPE_CHECKING:
     from berth.k8s.server import Server

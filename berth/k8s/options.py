@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from berth.controllers.colocation_config import ColocationConfig
 from berth.controllers.loaning_config import LoaningConfig
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
 from berth.k8s.webhook import WebhookOptions
-from berth.sim.colocation_config import ColocationConfig
 
 
 @dataclass(slots=True)

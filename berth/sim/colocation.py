@@ -32,10 +32,10 @@ from berth.api.objects import Pod
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY
 from berth.cluster.batch import HighPriority, batch_allocatable
 from berth.cluster.usage import NodeUsage
+from berth.controllers.colocation_config import ColocationConfig
 from berth.framework.scheduler import Scheduler
 from berth.resources import CPU, MEMORY
 from berth.sim.agent import Clock, NodeAgent, pending_copy
-from berth.sim.colocation_config import ColocationConfig
 from berth.sim.events import Ev, EventQueue
 
 MEMORY_EVICTION = "memory"

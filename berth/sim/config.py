@@ -8,10 +8,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.api.objects import Node, Pod
+from berth.controllers.colocation_config import ColocationConfig, ColocationConfigError
 from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
 from berth.durations import non_negative
-from berth.sim.colocation_config import ColocationConfig, ColocationConfigError
 from berth.sim.preemption_config import PreemptionConfig, PreemptionConfigError
 
 

@@ -20,9 +20,9 @@ import pytest
 from berth.api.keys import RESOURCE_STATUS_ANNOTATION
 from berth.api.qos import BATCH_CPU, BATCH_MEMORY, QOS_LABEL
 from berth.cli import main
+from berth.controllers.colocation_config import ColocationConfig
 from berth.k8s.colocation import status_batch
 from berth.k8s.usage_source import ANNOTATIONS, USAGE_ANNOTATION
-from berth.sim.colocation_config import ColocationConfig
 from tests.k8s.harness import (
     Cluster,
     config,

@@ -28,9 +28,9 @@ from berth.api.usage import (
     UsageProfile,
     parse_usage_curve,
 )
+from berth.controllers.colocation_config import ColocationConfig
 from berth.framework.config_files import load_config
 from berth.resources import CPU, MEMORY, to_canonical
-from berth.sim.colocation_config import ColocationConfig
 from berth.sim.inputs import InputSpec
 from berth.sim.run import load_inputs, simulate
 from tests.k8s.harness import Cluster, fast_options, serving, settle, wait_for

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from berth.cluster.batch import ReclaimPolicy
+from berth.controllers.colocation_config import ColocationConfig
 from berth.k8s.client import ApiError
 from berth.k8s.colocation import (
     CPU_EVICTION,
@@ -28,7 +29,6 @@ from berth.k8s.usage_source import (
     UsageSource,
     parse_usage,
 )
-from berth.sim.colocation_config import ColocationConfig
 
 G = 10**9
 GI = 2**30

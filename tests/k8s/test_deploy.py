@@ -13,12 +13,12 @@ from pathlib import Path
 import yaml
 
 from berth.cli import _parser
+from berth.controllers.colocation_config import ColocationConfig
 from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.config import parse_config
 from berth.framework.framework import Framework
 from berth.k8s.kinds import COMMAND, JOB, KRUISE, POD_GROUP, QUEUE
 from berth.k8s.server import Server
-from berth.sim.colocation_config import ColocationConfig
 from tests.k8s import dra_docs
 from tests.k8s.harness import (
     Cluster,
