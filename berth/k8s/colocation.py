@@ -352,7 +352,7 @@ def attach(server: Server, config: ColocationConfig) -> ServeColocation:
     server.options.annotate.append(resource_status)
 
     def evict(pods: list[Pod], reason: str) -> int:
-        evicted = server._scale_in(pods, reason)
+        evicted = server.evict_running(pods, reason)
         for pod in pods:
             if pod.phase == PodPhase.EVICTED:
                 # Not accounted again while its kubelet stops it (as a session's victims).

@@ -158,7 +158,7 @@ class ServeLoaning:
             server.scheduler,
             server.store,
             JobRuns(server.controller, server.kubeflow),
-            server._scale_in,
+            server.evict_running,
             server.clock,
             server.metrics,
         )

@@ -32,21 +32,18 @@ from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.colocation import attach
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.dra import LiveClaims
+from berth.k8s.evictions import Evictions
 from berth.k8s.informer import Event, Informer
-from berth.k8s.jobset import JobSets
 from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
-from berth.k8s.kruise import KruiseWorkloads
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
 from berth.k8s.loaning import ServeLoaning
-from berth.k8s.lws import LeaderWorkerSets
 from berth.k8s.metrics import HealthServer, Metrics
+from berth.k8s.opt_in import OptInWorkloads
 from berth.k8s.options import ServeOptions
 from berth.k8s.scaling import JobRuns, ServeScaling
-from berth.k8s.sidecarset import SidecarSets
 from berth.k8s.status import StatusWriter
 from berth.k8s.victims import VictimHold
-from berth.k8s.webhook import WebhookServer
 from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
@@ -96,20 +93,11 @@ class Server:
         self.status = StatusWriter(self.store, self.scheduler, self.controller)
         self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
         self.store.watch("Command", lambda _, c: self.status.jobs.add(f"{c.namespace}/{c.target}"))
-        self.kruise: KruiseWorkloads | None = None
-        if options.kruise:
-            self.kruise = KruiseWorkloads(self.store, clock, self._at)
-        self.sidecars: SidecarSets | None = None
-        self.webhook: WebhookServer | None = None
-        if options.kruise and options.webhook is not None:
-            self.sidecars = SidecarSets(self.store, clock, self._at)
-            self.webhook = WebhookServer(options.webhook, self.sidecars.admit, lambda: self.synced)
-        self.lws = LeaderWorkerSets(self.store, clock, self._at) if options.lws else None
-        self.jobsets = JobSets(self.store, clock, self._at) if options.jobset else None
+        self.workloads = OptInWorkloads(self.store, clock, self._at, options, lambda: self.synced)
         self.watched = watched(
             kruise=options.kruise,
             kubeflow=options.kubeflow,
-            sidecars=self.sidecars is not None,
+            sidecars=self.workloads.sidecars is not None,
             dra=options.dra,
             workload_api=options.workload_api,
             lws=options.lws,
@@ -152,7 +140,7 @@ class Server:
                 self.scheduler,
                 self.books,
                 JobRuns(self.controller, self.kubeflow),
-                self._scale_in,
+                self.evict_running,
                 clock,
                 self.store,
                 removable=lambda pod: pod.key not in self._in_flight,
@@ -162,6 +150,9 @@ class Server:
         self.loaning = ServeLoaning.attach(self) if options.loaning is not None else None
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
+        self.evictions = Evictions(
+            self.store, self.books, self.victims, self.metrics, clock, lambda: self.binder, self.dra
+        )
         self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
         self._synced_kinds: set[str] = set()
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
@@ -195,8 +186,7 @@ class Server:
         releasing the Lease, as a killed process would."""
         if self.health is not None:
             self.health.start()
-        if self.webhook is not None:
-            self.webhook.start()
+        self.workloads.start()
         try:
             if self.elector is not None:
                 self.elector.run()
@@ -224,8 +214,7 @@ class Server:
                 self.elector.stop(release=crash is None or not crash.is_set())
             if self.health is not None:
                 self.health.stop()
-            if self.webhook is not None:
-                self.webhook.stop()
+            self.workloads.stop()
 
     def _loop(self) -> None:
         while not self.stopping.is_set():
@@ -242,11 +231,7 @@ class Server:
                 if self.colocation is not None:
                     self.colocation.serve()
                 self.status.write()
-                if self.kruise is not None:
-                    self.kruise.write()
-                for writer in (self.sidecars, self.lws, self.jobsets):
-                    if writer is not None:
-                        writer.write()
+                self.workloads.write()
                 if self.kubeflow is not None:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)
@@ -359,27 +344,10 @@ class Server:
         if self.loaning is not None:
             self.loaning.tick()
 
-    def _scale_in(self, pods: list[Pod], reason: str) -> int:
-        """Evict running workers a scaling policy cut (or training pods on a node loaning
-        takes back); how many were evicted (a refused eviction leaves the pod where it is)."""
-        evicted = []
-        for pod in pods:
-            node = self.books.placed.get(pod.key)
-            if node is None:
-                continue
-            self.books.unplace(pod)
-            if self._post_eviction(pod, node, reason):
-                evicted.append((pod, node))
+    def evict_running(self, pods: list[Pod], reason: str) -> int:
+        """Evict running pods (``Evictions.running``); the next cycle sees their room."""
         self._dirty = True
-        for pod, node in evicted:
-            try:
-                self.store.notify("Pod", WatchEvent.MODIFIED, pod)  # its controller replaces it
-            except (ApiError, ConnectionLost, NotFound) as exc:
-                log.error("replacement not made", extra={"pod": pod.key, "error": str(exc)})
-            # As a session's victim: its room is handed on, binds there wait till it is gone.
-            self.books.released.add(pod.key)
-            self.victims.evicted(pod.key, node)
-        return len(evicted)
+        return self.evictions.running(pods, reason)
 
     # ------------------------------------------------------------------ scheduler inputs
 
@@ -461,7 +429,9 @@ class Server:
         binds = self.scheduler.run_session(self.clock())
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         assert self.binder is not None
-        refused = self._evict()
+        refused = self.evictions.of_session(self.scheduler.evictions)
+        if self.scheduler.evictions:
+            self._dirty = True
         out: list[tuple[Pod, str]] = []
         held = 0
         for bind in binds:
@@ -508,49 +478,6 @@ class Server:
             self.status.group_written(group)
         if self.loaning is not None:
             self.loaning.after_cycle()
-
-    def _evict(self) -> set[str]:
-        """Post the session's evictions before its binds; the controllers hear of the evicted
-        pods only after all are marked (as in the simulator). A refused eviction (a
-        PodDisruptionBudget) puts the pod back on its node in the Scheduler's books; the nodes
-        where that happened are returned, and this cycle binds nothing there."""
-        evicted = []
-        refused_on: set[str] = set()
-        for eviction in self.scheduler.evictions:
-            pod = eviction.pod
-            self.books.placed.pop(pod.key, None)  # the session has released it already
-            if self._post_eviction(pod, eviction.node, eviction.reason):
-                self.books.released.add(pod.key)
-                evicted.append(pod)
-                if self.dra is not None:
-                    self.dra.release(pod)  # its devices go to the preemptor
-                if self.store.get("Pod", pod.key) is pod:  # its deletion is still to come
-                    self.victims.evicted(pod.key, eviction.node)
-            else:
-                refused_on.add(eviction.node)
-        for pod in evicted:
-            if pod.owner:
-                self.store.notify("Pod", WatchEvent.MODIFIED, pod)
-        if self.scheduler.evictions:
-            self._dirty = True
-        return refused_on
-
-    def _post_eviction(self, pod: Pod, node: str, reason: str) -> bool:
-        """Evict a pod berth has already released through the API; a refusal puts it back on
-        ``node`` in the Scheduler's books. True when it was evicted."""
-        assert self.binder is not None
-        error = self.binder.evict(pod)
-        if error is None:
-            self.metrics.evictions.labels("evicted").inc()
-            pod.phase = PodPhase.EVICTED
-            pod.end_time = self.clock()
-            log.info("evicted", extra={"pod": pod.key, "reason": reason})
-            return True
-        refused = getattr(error, "status", 0) == 429
-        self.metrics.evictions.labels("refused" if refused else "failed").inc()
-        log.warning("eviction refused", extra={"pod": pod.key, "error": str(error)})
-        self.books.place_on(pod, node)
-        return False
 
     def _bind_result(self, result: BindResult) -> None:
         pod = result.pod

@@ -147,8 +147,8 @@ def serving_sidecars(cluster: Cluster, probe: str = "web") -> Iterator[Server]:
     """berth serving with its webhook, the configuration in place and taking effect (a pod
     labelled ``app: probe`` would get sidecars)."""
     with serving(cluster, config(), sidecar_options(cluster)) as server:
-        assert server.webhook is not None
-        configure(cluster, server.webhook.port)
+        assert server.workloads.webhook is not None
+        configure(cluster, server.workloads.webhook.port)
         settle(server)
         wait_for(lambda: injects(cluster, probe))
         yield server
@@ -285,11 +285,11 @@ def test_an_image_change_upgrades_the_sidecars_in_place_with_only_the_rights_gra
     cluster = sidecars
     cluster.add(node_doc("n1"), node_doc("n2"), sidecar_set_doc(maxUnavailable=1))
     server = Server(cluster.client(), config(), sidecar_options(cluster))
-    assert server.webhook is not None
+    assert server.workloads.webhook is not None
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        configure(cluster, server.webhook.port)
+        configure(cluster, server.workloads.webhook.port)
         settle(server)
         wait_for(lambda: injects(cluster))
         with cluster.kubelet():

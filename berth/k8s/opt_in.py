@@ -1,0 +1,51 @@
+"""The workload controllers ``berth serve`` runs only when asked (each only where the
+project's own controller is not installed): OpenKruise's CloneSet, Advanced StatefulSet and
+BroadcastJob (``--kruise``), its SidecarSets with the pod webhook that injects their sidecars,
+LeaderWorkerSets (``--lws``) and JobSets (``--jobset``). Built after the serve loop's own
+watches, so they hear of a pod after the scheduler's books do; their status is written once
+per loop."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from berth.k8s.cache import KubeStore
+from berth.k8s.jobset import JobSets
+from berth.k8s.kruise import KruiseWorkloads
+from berth.k8s.lws import LeaderWorkerSets
+from berth.k8s.options import ServeOptions
+from berth.k8s.sidecarset import SidecarSets
+from berth.k8s.webhook import WebhookServer
+
+
+class OptInWorkloads:
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+        options: ServeOptions,
+        synced: Callable[[], bool],
+    ) -> None:
+        self.kruise = KruiseWorkloads(store, clock, at) if options.kruise else None
+        self.sidecars: SidecarSets | None = None
+        self.webhook: WebhookServer | None = None
+        if options.kruise and options.webhook is not None:
+            self.sidecars = SidecarSets(store, clock, at)
+            self.webhook = WebhookServer(options.webhook, self.sidecars.admit, synced)
+        self.lws = LeaderWorkerSets(store, clock, at) if options.lws else None
+        self.jobsets = JobSets(store, clock, at) if options.jobset else None
+
+    def write(self) -> None:
+        """Write the status of every workload that may have changed."""
+        for writer in (self.kruise, self.sidecars, self.lws, self.jobsets):
+            if writer is not None:
+                writer.write()
+
+    def start(self) -> None:
+        if self.webhook is not None:
+            self.webhook.start()
+
+    def stop(self) -> None:
+        if self.webhook is not None:
+            self.webhook.stop()
