@@ -10,6 +10,8 @@ from berth.plugins.conformance import Conformance
 from berth.plugins.dotprod import DotProd
 from berth.plugins.drf import Drf
 from berth.plugins.dynamic_resources import DynamicResources
+from berth.plugins.edf import Edf
+from berth.plugins.elasticflow import ElasticFlow
 from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
@@ -71,4 +73,6 @@ register_plugins(
     Tiresias,
     Sjf,
     Srtf,
+    Edf,
+    ElasticFlow,
 )
