@@ -39,6 +39,7 @@ class Edf(Plugin):
         #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
         self.placed: set[str] = set()
         self._latest: float | None = None
+        self._seeded = False
 
     def serves(self, point: str) -> bool:
         return self.preempts or point not in ("preemptable", "job_starving")
@@ -55,6 +56,9 @@ class Edf(Plugin):
     def on_session_open(self, session: Session) -> None:
         self.session = session
         self._latest = None
+        if not self._seeded:  # pods already running when the scheduler started
+            self._seeded = True
+            self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
 
     def job_order(self, job: JobInfo) -> float:
         return self.deadline(job)
