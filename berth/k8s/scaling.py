@@ -40,7 +40,7 @@ def unsupported(policy: str) -> str | None:
         return None
     return (
         f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_SCALING_POLICIES)} "
-        "(aryl needs each job's remaining work, which only the simulator knows)"
+        "(aryl and elasticflow need each job's remaining work, which only the simulator knows)"
     )
 
 

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from berth.api.deadline import deadline_of
 from berth.api.objects import BatchJob, Pod
-from berth.controllers.scaling import aryl
+from berth.controllers.scaling import aryl, elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ElasticJob, edl_targets, worker_request
@@ -133,8 +134,16 @@ class Scaler:
                 self.config.max_load_desired,
                 self._is_training,
             )
+        elif self.config.policy == "elasticflow":
+            jobs, _, idle = self._elastic_jobs(live, rows, waiting=False)
+            deadlines = {}
+            for key, progress in live.items():
+                found = deadline_of(progress.job.annotations)
+                if found is not None:
+                    deadlines[key] = found
+            targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
-            targets = self._aryl(live, rows)
+            targets = aryl.scale(*self._elastic_jobs(live, rows))
         for key, target in targets.items():
             if self.holding.apply(key, target, live[key].spec.min_workers):
                 self.request_session()
@@ -151,7 +160,11 @@ class Scaler:
     def _is_training(self, pod: Pod) -> bool:
         return self.loaning is None or not self.loaning.is_inference(pod)
 
-    def _aryl(self, live: dict[str, JobProgress], rows: np.ndarray) -> dict[str, int]:
+    def _elastic_jobs(
+        self, live: dict[str, JobProgress], rows: np.ndarray, waiting: bool = True
+    ) -> tuple[list[aryl.ElasticJob], list[aryl.WaitingJob], int]:
+        """The elastic jobs as aryl and elasticflow see them, the jobs waiting to start (with
+        ``waiting``; aryl's phase 1) and the idle GPUs of ``rows``."""
         state = self.scheduler.state
         now = self.clock.now
         free = np.zeros(0)
@@ -184,13 +197,13 @@ class Scaler:
             if not started:
                 duration = remaining / spec.throughput.speed(spec.min_workers)
                 waiting.append(aryl.WaitingJob(key, spec.min_workers * gpus, duration))
-        for key, job in self.scheduler.waiting.items():
+        for key, job in self.scheduler.waiting.items() if waiting else ():
             if key in live or len(job.bound) >= job.group.min_member:
                 continue
             entry = self._waiting_job(job)
             if entry is not None:
                 waiting.append(entry)
-        return aryl.scale(jobs, waiting, idle)
+        return jobs, waiting, idle
 
     def _waiting_job(self, job: JobInfo) -> aryl.WaitingJob | None:
         """A waiting rigid training job as phase 1 sees it: the GPUs of its minimum and its
