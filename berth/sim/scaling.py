@@ -135,7 +135,7 @@ class Scaler:
                 self._is_training,
             )
         elif self.config.policy == "elasticflow":
-            jobs, _, idle = self._elastic_jobs(live, rows, waiting=False)
+            jobs, _, idle = self._elastic_jobs(live, rows, rigid=False)
             deadlines = {}
             for key, progress in live.items():
                 found = deadline_of(progress.job.annotations)
@@ -161,10 +161,10 @@ class Scaler:
         return self.loaning is None or not self.loaning.is_inference(pod)
 
     def _elastic_jobs(
-        self, live: dict[str, JobProgress], rows: np.ndarray, waiting: bool = True
+        self, live: dict[str, JobProgress], rows: np.ndarray, rigid: bool = True
     ) -> tuple[list[aryl.ElasticJob], list[aryl.WaitingJob], int]:
-        """The elastic jobs as aryl and elasticflow see them, the jobs waiting to start (with
-        ``waiting``; aryl's phase 1) and the idle GPUs of ``rows``."""
+        """The elastic jobs as aryl and elasticflow see them, the jobs waiting to start (the
+        rigid ones only with ``rigid``; aryl's phase 1) and the idle GPUs of ``rows``."""
         state = self.scheduler.state
         now = self.clock.now
         free = np.zeros(0)
@@ -197,7 +197,7 @@ class Scaler:
             if not started:
                 duration = remaining / spec.throughput.speed(spec.min_workers)
                 waiting.append(aryl.WaitingJob(key, spec.min_workers * gpus, duration))
-        for key, job in self.scheduler.waiting.items() if waiting else ():
+        for key, job in self.scheduler.waiting.items() if rigid else ():
             if key in live or len(job.bound) >= job.group.min_member:
                 continue
             entry = self._waiting_job(job)

@@ -105,7 +105,7 @@ def test_without_a_policy_an_elastic_job_takes_what_fits(cluster: Cluster):
 
 
 def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
-    with pytest.raises(ValueError, match="aryl needs each job's remaining work"):
+    with pytest.raises(ValueError, match="aryl and elasticflow need each job's remaining work"):
         Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("aryl")))
 
 
