@@ -36,6 +36,7 @@ from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sjf import Sjf, Srtf
 from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
+from berth.plugins.themis import Themis
 from berth.plugins.tiresias import Tiresias
 from berth.plugins.topology_spread import TopologySpread
 
@@ -75,4 +76,5 @@ register_plugins(
     Srtf,
     Edf,
     ElasticFlow,
+    Themis,
 )
