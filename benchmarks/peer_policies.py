@@ -24,6 +24,10 @@ Deadlines, for the jobs that have one:
   it counts as met may show up to one slot later here), missed otherwise; dropped: the trace's
   jobs that never appear in it.
 
+``--days D`` keeps the jobs submitted in the trace's first D days, on both sides (the same
+rows of both files): the artifact's ``edf`` slows down as its backlog of late jobs grows, and
+took over 11 minutes for cluster04's first 14 days on this machine.
+
     .venv/bin/python benchmarks/peer_policies.py benchmarks/peers/ElasticFlow --policy edf
 """
 
@@ -32,8 +36,10 @@ from __future__ import annotations
 import argparse
 import csv
 import json
+import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -49,6 +55,42 @@ POLICIES = {
     "edf": ("edf.yaml", DRAW, "edf"),
     "elasticflow": ("elasticflow.yaml", DRAW, "ef-accessctrl"),
 }
+
+
+def first_days(path: Path, days: float, dest: Path) -> Path:
+    """The rows of the trace submitted before ``days`` days, in a copy at ``dest``."""
+    with path.open(newline="") as source, dest.open("w", newline="") as out:
+        reader = csv.DictReader(source)
+        writer = csv.DictWriter(out, reader.fieldnames or [], lineterminator="\n")
+        writer.writeheader()
+        for row in reader:
+            if float(row["submission_time"]) < days * 86400:
+                writer.writerow(row)
+    return dest
+
+
+def sized_cluster(trace: Path, dest: Path) -> Path:
+    """Node manifests of the cluster ``--cluster-from-trace`` picks for the whole ``trace``,
+    so that a run on its first days keeps the whole trace's cluster (and the peer's)."""
+    from berth.sim.cluster_sizing import SizingRule, size_cluster
+    from berth.traces import TraceOptions, detect_format, iter_jobs
+    from berth.traces.manifests import node_manifest
+    from berth.traces.writer import write_manifests
+
+    jobs = iter_jobs(str(trace), detect_format(str(trace)), TraceOptions(), None)
+    nodes, _ = size_cluster([p for job in jobs for p in job.pods], SizingRule())
+    write_manifests(dest, (node_manifest(node) for node in nodes))
+    return dest
+
+
+def run_berth(trace: Path, cluster: Path | None, out: Path, config: Path, extra) -> float:
+    """``berth simulate`` on ``cluster`` (None: ``--cluster-from-trace``), timed."""
+    nodes = ["--cluster-from-trace"] if cluster is None else ["--cluster", str(cluster)]
+    command = [str(REPO / ".venv" / "bin" / "berth"), "simulate", "--trace", str(trace), *nodes]
+    command += ["--config", str(config), "--quiet", "--force", *extra, "--out", str(out)]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, cwd=REPO)
+    return time.perf_counter() - started
 
 
 def berth_deadlines(out: Path) -> dict[str, int]:
@@ -113,24 +155,32 @@ def main() -> int:
     parser.add_argument("--policy", choices=sorted(POLICIES), required=True)
     parser.add_argument("--cluster", default="cluster04")
     parser.add_argument("--nodes", type=int, default=88, help="8-GPU nodes (cluster04: 88)")
+    parser.add_argument("--days", type=float, help="only the jobs of the first D days")
     parser.add_argument("--seed", type=int, default=0, help="berth's seed (its deadline draw)")
     parser.add_argument("--berth-out", type=Path, help="an existing berth simulate folder")
     parser.add_argument("--peer-log", type=Path, help="an existing folder with the peer's job.csv")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--work", type=Path, help="keep both sides' outputs in this folder")
     args = parser.parse_args()
     config, extra, schedule = POLICIES[args.policy]
     extra = (*extra, "--seed", str(args.seed))
     with tempfile.TemporaryDirectory(prefix="berth-policies-") as folder:
-        work = Path(folder)
+        work = Path(folder) if args.work is None else args.work
+        work.mkdir(parents=True, exist_ok=True)
         namespace = argparse.Namespace(cluster=args.cluster, peer_trace=None, berth_trace=None)
         peer_trace, berth_trace, _ = peer.traces(namespace, args.artifact.resolve(), work)
+        cluster = None
+        if args.days is not None:
+            cluster = sized_cluster(berth_trace, work / "cluster.yaml")
+            peer_trace = first_days(peer_trace, args.days, work / f"peer-{args.days:g}d.csv")
+            berth_trace = first_days(berth_trace, args.days, work / f"berth-{args.days:g}d.csv")
         jobs, _ = peer.compare_traces(berth_trace, peer_trace)
         berth_seconds = peer_seconds = None
         berth_out = args.berth_out
         if berth_out is None:
             berth_out = work / "berth"
             config_path = REPO / "examples" / "policies" / config
-            berth_seconds = base.run_berth(berth_trace, berth_out, config_path, extra)
+            berth_seconds = run_berth(berth_trace, cluster, berth_out, config_path, extra)
         logs = args.peer_log
         if logs is None:
             logs = work / "peer"
