@@ -101,15 +101,17 @@ def read_peer(logs: Path, seconds: float | None = None) -> dict:
     return outcome(jct, queueing, waiting, preempted, preemptions, seconds)
 
 
-def run_berth(trace: Path, out: Path, config: Path) -> float:
+def run_berth(trace: Path, out: Path, config: Path, extra: tuple[str, ...] = ()) -> float:
     command = [str(REPO / ".venv" / "bin" / "berth"), "simulate", "--trace", str(trace)]
-    command += ["--cluster-from-trace", "--config", str(config), "--quiet", "--force"]
+    command += ["--cluster-from-trace", "--config", str(config), "--quiet", "--force", *extra]
     started = time.perf_counter()
     subprocess.run([*command, "--out", str(out)], check=True, cwd=REPO)
     return time.perf_counter() - started
 
 
-def run_peer(artifact: Path, trace: Path, nodes: int, logs: Path) -> float:
+def run_peer(
+    artifact: Path, trace: Path, nodes: int, logs: Path, schedule: str = "dlas-gpu"
+) -> float:
     scheduler = peer.find_scheduler(artifact)
     python = artifact / ".peer-venv" / "bin" / "python"
     if not peer.peer_ready(python, scheduler):
@@ -121,7 +123,7 @@ def run_peer(artifact: Path, trace: Path, nodes: int, logs: Path) -> float:
         f"1,{nodes},8,64,256\n"
     )
     command = [str(python), "scheduler.py", f"--cluster_spec={spec}", "--print"]
-    command += ["--scheme=elastic", f"--trace_file={trace}", "--schedule=dlas-gpu"]
+    command += ["--scheme=elastic", f"--trace_file={trace}", f"--schedule={schedule}"]
     command += [f"--log_path={logs}", "--simulation=True", "--scheduling_slot=60"]
     command += ["--gpu_type=A100"]
     started = time.perf_counter()

@@ -16,6 +16,7 @@ from berth.traces.arguments import (
     MEMORY_NORMALISED,
     add_reading_arguments,
     add_selection_arguments,
+    deadline_range,
     elastic_range,
     fraction,
     non_negative_int,
@@ -84,6 +85,13 @@ def add_input_arguments(parser: argparse.ArgumentParser) -> None:
         "(default 0.5:1)",
     )
     trace.add_argument(
+        "--deadlines",
+        type=deadline_range,
+        metavar="LOW:HIGH",
+        help="give each trace job a deadline: submission + U(LOW, HIGH) x its duration, drawn "
+        "with --seed (the ElasticFlow artifact's draw is 0.5:1.5; docs/policies.md)",
+    )
+    trace.add_argument(
         "--max-pods",
         type=positive(int),
         default=DEFAULT_MAX_PODS,
@@ -127,6 +135,8 @@ def input_spec(args: argparse.Namespace) -> InputSpec:
         raise InputConflict("--elastic-fraction: only with --trace (it marks trace jobs elastic)")
     if span != ElasticRange() and not args.elastic_fraction:
         raise InputConflict("--elastic-range: only with --elastic-fraction (it shapes those jobs)")
+    if args.trace is None and args.deadlines is not None:
+        raise InputConflict("--deadlines: only with --trace (it draws trace jobs' deadlines)")
     if args.trace is None:
         given = selection_given(args)
         if given:
@@ -141,6 +151,7 @@ def input_spec(args: argparse.Namespace) -> InputSpec:
         selection=_selection(args) if args.trace is not None else None,
         elastic_fraction=args.elastic_fraction,
         elastic_range=span,
+        deadlines=args.deadlines,
         max_pods=args.max_pods,
         seed=args.seed,
         until=args.until,

@@ -10,6 +10,7 @@ from typing import Any
 from berth.api.objects import GroupPhase, JobPhase, PodPhase
 from berth.collector import new_objects_only
 from berth.framework.explain import PodRecord
+from berth.metrics.deadlines import deadline_columns, summarize_deadlines
 from berth.metrics.loaning import summarize_loaning
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv, write_timeseries_csv
@@ -147,14 +148,18 @@ def _write_outputs(
         summary["colocation"] = result.colocation  # see berth.sim.colocation
     if result.scaling is not None:
         summary["scaling"] = result.scaling  # see berth.sim.scaling
+    outcomes = job_outcomes(result)
+    reasons = {key: outcome.reason for key, outcome in outcomes.items()}
+    deadlines = deadline_columns(result.groups, reasons, result.end_time)
+    if deadlines is not None:
+        summary["deadlines"] = summarize_deadlines(deadlines)
     if provenance is not None:
         summary["provenance"] = provenance
     write_summary(out / "summary.json", summary)
     write_workloads_csv(out / "workloads.csv", summary.get("workloads", []))
     group_queue = {g.key: g.queue for g in result.groups}
     write_pods_csv(out / "pods.csv", result.pods, group_queue, result.reasons)
-    outcomes = job_outcomes(result)
-    write_jobs_csv(out / "jobs.csv", result.groups, outcomes)
+    write_jobs_csv(out / "jobs.csv", result.groups, outcomes, deadlines)
     write_timeseries_csv(result.series, out / "timeseries.csv")
     explained = explanations(result)
     if explained is None:

@@ -8,6 +8,7 @@ import math
 from collections.abc import Callable, Mapping, Sequence
 
 from berth.api import schema
+from berth.api.deadline import DEADLINE_ANNOTATION, deadline_problem
 from berth.api.keys import PREEMPTABLE_ANNOTATION, SLA_WAITING_TIME_ANNOTATION
 from berth.api.loaded import Context
 from berth.api.numbers import to_float, to_int
@@ -95,6 +96,12 @@ def preemptable(meta: schema.ObjectMeta, ctx: Context) -> bool:
             return True
         return value
     return True
+
+
+def check_deadline(annotations: Mapping[str, str], ctx: Context) -> None:
+    problem = deadline_problem(annotations)
+    if problem is not None:
+        ctx.error(f"metadata.annotations.{DEADLINE_ANNOTATION}", problem)
 
 
 def check_sla(annotations: Mapping[str, str], ctx: Context) -> None:

@@ -13,7 +13,7 @@ from berth.api.elastic import (
     is_elastic,
     parse_throughput,
 )
-from berth.api.fields import at_least_zero, check_sla, float_annotation, preemptable
+from berth.api.fields import at_least_zero, check_deadline, check_sla, float_annotation, preemptable
 from berth.api.hypernodes import network_topology
 from berth.api.keys import DURATION_ANNOTATION, SUBMIT_TIME_ANNOTATION
 from berth.api.loaded import Context
@@ -114,6 +114,7 @@ def convert_job(doc: schema.JobDoc, ctx: Context) -> None:
     if spec.min_success is not None and spec.min_success > replicas:
         ctx.error("spec.minSuccess", f"{spec.min_success} exceeds the job's replicas ({replicas})")
     check_sla(meta.annotations, ctx)
+    check_deadline(meta.annotations, ctx)
     elastic = elastic_spec(meta.annotations, tasks, min_available, replicas, ctx)
     min_success = spec.min_success
     if elastic is not None and min_success is None:

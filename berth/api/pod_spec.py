@@ -14,6 +14,7 @@ from berth.api.fields import (
     above_zero,
     at_least_zero,
     canonical,
+    check_deadline,
     check_sla,
     float_annotation,
     fraction,
@@ -445,6 +446,7 @@ def convert_pod(doc: schema.PodDoc, ctx: Context) -> None:
     pod = build_pod(doc.metadata.name, doc.metadata.namespace, doc.metadata, doc.spec, ctx)
     if not pod.group:  # a group of one, with the pod's annotations: the sla plugin reads them
         check_sla(doc.metadata.annotations, ctx)
+        check_deadline(doc.metadata.annotations, ctx)
     ctx.out.add(ctx.out.pods, pod, ctx.origin(explicit_priority=doc.spec.priority is not None))
 
 

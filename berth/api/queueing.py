@@ -3,7 +3,14 @@
 from __future__ import annotations
 
 from berth.api import schema
-from berth.api.fields import at_least_zero, canonical, check_sla, float_annotation, preemptable
+from berth.api.fields import (
+    at_least_zero,
+    canonical,
+    check_deadline,
+    check_sla,
+    float_annotation,
+    preemptable,
+)
 from berth.api.hypernodes import network_topology
 from berth.api.keys import (
     HIERARCHY_ANNOTATION,
@@ -26,6 +33,7 @@ MAX_USER_PRIORITY = 1_000_000_000
 def convert_pod_group(doc: schema.PodGroupDoc, ctx: Context) -> None:
     meta, spec = doc.metadata, doc.spec
     check_sla(meta.annotations, ctx)
+    check_deadline(meta.annotations, ctx)
     group = PodGroup(
         name=meta.name,
         namespace=meta.namespace,

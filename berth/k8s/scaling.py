@@ -28,12 +28,23 @@ from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets, request_vector
+from berth.defaults import SERVE_SCALING_POLICIES
 from berth.framework.scheduler import Scheduler
 from berth.k8s.books import PodBooks
 from berth.k8s.cache import KubeStore
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.metrics import Metrics
 from berth.k8s.remaining import RemainingWork
+
+
+def unsupported(policy: str) -> str | None:
+    """Why ``berth serve`` cannot run a scaling policy (None: it can)."""
+    if policy in SERVE_SCALING_POLICIES:
+        return None
+    return (
+        f"scaling policy {policy!r}: berth serve runs {', '.join(SERVE_SCALING_POLICIES)} "
+        "(elasticflow runs only in the simulator)"
+    )
 
 
 class RunsOwner(Protocol):

@@ -50,6 +50,9 @@ JOB_COLUMNS = (
     "reason",
 )
 
+#: Added when some job has a deadline (``berth.metrics.deadlines``).
+DEADLINE_COLUMNS = ("deadline", "deadline_status")
+
 
 @dataclass(slots=True)
 class JobOutcome:
@@ -121,13 +124,22 @@ def write_pods_csv(
 
 
 def write_jobs_csv(
-    path: str | PathLike[str], groups: list[PodGroup], outcomes: dict[str, JobOutcome]
+    path: str | PathLike[str],
+    groups: list[PodGroup],
+    outcomes: dict[str, JobOutcome],
+    deadlines: dict[str, tuple[float, str]] | None = None,
 ) -> None:
-    """One row per pod group (a batch Job's row is its group's, with the Job's phase)."""
+    """One row per pod group (a batch Job's row is its group's, with the Job's phase);
+    with ``deadlines`` (``berth.metrics.deadlines``), two more columns: the deadline and
+    whether it was met."""
     empty = JobOutcome()
     rows = []
     for group in groups:
         outcome = outcomes.get(group.key, empty)
+        extra: tuple[str, ...] = ()
+        if deadlines is not None:
+            deadline, status = deadlines.get(group.key, (None, ""))
+            extra = (format_decimal(deadline), status)
         rows.append(
             (
                 group.namespace,
@@ -143,9 +155,11 @@ def write_jobs_csv(
                 str(outcome.preemptions),
                 str(outcome.resizes),
                 outcome.reason,
+                *extra,
             )
         )
-    write_rows(path, JOB_COLUMNS, rows)
+    header = JOB_COLUMNS if deadlines is None else (*JOB_COLUMNS, *DEADLINE_COLUMNS)
+    write_rows(path, header, rows)
 
 
 def write_timeseries_csv(series: TimeSeries, path: str | PathLike[str]) -> None:

@@ -10,6 +10,8 @@ from berth.plugins.conformance import Conformance
 from berth.plugins.dotprod import DotProd
 from berth.plugins.drf import Drf
 from berth.plugins.dynamic_resources import DynamicResources
+from berth.plugins.edf import Edf
+from berth.plugins.elasticflow import ElasticFlow
 from berth.plugins.fgd import Fgd
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
@@ -34,6 +36,7 @@ from berth.plugins.resource_fit import ResourceFit
 from berth.plugins.sjf import Sjf, Srtf
 from berth.plugins.sla import Sla
 from berth.plugins.taint_toleration import TaintToleration
+from berth.plugins.themis import Themis
 from berth.plugins.tiresias import Tiresias
 from berth.plugins.topology_spread import TopologySpread
 
@@ -71,4 +74,7 @@ register_plugins(
     Tiresias,
     Sjf,
     Srtf,
+    Edf,
+    ElasticFlow,
+    Themis,
 )

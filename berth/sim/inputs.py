@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from berth.defaults import DEFAULT_MAX_PODS
 from berth.traces import Selection, TraceOptions
+from berth.traces.deadlines import DeadlineRange
 from berth.traces.elastic import ElasticRange
 
 
@@ -28,6 +29,7 @@ class InputSpec:
     selection: Selection | None = None  # which trace jobs to keep (None: all)
     elastic_fraction: float = 0.0  # share of multi-worker trace jobs made elastic
     elastic_range: ElasticRange = field(default_factory=ElasticRange)  # their workers
+    deadlines: DeadlineRange | None = None  # deadlines drawn for trace jobs (None: none)
     max_pods: int = DEFAULT_MAX_PODS
     seed: int = 0
     until: float | None = None

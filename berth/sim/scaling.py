@@ -16,7 +16,9 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from berth.api.deadline import deadline_of
 from berth.api.objects import BatchJob, Pod
+from berth.controllers.scaling import elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
@@ -127,8 +129,16 @@ class Scaler:
                 self.config.max_load_desired,
                 self._is_training,
             )
+        elif self.config.policy == "elasticflow":
+            jobs, _, idle = self.aryl.inputs(self._remaining(live), rows, rigid=False)
+            deadlines = {}
+            for key, progress in live.items():
+                found = deadline_of(progress.job.annotations)
+                if found is not None:
+                    deadlines[key] = found
+            targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
-            targets = self._aryl(live, rows)
+            targets = self.aryl.targets(self._remaining(live), rows)
         for key, target in targets.items():
             if self.holding.apply(key, target, live[key].spec.min_workers):
                 self.request_session()
@@ -145,10 +155,10 @@ class Scaler:
     def _is_training(self, pod: Pod) -> bool:
         return self.loaning is None or not self.loaning.is_inference(pod)
 
-    def _aryl(self, live: dict[str, JobProgress], rows: np.ndarray) -> dict[str, int]:
+    def _remaining(self, live: dict[str, JobProgress]) -> list[tuple[BatchJob, float | None]]:
+        """Each live elastic job with its remaining one-worker seconds, as integrated."""
         now = self.clock.now
-        jobs = [(progress.job, self.elastic.remaining(key, now)) for key, progress in live.items()]
-        return self.aryl.targets(jobs, rows)
+        return [(progress.job, self.elastic.remaining(key, now)) for key, progress in live.items()]
 
     def summary(self) -> dict[str, int | str]:
         return self.holding.record.summary(self.holding.held_count())

@@ -26,6 +26,7 @@ from berth.traces import (
 )
 from berth.traces.arguments import MEMORY_NORMALISED
 from berth.traces.constants import DEFAULT_MACHINE_MEMORY
+from berth.traces.deadlines import DeadlineDraw
 from berth.traces.elastic import elastic_job
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
@@ -49,9 +50,13 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         manifests = Manifests()
         fraction = spec.elastic_fraction
         trace_pods = []  # every job's pods as the trace gives them: what the cluster is sized by
+        draw = None if spec.deadlines is None else DeadlineDraw(spec.deadlines, spec.seed)
         for job in stream:
             trace_pods.extend(job.pods)
             elastic = elastic_job(job, fraction, spec.elastic_range) if fraction else None
+            if draw is not None:
+                durations = [p.duration for p in job.pods if p.duration is not None]
+                draw.annotate(job.group, max(durations, default=None), elastic)
             if elastic is not None:
                 manifests.jobs.append(elastic)
                 continue

@@ -17,6 +17,7 @@ from berth.traces.errors import ON_BAD_ROW
 
 if TYPE_CHECKING:
     from berth.api.objects import NetworkTopology
+    from berth.traces.deadlines import DeadlineRange
     from berth.traces.elastic import ElasticRange
     from berth.traces.model import TraceOptions
     from berth.traces.queues import QueueRule
@@ -78,6 +79,16 @@ def _unit(text: str, zero: bool) -> float:
 def elastic_range(text: str) -> ElasticRange:
     """argparse type: LOW:HIGH (``berth.traces.elastic``)."""
     from berth.traces.elastic import parse_range
+
+    try:
+        return parse_range(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+def deadline_range(text: str) -> DeadlineRange:
+    """argparse type: LOW:HIGH (``berth.traces.deadlines``)."""
+    from berth.traces.deadlines import parse_range
 
     try:
         return parse_range(text)

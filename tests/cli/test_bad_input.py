@@ -341,7 +341,8 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         ("simulation:\n  startLatency: -2\n", "simulation.startLatency: expected seconds >= 0"),
         (
             "simulation:\n  scaling: {policy: fifo}\n",
-            "simulation.scaling.policy: 'fifo' is not a scaling policy (expected edl or aryl)",
+            "simulation.scaling.policy: 'fifo' is not a scaling policy "
+            "(expected edl or aryl or elasticflow)",
         ),
         (
             "simulation:\n  scaling: {policy: edl, maxLoadDesired: 1.5}\n",

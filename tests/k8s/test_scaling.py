@@ -14,7 +14,7 @@ from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.scaling import ServeScaling
 from berth.k8s.server import Server
 from tests.builders import elastic_job_doc
-from tests.k8s.harness import Cluster, fast_options, node_doc, pod_doc, serving, wait_for
+from tests.k8s.harness import Cluster, config, fast_options, node_doc, pod_doc, serving, wait_for
 from tests.k8s.test_kubeflow import pytorch_job_doc
 
 PROGRESS = "berth.io/progress"
@@ -199,6 +199,11 @@ def test_aryl_runs_a_job_whose_work_is_unknown_at_its_minimum(
         assert scaling(server).remaining.reported("default/blind") is None
         assert scaling(server).remaining.sources == {"default/blind": "unknown"}
         assert scaling(server).holding.targets == {"default/blind": 1}
+
+
+def test_serve_refuses_a_policy_it_cannot_run(cluster: Cluster):
+    with pytest.raises(ValueError, match="elasticflow runs only in the simulator"):
+        Server(cluster.client(), config(), fast_options(scaling=ScalingConfig("elasticflow")))
 
 
 def test_a_restarted_server_keeps_the_workers_it_finds(cluster: Cluster):

@@ -10,7 +10,9 @@ above it. Two policies, one module each:
   ``maxLoadDesired`` and shrinks the most fulfilled while it is above;
 - ``aryl`` (``berth.controllers.scaling.aryl``): Aryl's two phases, the waiting jobs' minimums
   shortest first, then the GPUs left to elastic jobs by a multiple-choice knapsack on the
-  completion time each extra worker saves.
+  completion time each extra worker saves;
+- ``elasticflow`` (``berth.controllers.scaling.elasticflow``): ElasticFlow's minimum
+  satisfactory shares, earliest deadline first, then the GPUs left by marginal GPU-time saved.
 """
 
-POLICIES = ("edl", "aryl")
+POLICIES = ("edl", "aryl", "elasticflow")

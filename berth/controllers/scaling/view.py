@@ -125,6 +125,13 @@ class ArylRound:
         """Each elastic job's target over the nodes ``rows``: ``jobs`` pairs each live elastic
         job with its remaining one-worker seconds (None: unknown, which values no extra worker
         and puts the job last in phase 1)."""
+        return aryl.scale(*self.inputs(jobs, rows))
+
+    def inputs(
+        self, jobs: Iterable[tuple[BatchJob, float | None]], rows: np.ndarray, rigid: bool = True
+    ) -> tuple[list[aryl.ElasticJob], list[aryl.WaitingJob], int]:
+        """The elastic jobs as aryl (and elasticflow) see them, the jobs waiting to start (the
+        rigid ones only with ``rigid``: aryl's phase 1) and the idle GPUs of ``rows``."""
         state = self.scheduler.state
         free = np.zeros(0)
         if state.gpu_column < state.width:
@@ -161,13 +168,13 @@ class ArylRound:
                     else left / spec.throughput.speed(spec.min_workers)
                 )
                 waiting.append(aryl.WaitingJob(key, spec.min_workers * gpus, duration))
-        for key, job in self.scheduler.waiting.items():
+        for key, job in self.scheduler.waiting.items() if rigid else ():
             if key in live or len(job.bound) >= job.group.min_member:
                 continue
             entry = self._waiting_job(job)
             if entry is not None:
                 waiting.append(entry)
-        return aryl.scale(elastic, waiting, idle)
+        return elastic, waiting, idle
 
     def _waiting_job(self, job: JobInfo) -> aryl.WaitingJob | None:
         """A waiting rigid training job as phase 1 sees it: the GPUs of its minimum and its

@@ -1,0 +1,211 @@
+"""berth's deep-learning scheduling policies against the ElasticFlow artifact's, one policy at
+a time, on one ITP trace: jobs completed, mean and p95 JCT, mean queueing delay, waiting,
+preemptions, wall time and, for deadline-aware policies, deadlines met, missed and dropped.
+
+| --policy | berth | the artifact's ``--schedule`` |
+|---|---|---|
+| tiresias | examples/policies/tiresias.yaml | dlas-gpu |
+| edf | examples/policies/edf.yaml, ``--deadlines 0.5:1.5`` | edf |
+| elasticflow | examples/policies/elasticflow.yaml, ``--deadlines 0.5:1.5`` | ef-accessctrl |
+| themis | examples/policies/themis.yaml | themis |
+
+Both sides run as ``peer_tiresias.py`` runs them (the peer with ``--scheme=elastic
+--simulation=True --scheduling_slot=60 --gpu_type=A100`` on one switch of ``--nodes`` 8-GPU
+nodes, berth with ``--cluster-from-trace``), or their outputs are given (``--berth-out``,
+``--peer-log``). The peer's trace carries the deadlines its generator drew
+(submission + U(0.5, 1.5) × duration from Python's unseeded generator); berth draws its own
+from the same distribution with its seed, so the two sides' deadlines agree in distribution,
+not job by job.
+
+Deadlines, for the jobs that have one:
+
+- berth: jobs.csv's ``deadline_status`` (met, missed, open, dropped);
+- the artifact: its ``job.csv`` lists the jobs that ran to the end; met when ``end_time`` <=
+  ``ddl`` (for ef-accessctrl the artifact judges by the end before slot rounding, so a job
+  it counts as met may show up to one slot later here), missed otherwise; dropped: the trace's
+  jobs that never appear in it.
+
+``--days D`` keeps the jobs submitted in the trace's first D days, on both sides (the same
+rows of both files): the artifact's ``edf`` slows down as its backlog of late jobs grows, and
+took over 11 minutes for cluster04's first 14 days on this machine.
+
+    .venv/bin/python benchmarks/peer_policies.py benchmarks/peers/ElasticFlow --policy edf
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import peer_elasticflow as peer  # noqa: E402
+import peer_tiresias as base  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+DRAW = ("--deadlines", "0.5:1.5")
+#: A start time the artifact leaves at sys.maxsize when it never records one.
+UNRECORDED = 1e15
+#: policy: (berth's configuration, berth's extra options, the artifact's schedule)
+POLICIES = {
+    "tiresias": ("tiresias.yaml", (), "dlas-gpu"),
+    "edf": ("edf.yaml", DRAW, "edf"),
+    "elasticflow": ("elasticflow.yaml", DRAW, "ef-accessctrl"),
+    "themis": ("themis.yaml", (), "themis"),
+}
+
+
+def first_days(path: Path, days: float, dest: Path) -> Path:
+    """The rows of the trace submitted before ``days`` days, in a copy at ``dest``."""
+    with path.open(newline="") as source, dest.open("w", newline="") as out:
+        reader = csv.DictReader(source)
+        writer = csv.DictWriter(out, reader.fieldnames or [], lineterminator="\n")
+        writer.writeheader()
+        for row in reader:
+            if float(row["submission_time"]) < days * 86400:
+                writer.writerow(row)
+    return dest
+
+
+def sized_cluster(trace: Path, dest: Path) -> Path:
+    """Node manifests of the cluster ``--cluster-from-trace`` picks for the whole ``trace``,
+    so that a run on its first days keeps the whole trace's cluster (and the peer's)."""
+    from berth.sim.cluster_sizing import SizingRule, size_cluster
+    from berth.traces import TraceOptions, detect_format, iter_jobs
+    from berth.traces.manifests import node_manifest
+    from berth.traces.writer import write_manifests
+
+    jobs = iter_jobs(str(trace), detect_format(str(trace)), TraceOptions(), None)
+    nodes, _ = size_cluster([p for job in jobs for p in job.pods], SizingRule())
+    write_manifests(dest, (node_manifest(node) for node in nodes))
+    return dest
+
+
+def run_berth(trace: Path, cluster: Path | None, out: Path, config: Path, extra) -> float:
+    """``berth simulate`` on ``cluster`` (None: ``--cluster-from-trace``), timed."""
+    nodes = ["--cluster-from-trace"] if cluster is None else ["--cluster", str(cluster)]
+    command = [str(REPO / ".venv" / "bin" / "berth"), "simulate", "--trace", str(trace), *nodes]
+    command += ["--config", str(config), "--quiet", "--force", *extra, "--out", str(out)]
+    started = time.perf_counter()
+    subprocess.run(command, check=True, cwd=REPO)
+    return time.perf_counter() - started
+
+
+def berth_deadlines(out: Path) -> dict[str, int]:
+    counts = {"met": 0, "missed": 0, "open": 0, "dropped": 0}
+    with (out / "jobs.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            status = row.get("deadline_status")
+            if status:
+                counts[status] += 1
+    return counts
+
+
+def peer_deadlines(logs: Path, jobs: int) -> dict[str, int]:
+    met = missed = 0
+    with (logs / "job.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            if float(row["end_time"]) <= float(row["ddl"]):
+                met += 1
+            else:
+                missed += 1
+    return {"met": met, "missed": missed, "open": 0, "dropped": jobs - met - missed}
+
+
+ROWS = [
+    ("jobs completed", "jobs", "{:,}"),
+    ("mean JCT (h)", "mean_jct_s", "{:.3f}"),
+    ("p95 JCT (h)", "p95_jct_s", "{:.3f}"),
+    ("mean queueing, to first start (s)", "mean_queueing_s", "{:,.0f}"),
+    ("mean waiting, every second not running (s)", "mean_waiting_s", "{:,.0f}"),
+    ("jobs preempted", "jobs_preempted", "{:,}"),
+    ("preemptions", "preemptions", "{:,}"),
+    ("deadlines met", "met", "{:,}"),
+    ("deadlines missed", "missed", "{:,}"),
+    ("jobs dropped", "dropped", "{:,}"),
+    ("deadlines met, share of all jobs", "met_share", "{:.3f}"),
+    ("wall time (s)", "wall_s", "{:,.0f}"),
+]
+
+
+def table(policy: str, schedule: str, ours: dict, theirs: dict) -> str:
+    lines = [
+        f"| measure | berth {policy} | artifact {schedule} | berth ÷ artifact |",
+        "|---|---:|---:|---:|",
+    ]
+    for label, key, form in ROWS:
+        a, b = ours.get(key), theirs.get(key)
+        if a is None or b is None:
+            if a is not None or b is not None:
+                shown = [form.format(v) if v is not None else "—" for v in (a, b)]
+                lines.append(f"| {label} | {shown[0]} | {shown[1]} | |")
+            continue
+        if "(h)" in label:
+            a, b = a / 3600, b / 3600
+        ratio = f"{a / b:.3f}" if b else "—"
+        lines.append(f"| {label} | {form.format(a)} | {form.format(b)} | {ratio} |")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("artifact", nargs="?", type=Path, default=peer.DEFAULT_ARTIFACT)
+    parser.add_argument("--policy", choices=sorted(POLICIES), required=True)
+    parser.add_argument("--cluster", default="cluster04")
+    parser.add_argument("--nodes", type=int, default=88, help="8-GPU nodes (cluster04: 88)")
+    parser.add_argument("--days", type=float, help="only the jobs of the first D days")
+    parser.add_argument("--seed", type=int, default=0, help="berth's seed (its deadline draw)")
+    parser.add_argument("--berth-out", type=Path, help="an existing berth simulate folder")
+    parser.add_argument("--peer-log", type=Path, help="an existing folder with the peer's job.csv")
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--work", type=Path, help="keep both sides' outputs in this folder")
+    args = parser.parse_args()
+    config, extra, schedule = POLICIES[args.policy]
+    extra = (*extra, "--seed", str(args.seed))
+    with tempfile.TemporaryDirectory(prefix="berth-policies-") as folder:
+        work = Path(folder) if args.work is None else args.work
+        work.mkdir(parents=True, exist_ok=True)
+        namespace = argparse.Namespace(cluster=args.cluster, peer_trace=None, berth_trace=None)
+        peer_trace, berth_trace, _ = peer.traces(namespace, args.artifact.resolve(), work)
+        cluster = None
+        if args.days is not None:
+            cluster = sized_cluster(berth_trace, work / "cluster.yaml")
+            peer_trace = first_days(peer_trace, args.days, work / f"peer-{args.days:g}d.csv")
+            berth_trace = first_days(berth_trace, args.days, work / f"berth-{args.days:g}d.csv")
+        jobs, _ = peer.compare_traces(berth_trace, peer_trace)
+        berth_seconds = peer_seconds = None
+        berth_out = args.berth_out
+        if berth_out is None:
+            berth_out = work / "berth"
+            config_path = REPO / "examples" / "policies" / config
+            berth_seconds = run_berth(berth_trace, cluster, berth_out, config_path, extra)
+        logs = args.peer_log
+        if logs is None:
+            logs = work / "peer"
+            artifact = args.artifact.resolve()
+            peer_seconds = base.run_peer(artifact, peer_trace, args.nodes, logs, schedule)
+        ours = base.read_berth(berth_out, berth_seconds)
+        theirs = base.read_peer(logs, peer_seconds)
+        if theirs["mean_queueing_s"] > UNRECORDED:
+            # The artifact's themis never sets a job's start, pending time or preemptions.
+            for key in ("mean_queueing_s", "mean_waiting_s", "jobs_preempted", "preemptions"):
+                theirs[key] = None
+        if POLICIES[args.policy][1]:
+            ours.update(berth_deadlines(berth_out))
+            theirs.update(peer_deadlines(logs, jobs))
+            for side in (ours, theirs):
+                side["met_share"] = side["met"] / jobs
+    print(table(args.policy, schedule, ours, theirs))
+    if args.json:
+        args.json.write_text(json.dumps({"berth": ours, "peer": theirs}, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,100 @@
+"""edf: earliest deadline first, as the ElasticFlow artifact's ``edf`` schedule runs it.
+
+A job's deadline is its ``berth.io/deadline`` annotation (``berth.api.deadline``; trace jobs
+get one with ``simulate --deadlines``). Waiting jobs go by deadline, earliest first, jobs past
+their deadline included (they are the earliest); jobs without one go after every job with
+one, by arrival. Every job is admitted: a job that cannot meet its deadline still runs and is
+counted as missed (the artifact's ``edf`` moves it to its declined list when it ends late).
+
+With ``preempt`` (the default, true) a job may evict running jobs whose deadline is later
+than its own, latest first (the artifact recomputes every job's GPUs in deadline order at
+each event, so a job with an earlier deadline takes GPUs from later ones); jobs of equal
+deadline never evict each other.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from berth.api.deadline import deadline_of
+from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
+from berth.framework.plugin import Plugin
+from berth.framework.session import Session
+
+
+class Edf(Plugin):
+    name = "edf"
+    per_job_admission = True  # each job's own deadline
+    victims_by_job_order = True  # the running job with the latest deadline gives way first
+
+    def __init__(self, arguments: dict[str, Any] | None = None) -> None:
+        super().__init__(arguments)
+        self.preempts = self.bool_arg("preempt", True)
+        self.session: Session | None = None
+        self._deadlines: dict[str, float] = {}
+        #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
+        self.placed: set[str] = set()
+        self._latest: float | None = None
+        self._seeded = False
+
+    def serves(self, point: str) -> bool:
+        return self.preempts or point not in ("preemptable", "job_starving")
+
+    def deadline(self, job: JobInfo) -> float:
+        """The job's deadline; infinity without one (annotations do not change, so it is read
+        once per job)."""
+        value = self._deadlines.get(job.key)
+        if value is None:
+            found = deadline_of(job.group.annotations)
+            value = self._deadlines[job.key] = math.inf if found is None else found
+        return value
+
+    def on_session_open(self, session: Session) -> None:
+        self.session = session
+        self._latest = None
+        if not self._seeded:  # pods already running when the scheduler started
+            self._seeded = True
+            self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
+
+    def job_order(self, job: JobInfo) -> float:
+        return self.deadline(job)
+
+    def job_starving(self, job: JobInfo) -> bool:
+        """Only a job with an earlier deadline than some running job's may preempt (gang, in
+        the same tier, adds: short of its minMember)."""
+        return self.preempts and self.deadline(job) < self._latest_running()
+
+    def _latest_running(self) -> float:
+        """The latest deadline among the jobs running as the session opened (−inf: none)."""
+        if self._latest is None:
+            latest = -math.inf
+            session = self.session
+            if session is not None:
+                jobs = session.all_jobs
+                for key in list(self.placed):
+                    job = jobs.get(key)
+                    if job is None or not job.bound:
+                        self.placed.discard(key)
+                        continue
+                    latest = max(latest, self.deadline(job))
+            self._latest = latest
+        return self._latest
+
+    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        session = self.session
+        if session is None or not self.preempts:
+            return []
+        mine = self.deadline(preemptor)
+        victims = []
+        for candidate in candidates:
+            job = session.job_of(candidate)
+            if job is not None and job is not preemptor and self.deadline(job) > mine:
+                victims.append(candidate)
+        return victims
+
+    def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
+        self.placed.add(job.key)
