@@ -57,21 +57,22 @@ class Allocate:
         session.allocated()
 
 
-#: Jobs with at least this many pending pods keep their task order between sessions.
+#: Jobs with at least this many pending pods keep their task order from their first turn on;
+#: others from their second session on (most are placed in their first).
 KEPT_ORDER = 64
 
 
 def _job_tasks(job: JobInfo, session: Session) -> Tasks:
     pending = job.pending
-    if len(pending) == 1:  # most jobs are single pods: nothing to order
-        job.task_order = None
-        return Tasks(list(pending), job.requesting)
     search = session.search
     flags = search.key_flags()
     kept = job.task_order
     if kept is None or kept.appended != pending.appended or kept.flags != flags:
-        if len(pending) < KEPT_ORDER:
+        if len(pending) < KEPT_ORDER and not job.waited:
+            job.waited = True
             job.task_order = None
+            if len(pending) == 1:  # most jobs are single pods: nothing to order
+                return Tasks(list(pending), job.requesting)
             return Tasks(_ordered(job, session), job.requesting)
         kept = job.task_order = _keep_order(job, session, flags)
     kept.advance(pending)

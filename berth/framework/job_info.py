@@ -113,8 +113,10 @@ class JobInfo:
     since: int = 0
     #: Placements of the open statement per task, kept only for groups with per-task minimums.
     task_allocated: dict[str, int] = field(default_factory=dict)
-    #: Its pending pods' task order, kept for a job with many (``berth.actions.allocate``).
+    #: Its pending pods' task order, kept for a job with many or one that waited
+    #: (``berth.actions.allocate``), and whether allocate has ordered them before.
     task_order: TaskOrder | None = None
+    waited: bool = False
     #: ``namespace/name``, fixed for the job's life (a replacement PodGroup keeps it); asked
     #: for millions of times on a long backlog, so not rebuilt from the group each time.
     key: str = field(init=False)
