@@ -120,7 +120,8 @@ class CpuTable:
         self.unheld[row] -= len(chosen)
         self.lse_held[row] += len(chosen) if lse else 0
         pod.cpuset = format_cpuset(chosen)
-        pod.annotations[RESOURCE_STATUS_ANNOTATION] = json.dumps({"cpuset": pod.cpuset})
+        status = json.dumps({"cpuset": pod.cpuset})
+        pod.annotations = {**pod.annotations, RESOURCE_STATUS_ANNOTATION: status}
 
     def give_back(self, pod_key: str) -> None:
         entry = self.held.pop(pod_key, None)

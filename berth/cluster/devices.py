@@ -111,7 +111,8 @@ def device_ids(node: str, placement: Placement) -> str:
 def record_devices(pod: Pod, node: str, placement: Placement) -> None:
     """Note on the pod which devices it was placed on (pods.csv and its annotation)."""
     pod.gpu_devices = placement.text()
-    pod.annotations[GPU_DEVICES_ANNOTATION] = device_ids(node, placement)
+    # A new dict: a trace task's pods share one until one of them is written to.
+    pod.annotations = {**pod.annotations, GPU_DEVICES_ANNOTATION: device_ids(node, placement)}
 
 
 def _islands(node: Node, width: int) -> np.ndarray:

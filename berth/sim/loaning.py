@@ -167,7 +167,8 @@ class Loaning:
         costs = {node: str(count) for node, count in occupied.items()}
         for pod in active:
             if pod.owner:
-                pod.annotations[DELETION_COST_ANNOTATION] = costs[pod.bound_node]
+                cost = costs[pod.bound_node]
+                pod.annotations = {**pod.annotations, DELETION_COST_ANNOTATION: cost}
         lent_any = False
         for name in self.nodes:
             if name in self.lent:

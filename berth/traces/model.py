@@ -250,13 +250,16 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
             labels[ROLE_LABEL] = task.role
         first = next_index.get(task.role, 0)
         next_index[task.role] = first + count
+        # A task's pods share one labels, one annotations and one requests dict (millions of
+        # pods on Alibaba's traces): berth replaces a pod's dicts rather than writing into them.
+        annotations = dict(spec.annotations)
         for index in range(first, first + count):
             parts = (spec.name, task.role, str(index))
             yield Pod(
                 name=spec.name if single else "-".join(p for p in parts if p),
-                labels=dict(labels),
-                annotations=dict(spec.annotations),
-                requests=dict(requests),
+                labels=labels,
+                annotations=annotations,
+                requests=requests,
                 affinity=affinity,
                 priority=spec.priority,
                 priority_class_name=spec.priority_class,

@@ -111,3 +111,20 @@ def test_queues_by_size_and_from_the_trace() -> None:
 def test_bad_queue_specs(spec: str) -> None:
     with pytest.raises(ValueError):
         parse_queue_rule(spec)
+
+
+def test_a_tasks_pods_share_their_dicts_and_a_placement_writes_only_its_own() -> None:
+    """A task's pods share one labels, annotations and requests dict (memory on traces of
+    millions of pods); recording one pod's GPU devices gives that pod a dict of its own."""
+    from berth.cluster.devices import GPU_DEVICES_ANNOTATION, Placement, record_devices
+
+    spec = JobSpec(name="j", submit=0.0, tasks=[Task(3, 1000, 1024, 1000, 60)], gang=True)
+    spec.annotations["note"] = "kept"
+    first, second, third = build_job(spec, TraceOptions(), TraceLog()).pods
+    assert first.requests is second.requests and first.labels is third.labels
+    assert first.annotations is second.annotations
+    record_devices(second, "n1", Placement(0, (1,), (1000,), 0))
+    assert second.annotations[GPU_DEVICES_ANNOTATION]
+    assert second.annotations["note"] == "kept"
+    assert GPU_DEVICES_ANNOTATION not in first.annotations
+    assert GPU_DEVICES_ANNOTATION not in third.annotations

@@ -205,7 +205,7 @@ class DraState:
         if DRA_GPUS_ANNOTATION in pod.annotations:
             return
         count = self.gpus_asked(pod)
-        pod.annotations[DRA_GPUS_ANNOTATION] = str(count)
+        pod.annotations = {**pod.annotations, DRA_GPUS_ANNOTATION: str(count)}
         if count:
             requests = dict(pod.requests)
             requests[GPU] = requests.get(GPU, 0) + count * 1000
