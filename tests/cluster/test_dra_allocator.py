@@ -2,8 +2,8 @@
 (``structured/internal/allocatortesting/allocator_testing.go`` in
 k8s.io/dynamic-resource-allocation): the same inputs, the same devices or the same error.
 
-Every upstream case is named here: ported ones run, the others are listed in ``SKIPPED`` with
-the reason, and a test checks that the two together cover the upstream table's names.
+Every upstream case is named: ported ones run (here and in ``dra_cases_*.py``), the others are
+in ``dra_skipped.REASONS`` with the reason; a test checks that together they cover the table.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 from berth.cluster.dra import AllocatedState, AllocationError, Allocator
+from tests.cluster import dra_cases_access
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
     CAPACITY0,
@@ -477,8 +478,7 @@ CASES: dict[str, Case] = {
 }
 
 
-#: The upstream cases not ported, with why.
-SKIPPED = {name: why for name, why in REASONS.items() if name not in CASES}
+CASES |= dra_cases_access.CASES
 
 
 def _run(case: Case):
@@ -499,11 +499,12 @@ def test_upstream_table(name: str) -> None:
     assert (got or []) == list(case.expect)
 
 
-@pytest.mark.parametrize("name", sorted(SKIPPED))
+@pytest.mark.parametrize("name", sorted(REASONS))
 def test_upstream_case_not_ported(name: str) -> None:
-    pytest.skip(SKIPPED[name])
+    pytest.skip(REASONS[name])
 
 
 def test_every_upstream_case_is_ported_or_listed() -> None:
-    assert not set(CASES) & set(SKIPPED)
-    assert set(CASES) | set(SKIPPED) == set(UPSTREAM_CASES)
+    assert not set(CASES) & set(REASONS), "a ported case is still listed as skipped"
+    assert set(CASES) | set(REASONS) == set(UPSTREAM_CASES)
+    assert len(UPSTREAM_CASES) == len(set(UPSTREAM_CASES))
