@@ -204,6 +204,11 @@ class _Search:
         self, claim: int, name: str, sub: str, spec: ExactRequest, key: tuple[int, int]
     ) -> _Request:
         shown = f"{name}/{sub}" if sub else name
+        if not spec.class_name:
+            raise AllocationError(
+                f"claim {self.names[claim]}, request {shown}: missing device class name "
+                "(unsupported request type?)"
+            )
         device_class = self.owner.classes.get(spec.class_name)
         if device_class is None:
             raise AllocationError(
@@ -250,6 +255,11 @@ class _Search:
 
     def _passes(self, expressions: tuple[str, ...], entry: _Entry, owner: str) -> bool:
         for number, expression in enumerate(expressions):
+            if not expression.strip():
+                raise AllocationError(
+                    f"{owner}: selector #{number}: CEL expression empty "
+                    "(unsupported selector type?)"
+                )
             try:
                 if not self.owner.selectors.matches(expression, entry.pool.driver, entry.device):
                     return False
