@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from berth.cluster.dra import AllocatedState, AllocationError, Allocator
-from tests.cluster import dra_cases_access, dra_cases_core
+from tests.cluster import dra_cases_access, dra_cases_core, dra_cases_lists
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
     CAPACITY0,
@@ -478,7 +478,7 @@ CASES: dict[str, Case] = {
 }
 
 
-CASES |= dra_cases_access.CASES | dra_cases_core.CASES
+CASES |= dra_cases_access.CASES | dra_cases_core.CASES | dra_cases_lists.CASES
 
 
 def _run(case: Case):

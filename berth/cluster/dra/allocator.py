@@ -177,16 +177,22 @@ class _Search:
                     data = self._request(index, request.name, sub.name, sub, (number, sub_index))
                     self.requests[(index, number, sub_index)] = data
                     counts.append(data.count)
-                least += min(counts)
+                adding = min(counts)
             elif request.exactly is not None:
                 data = self._request(index, request.name, "", request.exactly, (number, -1))
                 self.requests[(index, number, -1)] = data
-                least += data.count
-        if least > ALLOCATION_RESULTS_MAX:
-            raise AllocationError(
-                f"claim {self.names[index]}: number of requested devices {least} exceeds the "
-                f"claim limit of {ALLOCATION_RESULTS_MAX}"
-            )
+                adding = data.count
+            else:
+                continue
+            # Checked request by request, as Kubernetes does: the error names the request
+            # that goes past the limit, and requests after it are not looked at.
+            if least + adding > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(
+                    f"claim {self.names[index]}, request {request.name}: adding {adding} devices "
+                    f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX}, with {least} already "
+                    "accounted for"
+                )
+            least += adding
         constraints: list[MatchAttribute] = []
         for number, c in enumerate(spec.constraints):
             if c.match_attribute:
