@@ -11,7 +11,12 @@ from __future__ import annotations
 import pytest
 
 from berth.cluster.dra import AllocatedState, AllocationError, Allocator
-from tests.cluster import dra_cases_access, dra_cases_core, dra_cases_lists
+from tests.cluster import (
+    dra_cases_access,
+    dra_cases_capacity,
+    dra_cases_core,
+    dra_cases_lists,
+)
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
     CAPACITY0,
@@ -478,7 +483,9 @@ CASES: dict[str, Case] = {
 }
 
 
-CASES |= dra_cases_access.CASES | dra_cases_core.CASES | dra_cases_lists.CASES
+for _module in (dra_cases_access, dra_cases_core, dra_cases_lists, dra_cases_capacity):
+    assert not set(CASES) & set(_module.CASES)
+    CASES |= _module.CASES
 
 
 def _run(case: Case):

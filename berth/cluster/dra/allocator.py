@@ -238,7 +238,11 @@ class _Search:
                 )
         every = []
         for at, entry in enumerate(self.entries):
-            if self._selectable((claim, *key), data, at) and self._fits(data, entry, False):
+            # Only the device's own capacities decide here, as in Kubernetes: a matching
+            # device whose capacity is taken by others stays in, and the request fails.
+            if self._selectable((claim, *key), data, at) and fits(
+                data.spec.capacity, entry.device.capacity
+            ):
                 every.append(at)
         data.every = every
         data.count = len(every)
@@ -276,9 +280,9 @@ class _Search:
                 ) from None
         return True
 
-    def _fits(self, data: _Request, entry: _Entry, now: bool) -> bool:
+    def _fits(self, data: _Request, entry: _Entry) -> bool:
         taken = self.owner.allocated.consumed.get(entry.id)
-        taking = self.consuming.get(entry.id) if now else None
+        taking = self.consuming.get(entry.id)
         return fits(data.spec.capacity, entry.device.capacity, taken, taking)
 
     def _in_use(self, device: DeviceId) -> bool:
@@ -333,7 +337,7 @@ class _Search:
                     continue
             elif self._in_use(entry.id):
                 continue
-            if not self._selectable(key, data, at) or not self._fits(data, entry, True):
+            if not self._selectable(key, data, at) or not self._fits(data, entry):
                 continue
             undo = self._take(data, entry, must=False)
             if undo is None:
@@ -368,7 +372,7 @@ class _Search:
                 for before in constraints[:index]:
                     before.remove(data.name, data.sub)
                 return None
-        if not self._fits(data, entry, True):
+        if not self._fits(data, entry):
             for constraint in constraints:
                 constraint.remove(data.name, data.sub)
             return None
