@@ -16,6 +16,7 @@ from tests.cluster import (
     dra_cases_capacity,
     dra_cases_core,
     dra_cases_lists,
+    dra_cases_pools,
 )
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
@@ -483,7 +484,13 @@ CASES: dict[str, Case] = {
 }
 
 
-for _module in (dra_cases_access, dra_cases_core, dra_cases_lists, dra_cases_capacity):
+for _module in (
+    dra_cases_access,
+    dra_cases_core,
+    dra_cases_lists,
+    dra_cases_capacity,
+    dra_cases_pools,
+):
     assert not set(CASES) & set(_module.CASES)
     CASES |= _module.CASES
 
