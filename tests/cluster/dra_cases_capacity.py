@@ -45,6 +45,11 @@ from tests.cluster.dra_tables import (
     valid_values,
 )
 
+POINT_TWO, POINT_THREE = Decimal("0.2"), Decimal("0.3")
+#: withFractionalCapacityRequestPolicyRange: default 200m, min 200m, step 100m, max 1.
+FRACTIONAL = CapacityPolicy(default=POINT_TWO, min=POINT_TWO, step=Decimal("0.1"), max=ONE)
+CAP_SELECTOR = f'device.attributes["{DRIVER_A}"].stringAttribute == "cap"'
+FALLBACK_SELECTOR = f'device.attributes["{DRIVER_A}"].stringAttribute == "fb"'
 MULTI = (cls_multi(CLASS_A, DRIVER_A, True),)
 DEDICATED = (cls_multi(CLASS_A, DRIVER_A, False),)
 ANY_A = (cls(CLASS_A, DRIVER_A),)
@@ -101,6 +106,45 @@ def one_and_all(asked: Decimal) -> tuple:
 
 
 CASES: dict[str, Case] = {
+    # claim-0 takes all of device-1's capacity; claim-1's first alternative (all devices with
+    # "cap") is refused on capacity after its constraint saw device-1, and its fallback must
+    # still match device-2's different value.
+    "consumable-capacity-rejection-rolls-back-constraints": Case(
+        claims=(
+            claim(CLAIM0, request(REQ0, CLASS_A, 1, CAP_SELECTOR, capacity=TWO)),
+            claim(
+                CLAIM1,
+                first_available(
+                    REQ0,
+                    sub(SUB0, CLASS_A, 1, CAP_SELECTOR, mode="All", capacity=TWO),
+                    sub(SUB1, CLASS_A, 1, FALLBACK_SELECTOR),
+                ),
+                constraints=(match(f"{DRIVER_A}/stringAttribute"),),
+            ),
+        ),
+        classes=ANY_A,
+        slices=on_node(
+            shared(DEVICE1, TWO, attributes={"stringAttribute": "cap"}),
+            device(DEVICE2, None, {"stringAttribute": "fb"}),
+        ),
+        expect=(
+            alone(took(REQ0, DEVICE1, TWO)),
+            alone(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE2)),
+        ),
+    ),
+    "consumable-capacity-negative-request-aborts": Case(
+        claims=one_claim(Decimal(-5)),
+        classes=MULTI,
+        slices=on_node(shared(DEVICE1, Decimal(10))),
+        error="negative",
+    ),
+    # 250m lies between min 200m and the next step 300m: rounded up to 300m.
+    "consumable-capacity-fractional-range-gate-enabled-round-up": Case(
+        claims=one_claim(Decimal("0.25")),
+        classes=MULTI,
+        slices=on_node(shared(DEVICE1, ONE, FRACTIONAL)),
+        expect=(alone(took(REQ0, DEVICE1, POINT_THREE)),),
+    ),
     "consumable-capacity-multi-allocatable-device-with-missing-capacity-request": Case(
         claims=one_claim(ONE),
         classes=ANY_A,

@@ -26,7 +26,7 @@ from berth.api.dra import (
 )
 from berth.api.schema.dra import ALLOCATION_RESULTS_MAX
 from berth.api.selectors import NodeSelectorTerm
-from berth.cluster.dra.capacity import add_into, consumption, fits
+from berth.cluster.dra.capacity import NegativeCapacity, add_into, consumption, fits
 from berth.cluster.dra.pools import Pool, SliceIndex, gather_pools
 from berth.cluster.dra.selection import (
     AllocationError,
@@ -240,9 +240,7 @@ class _Search:
         for at, entry in enumerate(self.entries):
             # Only the device's own capacities decide here, as in Kubernetes: a matching
             # device whose capacity is taken by others stays in, and the request fails.
-            if self._selectable((claim, *key), data, at) and fits(
-                data.spec.capacity, entry.device.capacity
-            ):
+            if self._selectable((claim, *key), data, at) and self._fits(data, entry, static=True):
                 every.append(at)
         data.every = every
         data.count = len(every)
@@ -280,10 +278,19 @@ class _Search:
                 ) from None
         return True
 
-    def _fits(self, data: _Request, entry: _Entry) -> bool:
-        taken = self.owner.allocated.consumed.get(entry.id)
-        taking = self.consuming.get(entry.id)
-        return fits(data.spec.capacity, entry.device.capacity, taken, taking)
+    def _fits(self, data: _Request, entry: _Entry, static: bool = False) -> bool:
+        """Whether the request's capacity fits on the device: on its own capacities only
+        (``static``), or beside what others hold and this search is taking."""
+        taken: tuple = ()
+        if not static:
+            taken = (self.owner.allocated.consumed.get(entry.id), self.consuming.get(entry.id))
+        try:
+            return fits(data.spec.capacity, entry.device.capacity, *taken)
+        except NegativeCapacity as exc:
+            raise AllocationError(
+                f"claim {self.names[data.claim]}, request {data.result_name}: checking capacity "
+                f'for device {"/".join(entry.id)}: capacity "{exc}": capacity value is negative'
+            ) from None
 
     def _in_use(self, device: DeviceId) -> bool:
         return device in self.owner.allocated.devices or bool(self.holding.get(device))
