@@ -34,6 +34,7 @@ from tests.cluster.dra_tables import (
     claim,
     cls,
     device,
+    distinct,
     first_available,
     label_selector,
     local,
@@ -100,7 +101,24 @@ MANY_NETWORK_SELECTOR = NodeSelection(
     )
 )
 
+
+def two_lists(constraint) -> Case:
+    """Two devices whose stringAttribute is a list, under one constraint over both: with
+    ``DRAListTypeAttributes`` off (its default in 1.37) a list never compares, as in berth."""
+    return Case(
+        claims=(claim(CLAIM0, request(REQ0, CLASS_A, 2), constraints=(constraint,)),),
+        classes=(cls(CLASS_A, DRIVER_A),),
+        slices=two_with(
+            "stringAttribute", ("value1", "value2", "value3"), ("value2", "value3", "value4")
+        ),
+    )
+
+
 CASES: dict[str, Case] = {
+    "list-attributes-disabled-match-constraint-with-lists": two_lists(match(A + "stringAttribute")),
+    "list-attributes-disabled-distinct-constraint-with-lists": two_lists(
+        distinct(A + "stringAttribute")
+    ),
     "empty-class": Case(
         claims=(claim(CLAIM0, request(REQ0, "")),),
         classes=(cls(CLASS_A, DRIVER_A),),
