@@ -17,6 +17,7 @@ from tests.cluster import (
     dra_cases_core,
     dra_cases_lists,
     dra_cases_pools,
+    dra_cases_search,
 )
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
@@ -490,6 +491,7 @@ for _module in (
     dra_cases_lists,
     dra_cases_capacity,
     dra_cases_pools,
+    dra_cases_search,
 ):
     assert not set(CASES) & set(_module.CASES)
     CASES |= _module.CASES

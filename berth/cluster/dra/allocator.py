@@ -332,10 +332,7 @@ class _Search:
             undo = self._take(data, self.entries[data.every[device]], must=True)
             if undo is None:
                 return False
-            if self._one(claim, request, sub, device + 1, 0, in_sub):
-                return True
-            undo()
-            return False
+            return self._next(undo, claim, request, sub, device + 1, 0, in_sub)
         admin = data.spec.admin_access
         for at in range(start, len(self.entries)):
             entry = self.entries[at]
@@ -349,10 +346,22 @@ class _Search:
             undo = self._take(data, entry, must=False)
             if undo is None:
                 continue
-            if self._one(claim, request, sub, device + 1, at + 1, in_sub):
+            if self._next(undo, claim, request, sub, device + 1, at + 1, in_sub):
                 return True
-            undo()
         return False
+
+    def _next(self, undo, *where) -> bool:
+        """Search on from ``where`` with a device just taken; on failure the device is given
+        back (also when the claim limit unwinds the search, so that a shorter alternative
+        tried next starts from the state it expects)."""
+        try:
+            found = self._one(*where)
+        except _MaxSize:
+            undo()
+            raise
+        if not found:
+            undo()
+        return found
 
     def _take(self, data: _Request, entry: _Entry, must: bool):
         """Allocate ``entry`` to the request: the way to undo it, or None when it cannot be."""
