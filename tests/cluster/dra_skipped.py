@@ -3,10 +3,9 @@
 dra_cases_*.py run the others) is left out."""
 
 GATE_OFF = "checks upstream behaviour with a feature gate off that is on by default in 1.37; berth has it on"
-COUNTERS = "partitionable devices (shared counters, their compatibility groups) are not modelled"
-BINDING = "binding conditions are not modelled"
+COUNTERS = "partitionable devices (DRAPartitionableDevices: beta, on by default in 1.37; shared counters, their compatibility groups) are not modelled"
+BINDING = "binding conditions (DRADeviceBindingConditions: beta, on by default in 1.37) are not modelled; berth never allocates a device with bindingConditions, as with the gate off"
 LISTS = "list-type attributes in constraints (DRAListTypeAttributes: alpha, off by default in 1.37) are not supported; berth compares scalars, as Kubernetes does by default"
-STEPS = "counts the upstream search's steps, an implementation detail; not ported"
 CONFIG = "device configuration is not copied into the allocation result"
 NODE_OPS = "optional node operations (DRAOptionalNodeOperations: alpha, off by default in 1.37) are not modelled"
 INT64 = (
