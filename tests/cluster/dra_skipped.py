@@ -4,7 +4,7 @@ dra_cases_*.py run the others) is left out."""
 
 GATE_OFF = "checks upstream behaviour with a feature gate off that is on by default in 1.37; berth has it on"
 COUNTERS = "partitionable devices (DRAPartitionableDevices: beta, on by default in 1.37; shared counters, their compatibility groups) are not modelled"
-BINDING = "binding conditions (DRADeviceBindingConditions: beta, on by default in 1.37) are not modelled; berth never allocates a device with bindingConditions, as with the gate off"
+BINDING = "binding conditions and bindsToNode (DRADeviceBindingConditions: beta, on by default in 1.37) are not modelled; berth never allocates a device with bindingConditions, as with the gate off"
 LISTS = "list-type attributes in constraints (DRAListTypeAttributes: alpha, off by default in 1.37) are not supported; berth compares scalars, as Kubernetes does by default"
 CONFIG = "device configuration is not copied into the allocation result"
 NODE_OPS = "optional node operations (DRAOptionalNodeOperations: alpha, off by default in 1.37) are not modelled"
