@@ -2,8 +2,8 @@
 (``structured/internal/allocatortesting/allocator_testing.go`` in
 k8s.io/dynamic-resource-allocation): the same inputs, the same devices or the same error.
 
-Every upstream case is named here: ported ones run, the others are listed in ``SKIPPED`` with
-the reason, and a test checks that the two together cover the upstream table's names.
+Every upstream case is named: ported ones run (here and in ``dra_cases_*.py``), the others are
+in ``dra_skipped.REASONS`` with the reason; a test checks that together they cover the table.
 """
 
 from __future__ import annotations
@@ -11,6 +11,14 @@ from __future__ import annotations
 import pytest
 
 from berth.cluster.dra import AllocatedState, AllocationError, Allocator
+from tests.cluster import (
+    dra_cases_access,
+    dra_cases_capacity,
+    dra_cases_core,
+    dra_cases_lists,
+    dra_cases_pools,
+    dra_cases_search,
+)
 from tests.cluster.dra_skipped import REASONS, UPSTREAM_CASES
 from tests.cluster.dra_tables import (
     CAPACITY0,
@@ -69,7 +77,7 @@ ATTRS = {"driverVersion": version("1.0.0"), "numa": 1, "stringAttribute": "strin
          "boolAttribute": True}  # fmt: skip
 A = f"{DRIVER_A}/"
 
-CASES: dict[str, Case] = {
+BASIC_CASES: dict[str, Case] = {
     "empty": Case(),
     "simple": Case(
         claims=(claim(CLAIM0, request(REQ0, CLASS_A)),),
@@ -477,8 +485,17 @@ CASES: dict[str, Case] = {
 }
 
 
-#: The upstream cases not ported, with why.
-SKIPPED = {name: why for name, why in REASONS.items() if name not in CASES}
+#: The ported cases: the basic ones above and the dra_cases_* modules' by topic.
+TABLES = (
+    BASIC_CASES,
+    dra_cases_access.CASES,
+    dra_cases_core.CASES,
+    dra_cases_lists.CASES,
+    dra_cases_capacity.CASES,
+    dra_cases_pools.CASES,
+    dra_cases_search.CASES,
+)
+CASES = {name: case for table in TABLES for name, case in table.items()}
 
 
 def _run(case: Case):
@@ -499,11 +516,13 @@ def test_upstream_table(name: str) -> None:
     assert (got or []) == list(case.expect)
 
 
-@pytest.mark.parametrize("name", sorted(SKIPPED))
+@pytest.mark.parametrize("name", sorted(REASONS))
 def test_upstream_case_not_ported(name: str) -> None:
-    pytest.skip(SKIPPED[name])
+    pytest.skip(REASONS[name])
 
 
 def test_every_upstream_case_is_ported_or_listed() -> None:
-    assert not set(CASES) & set(SKIPPED)
-    assert set(CASES) | set(SKIPPED) == set(UPSTREAM_CASES)
+    assert sum(len(table) for table in TABLES) == len(CASES), "a case is ported twice"
+    assert not set(CASES) & set(REASONS), "a ported case is still listed as skipped"
+    assert set(CASES) | set(REASONS) == set(UPSTREAM_CASES)
+    assert len(UPSTREAM_CASES) == len(set(UPSTREAM_CASES))

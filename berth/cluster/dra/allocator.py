@@ -26,7 +26,7 @@ from berth.api.dra import (
 )
 from berth.api.schema.dra import ALLOCATION_RESULTS_MAX
 from berth.api.selectors import NodeSelectorTerm
-from berth.cluster.dra.capacity import add_into, consumption, fits
+from berth.cluster.dra.capacity import NegativeCapacity, add_into, consumption, fits
 from berth.cluster.dra.pools import Pool, SliceIndex, gather_pools
 from berth.cluster.dra.selection import (
     AllocationError,
@@ -177,16 +177,22 @@ class _Search:
                     data = self._request(index, request.name, sub.name, sub, (number, sub_index))
                     self.requests[(index, number, sub_index)] = data
                     counts.append(data.count)
-                least += min(counts)
+                adding = min(counts)
             elif request.exactly is not None:
                 data = self._request(index, request.name, "", request.exactly, (number, -1))
                 self.requests[(index, number, -1)] = data
-                least += data.count
-        if least > ALLOCATION_RESULTS_MAX:
-            raise AllocationError(
-                f"claim {self.names[index]}: number of requested devices {least} exceeds the "
-                f"claim limit of {ALLOCATION_RESULTS_MAX}"
-            )
+                adding = data.count
+            else:
+                continue
+            # Checked request by request, as Kubernetes does: the error names the request
+            # that goes past the limit, and requests after it are not looked at.
+            if least + adding > ALLOCATION_RESULTS_MAX:
+                raise AllocationError(
+                    f"claim {self.names[index]}, request {request.name}: adding {adding} devices "
+                    f"exceeds the claim limit of {ALLOCATION_RESULTS_MAX}, with {least} already "
+                    "accounted for"
+                )
+            least += adding
         constraints: list[MatchAttribute] = []
         for number, c in enumerate(spec.constraints):
             if c.match_attribute:
@@ -204,6 +210,11 @@ class _Search:
         self, claim: int, name: str, sub: str, spec: ExactRequest, key: tuple[int, int]
     ) -> _Request:
         shown = f"{name}/{sub}" if sub else name
+        if not spec.class_name:
+            raise AllocationError(
+                f"claim {self.names[claim]}, request {shown}: missing device class name "
+                "(unsupported request type?)"
+            )
         device_class = self.owner.classes.get(spec.class_name)
         if device_class is None:
             raise AllocationError(
@@ -227,7 +238,9 @@ class _Search:
                 )
         every = []
         for at, entry in enumerate(self.entries):
-            if self._selectable((claim, *key), data, at) and self._fits(data, entry, False):
+            # Only the device's own capacities decide here, as in Kubernetes: a matching
+            # device whose capacity is taken by others stays in, and the request fails.
+            if self._selectable((claim, *key), data, at) and self._fits(data, entry, static=True):
                 every.append(at)
         data.every = every
         data.count = len(every)
@@ -250,6 +263,11 @@ class _Search:
 
     def _passes(self, expressions: tuple[str, ...], entry: _Entry, owner: str) -> bool:
         for number, expression in enumerate(expressions):
+            if not expression.strip():
+                raise AllocationError(
+                    f"{owner}: selector #{number}: CEL expression empty "
+                    "(unsupported selector type?)"
+                )
             try:
                 if not self.owner.selectors.matches(expression, entry.pool.driver, entry.device):
                     return False
@@ -260,10 +278,19 @@ class _Search:
                 ) from None
         return True
 
-    def _fits(self, data: _Request, entry: _Entry, now: bool) -> bool:
-        taken = self.owner.allocated.consumed.get(entry.id)
-        taking = self.consuming.get(entry.id) if now else None
-        return fits(data.spec.capacity, entry.device.capacity, taken, taking)
+    def _fits(self, data: _Request, entry: _Entry, static: bool = False) -> bool:
+        """Whether the request's capacity fits on the device: on its own capacities only
+        (``static``), or beside what others hold and this search is taking."""
+        taken: tuple = ()
+        if not static:
+            taken = (self.owner.allocated.consumed.get(entry.id), self.consuming.get(entry.id))
+        try:
+            return fits(data.spec.capacity, entry.device.capacity, *taken)
+        except NegativeCapacity as exc:
+            raise AllocationError(
+                f"claim {self.names[data.claim]}, request {data.result_name}: checking capacity "
+                f'for device {"/".join(entry.id)}: capacity "{exc}": capacity value is negative'
+            ) from None
 
     def _in_use(self, device: DeviceId) -> bool:
         return device in self.owner.allocated.devices or bool(self.holding.get(device))
@@ -305,10 +332,7 @@ class _Search:
             undo = self._take(data, self.entries[data.every[device]], must=True)
             if undo is None:
                 return False
-            if self._one(claim, request, sub, device + 1, 0, in_sub):
-                return True
-            undo()
-            return False
+            return self._next(undo, claim, request, sub, device + 1, 0, in_sub)
         admin = data.spec.admin_access
         for at in range(start, len(self.entries)):
             entry = self.entries[at]
@@ -317,15 +341,27 @@ class _Search:
                     continue
             elif self._in_use(entry.id):
                 continue
-            if not self._selectable(key, data, at) or not self._fits(data, entry, True):
+            if not self._selectable(key, data, at) or not self._fits(data, entry):
                 continue
             undo = self._take(data, entry, must=False)
             if undo is None:
                 continue
-            if self._one(claim, request, sub, device + 1, at + 1, in_sub):
+            if self._next(undo, claim, request, sub, device + 1, at + 1, in_sub):
                 return True
-            undo()
         return False
+
+    def _next(self, undo, *where) -> bool:
+        """Search on from ``where`` with a device just taken; on failure the device is given
+        back (also when the claim limit unwinds the search, so that a shorter alternative
+        tried next starts from the state it expects)."""
+        try:
+            found = self._one(*where)
+        except _MaxSize:
+            undo()
+            raise
+        if not found:
+            undo()
+        return found
 
     def _take(self, data: _Request, entry: _Entry, must: bool):
         """Allocate ``entry`` to the request: the way to undo it, or None when it cannot be."""
@@ -352,7 +388,7 @@ class _Search:
                 for before in constraints[:index]:
                     before.remove(data.name, data.sub)
                 return None
-        if not self._fits(data, entry, True):
+        if not self._fits(data, entry):
             for constraint in constraints:
                 constraint.remove(data.name, data.sub)
             return None

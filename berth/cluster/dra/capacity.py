@@ -6,7 +6,12 @@ allocation consumes of a capacity is what the request asks, rounded up to the ca
 ``requestPolicy`` (``validRange`` min and step, else the next of ``validValues``), or the
 policy's ``default`` (else the whole value) when the request does not name that capacity. An
 amount the policy does not allow (above ``max``, off the step, not a valid value) does not fit.
-A request naming a capacity the device does not have does not fit either.
+A request naming a capacity the device does not have does not fit either. Rounding is exact
+decimal arithmetic, so fractional steps (``100m``) work as with Kubernetes'
+``DRAFractionalCapacityRange``, on by default since 1.37.
+
+A negative amount is no mismatch but bad data (a stored object from before validation got
+stricter): ``NegativeCapacity``, which aborts the allocation as in Kubernetes.
 """
 
 from __future__ import annotations
@@ -19,20 +24,17 @@ from berth.api.dra import Capacity, CapacityPolicy
 Amounts = Mapping[str, Decimal]
 
 
-def _whole(value: Decimal) -> int:
-    """A quantity's Value() in Kubernetes: rounded up to an integer."""
-    return int(value.to_integral_value(rounding=ROUND_CEILING))
+class NegativeCapacity(ValueError):
+    """A capacity an allocation would consume is negative (the capacity's name is the
+    message)."""
 
 
 def _round_up(asked: Decimal, policy: CapacityPolicy) -> Decimal:
     if policy.min is not None:
-        if asked < policy.min:
-            return policy.min
-        if policy.step is None:
-            return asked
-        low, step = _whole(policy.min), _whole(policy.step)
-        steps = -((_whole(asked) - low) // -step)
-        return Decimal(low + step * steps)
+        if asked < policy.min or policy.step is None:
+            return max(asked, policy.min)
+        steps = ((asked - policy.min) / policy.step).to_integral_value(rounding=ROUND_CEILING)
+        return policy.min + policy.step * steps
     if policy.valid_values:
         for value in policy.valid_values:
             if asked <= value:
@@ -60,10 +62,8 @@ def violates(amount: Decimal, policy: CapacityPolicy | None) -> bool:
         if policy.max is not None and amount > policy.max:
             return True
         if policy.step is not None:
-            low = _whole(policy.min) if policy.min is not None else 0
-            offset = _whole(amount) - low
-            step = _whole(policy.step)
-            return offset - step * (offset // step) != 0
+            low = policy.min if policy.min is not None else Decimal(0)
+            return (amount - low) % policy.step != 0
         return False
     if policy.valid_values:
         return amount not in policy.valid_values
@@ -86,8 +86,12 @@ def fits(
     if asked and any(name not in capacities for name in asked):
         return False
     asked = asked or {}
+    amounts = {name: consumed_amount(asked.get(name), cap) for name, cap in capacities.items()}
+    for name, amount in amounts.items():
+        if amount < 0:
+            raise NegativeCapacity(name)
     for name, cap in capacities.items():
-        amount = consumed_amount(asked.get(name), cap)
+        amount = amounts[name]
         if violates(amount, cap.policy):
             return False
         total = amount

@@ -149,11 +149,13 @@ class MatchAttribute:
 
 
 class DistinctAttribute(MatchAttribute):
-    """The devices of the named requests all differ in the attribute."""
+    """The devices of the named requests all differ in the attribute, also several devices of
+    one request."""
 
     def __init__(self, requests: tuple[str, ...], attribute: str) -> None:
         super().__init__(requests, attribute)
-        self.values: dict[str, tuple[type, Any] | None] = {}
+        #: The values of the devices added, in order: the search removes the last added first.
+        self.values: list[tuple[type, Any] | None] = []
 
     def add(self, request: str, sub: str, device: Device, driver: str) -> bool:
         if not self.applies(request, sub):
@@ -162,13 +164,13 @@ class DistinctAttribute(MatchAttribute):
         if raw is None:
             return False
         value = _scalar(raw)
-        if self.count and (value is None or value in self.values.values()):
+        if self.values and (value is None or value in self.values):
             return False
-        self.values[request] = value
+        self.values.append(value)
         self.count += 1
         return True
 
     def remove(self, request: str, sub: str) -> None:
         if self.applies(request, sub):
-            self.values.pop(request, None)
+            self.values.pop()
             self.count -= 1
