@@ -9,7 +9,8 @@ no ownerReferences), so a workload and its pods cannot both be written: a Volcan
 Advanced StatefulSet, BroadcastJob, PyTorchJob, LeaderWorkerSet or JobSet whose pods exist is
 represented by those pods and its PodGroups (replaying the workload as well would create its
 pods twice); one with no pods yet is written as the workload, without the PodGroups its
-controller will make. Likewise a ResourceClaim made for a pod from a ResourceClaimTemplate is
+controller will make (of the workloads other than Volcano Jobs, one whose pods have all finished
+is left out: it ran). Likewise a ResourceClaim made for a pod from a ResourceClaimTemplate is
 left out: the simulator makes it again from the template. Only what berth reads is kept of each
 object (no status, uid, resourceVersion or managed fields). A kind the cluster does not serve
 (its CRD is not installed, its API not enabled), or one the credentials may not list, is skipped
@@ -161,10 +162,10 @@ def take(client: KubeClient) -> Snapshot:
     all_pods = _list(client, POD, snap)
     _claims(client, snap)
     pods = [p for p in all_pods if (p.get("status") or {}).get("phase") not in _FINISHED]
-    written_whole = _jobs(client, snap, pods) | _workloads(client, snap, all_pods)
+    groups_left_out = _jobs(client, snap, pods) | _workloads(client, snap, all_pods)
     for group in _list(client, POD_GROUP, snap):
         owner = _controller(group) or _owner_of(JOB, group)  # a Job's group bears its name
-        if owner not in written_whole:
+        if owner not in groups_left_out:
             snap.workload.append(_clean(POD_GROUP, group))
     for pod in pods:
         snap.workload.append(_clean(POD, pod))
@@ -209,27 +210,29 @@ def _jobs(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set
 
 def _workloads(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set[Owner]:
     """The workloads of ``_WORKLOADS`` that have no pods yet (finished ones count: a workload
-    that ran is not run again), written; the owners of the PodGroups left out."""
+    that ran is not run again), written; the owners of the PodGroups left out (those of the
+    workloads written, which their controllers make again, and of finished ones)."""
     owned = Counter(_controller(pod) for pod in pods)
     live = Counter(
         _controller(pod) for pod in pods if (pod.get("status") or {}).get("phase") not in _FINISHED
     )
-    written: set[Owner] = set()
+    groups_left_out: set[Owner] = set()
     for resource in _WORKLOADS:
         for item in _list(client, resource, snap):
             owner = _owner_of(resource, item)
-            if owned[owner]:
-                count = live[owner]
-                written_as = (
-                    f"written as its {count} pod{'s' if count > 1 else ''} and PodGroups"
-                    if count
-                    else "left out"
+            count = live[owner]
+            if count:
+                snap.notes.append(
+                    f"{owner[1]} {_named(item)}: written as its {count} pod"
+                    f"{'s' if count > 1 else ''} and PodGroups (its pods exist)"
                 )
-                snap.notes.append(f"{owner[1]} {_named(item)}: {written_as} (its pods exist)")
                 continue
-            written.add(owner)
+            groups_left_out.add(owner)
+            if owned[owner]:
+                snap.notes.append(f"{owner[1]} {_named(item)}: left out (its pods have finished)")
+                continue
             snap.workload.append(_clean(resource, item))
-    return written
+    return groups_left_out
 
 
 def write(snap: Snapshot, out: Path) -> tuple[Path, Path]:

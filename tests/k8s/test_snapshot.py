@@ -170,6 +170,24 @@ def test_workloads_without_pods_are_written_whole_and_the_simulator_makes_their_
     assert all(row["node"] for row in simulated.values()), simulated
 
 
+def test_a_workload_whose_pods_have_finished_is_left_out(
+    snap_cluster: Cluster, tmp_path: Path, capsys
+):
+    cluster = snap_cluster
+    cluster.add(node_doc("n1"), broadcast_job_doc(duration="0.2"), pod_doc("plain"))
+    with serving(cluster, options=fast_options(kruise=True)) as server, cluster.kubelet():
+        wait_for(lambda: _phases(cluster) == ["Running", "Succeeded"], timeout=60)
+        settle(server)
+    docs, notes = snapshot(cluster, tmp_path, capsys)
+    assert notes == ["note: BroadcastJob default/warm: left out (its pods have finished)"]
+    assert [doc["metadata"]["name"] for doc in docs if doc["kind"] != "PriorityClass"] == ["plain"]
+    assert list(replay(tmp_path, capsys)) == ["plain"]
+
+
+def _phases(cluster: Cluster) -> list[str]:
+    return sorted((pod.get("status") or {}).get("phase", "") for pod in cluster.objects("Pod"))
+
+
 def test_dra_pods_replay_on_their_nodes_with_their_claims(
     snap_cluster: Cluster, tmp_path: Path, capsys
 ):
@@ -201,8 +219,11 @@ def test_dra_pods_replay_on_their_nodes_with_their_claims(
     assert [doc["kind"] for doc in cluster_docs] == ["Node", "Node", "DeviceClass"] + [
         "ResourceSlice"
     ] * 2
+    devices = {name: [x[3] for x in d.devices_of(d.pod_claim(cluster, name))] for name in placed}
     simulated = replay(tmp_path, capsys)
     assert {name: row["node"] for name, row in simulated.items()} == placed
+    # the simulator allocates the claims anew, here as the cluster did: the first free device
+    assert {name: row["devices"].split(",") for name, row in simulated.items()} == devices
 
 
 def test_workload_api_gangs_replay_with_their_groups(snap_cluster: Cluster, tmp_path: Path, capsys):
