@@ -248,7 +248,8 @@ def test_workload_api_gangs_replay_with_their_groups(snap_cluster: Cluster, tmp_
         wait_for(lambda: len(cluster.bindings()) == 2, timeout=60)
         settle(server)
     placed = {key.split("/")[1]: node for key, node in cluster.bindings().items()}
-    docs, _ = snapshot(cluster, tmp_path, capsys)
+    docs, notes = snapshot(cluster, tmp_path, capsys)
+    assert notes == []
     assert kinds(docs) == [
         "scheduling.k8s.io/v1 PriorityClass",
         "scheduling.k8s.io/v1beta1 PodGroup",
