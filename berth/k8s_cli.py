@@ -309,10 +309,12 @@ def _snapshot(args: argparse.Namespace) -> int:
     finally:
         client.close()
     cluster, workload = write(snap, args.out)
+    nodes = sum(doc["kind"] == "Node" for doc in snap.cluster)
     for note in snap.notes:
         print(f"note: {note}", file=sys.stderr)
     print(
-        f"{len(snap.cluster)} nodes → {cluster}; {len(snap.workload)} objects → {workload}\n"
+        f"{nodes} nodes and {len(snap.cluster) - nodes} other objects → {cluster}; "
+        f"{len(snap.workload)} objects → {workload}\n"
         f"run it: berth simulate --cluster {cluster} --workload {workload}"
     )
     return 0

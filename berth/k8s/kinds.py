@@ -82,6 +82,9 @@ JOB_SET = Resource("JobSet", "jobset.x-k8s.io", "v1alpha2", "jobsets", True)
 #: ``berth serve --workload-api`` reads. The store knows them by a kind of their own, apart from
 #: Volcano's PodGroups; ``convert.from_api`` reads them as the PodGroups they are.
 WORKLOAD_POD_GROUP = Resource("WorkloadPodGroup", "scheduling.k8s.io", "v1beta1", "podgroups", True)
+#: The Workloads those PodGroups are made from (``spec.workloadRef``): ``berth snapshot`` writes
+#: them so the simulator can check the groups against their templates; ``serve`` reads none.
+WORKLOAD = Resource("Workload", "scheduling.k8s.io", "v1beta1", "workloads", True)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
 JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})

@@ -1,27 +1,76 @@
 """``berth snapshot``: the live cluster as manifests ``berth simulate`` runs as they are.
 
-Nodes go to ``cluster.yaml``; priority classes, queues, PodGroups, Jobs and pods to
+Nodes, DeviceClasses and ResourceSlices go to ``cluster.yaml``; everything else berth reads to
 ``workload.yaml``. Pods on a node keep ``spec.nodeName``, so the simulation starts from the
-cluster's current placement; finished pods are left out. A Volcano Job whose pods already exist
-is represented by those pods and its PodGroup (replaying the Job as well would create its pods
-twice); a Job with no pods yet is written as the Job, without the PodGroup its controller will
-make. Only what berth reads is kept of each object (no status, uid or managed fields).
+cluster's current placement; finished pods are left out.
+
+The simulator's controllers make their pods themselves and adopt none from a manifest (it reads
+no ownerReferences), so a workload and its pods cannot both be written: a Volcano Job, CloneSet,
+Advanced StatefulSet, BroadcastJob, PyTorchJob, LeaderWorkerSet or JobSet whose pods exist is
+represented by those pods and its PodGroups (replaying the workload as well would create its
+pods twice); one with no pods yet is written as the workload, without the PodGroups its
+controller will make (of the workloads other than Volcano Jobs, one whose pods have all finished
+is left out: it ran). Likewise a ResourceClaim made for a pod from a ResourceClaimTemplate is
+left out: the simulator makes it again from the template. Only what berth reads is kept of each
+object (no status, uid, resourceVersion or managed fields). A kind the cluster does not serve
+(its CRD is not installed, its API not enabled), or one the credentials may not list, is skipped
+with a note.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from berth.k8s.client import KubeClient
-from berth.k8s.kinds import JOB, NODE, POD, POD_GROUP, PRIORITY_CLASS, QUEUE, Resource
+from berth.k8s.client import ApiError, KubeClient
+from berth.k8s.kinds import (
+    ADVANCED_STATEFUL_SET,
+    BROADCAST_JOB,
+    CLONE_SET,
+    DEVICE_CLASS,
+    JOB,
+    JOB_SET,
+    LEADER_WORKER_SET,
+    NODE,
+    POD,
+    POD_GROUP,
+    PRIORITY_CLASS,
+    PYTORCH_JOB,
+    QUEUE,
+    RESOURCE_CLAIM,
+    RESOURCE_CLAIM_TEMPLATE,
+    RESOURCE_SLICE,
+    SIDECAR_SET,
+    WORKLOAD,
+    WORKLOAD_POD_GROUP,
+    Resource,
+)
 
 _KEEP_META = ("name", "namespace", "labels", "annotations")
 _FINISHED = ("Succeeded", "Failed")
 _JOB_LABEL = "volcano.sh/job-name"
+#: Workloads whose pods the simulator's controllers make (Volcano Jobs are matched by label).
+_WORKLOADS = (
+    CLONE_SET,
+    ADVANCED_STATEFUL_SET,
+    BROADCAST_JOB,
+    PYTORCH_JOB,
+    LEADER_WORKER_SET,
+    JOB_SET,
+)
+#: Written as they are, after the queues and before the workloads: what pods refer to.
+_REFERRED = (WORKLOAD, WORKLOAD_POD_GROUP, RESOURCE_CLAIM_TEMPLATE, SIDECAR_SET)
+#: The kind a manifest names, where the one berth's store knows it by differs.
+_MANIFEST_KIND = {ADVANCED_STATEFUL_SET: "StatefulSet", WORKLOAD_POD_GROUP: "PodGroup"}
+
+#: Answers that leave a kind out of the snapshot rather than fail it, and why.
+_SKIPPED = {404: "not served by the cluster", 403: "not readable with these credentials"}
+#: An owner as a controller ownerReference names it: API group, kind, namespace, name.
+Owner = tuple[str, str, str, str]
 
 
 @dataclass
@@ -36,8 +85,24 @@ def _meta(obj: dict[str, Any]) -> dict[str, Any]:
     return {key: meta[key] for key in _KEEP_META if meta.get(key)}
 
 
-def _list(client: KubeClient, resource: Resource) -> list[dict[str, Any]]:
-    items = client.request("GET", resource.collection()).get("items") or []
+def _named(obj: dict[str, Any]) -> str:
+    meta = obj.get("metadata") or {}
+    namespace = meta.get("namespace")
+    return f"{namespace}/{meta.get('name')}" if namespace else str(meta.get("name"))
+
+
+def _list(client: KubeClient, resource: Resource, snap: Snapshot) -> list[dict[str, Any]]:
+    """Every object of ``resource`` in name order; none, with a note, when the cluster does
+    not serve it."""
+    try:
+        items = client.request("GET", resource.collection()).get("items") or []
+    except ApiError as exc:
+        why = _SKIPPED.get(exc.status)
+        if why is None:
+            raise
+        kind = _MANIFEST_KIND.get(resource, resource.kind)
+        snap.notes.append(f"{kind} ({resource.api_version}): {why}, skipped")
+        return []
     return sorted(
         items,
         key=lambda o: (
@@ -50,7 +115,7 @@ def _list(client: KubeClient, resource: Resource) -> list[dict[str, Any]]:
 def _clean(resource: Resource, obj: dict[str, Any], keep_status: tuple[str, ...] = ()) -> dict:
     out: dict[str, Any] = {
         "apiVersion": resource.api_version,
-        "kind": resource.kind,
+        "kind": _MANIFEST_KIND.get(resource, resource.kind),
         "metadata": _meta(obj),
     }
     for key, value in obj.items():
@@ -63,40 +128,111 @@ def _clean(resource: Resource, obj: dict[str, Any], keep_status: tuple[str, ...]
     return out
 
 
+def _controller(obj: dict[str, Any]) -> Owner | None:
+    """The object's controlling owner, if it has one."""
+    meta = obj.get("metadata") or {}
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            group = str(ref.get("apiVersion", "")).rpartition("/")[0]
+            return group, str(ref.get("kind")), meta.get("namespace", ""), str(ref.get("name"))
+    return None
+
+
+def _owner_of(resource: Resource, obj: dict[str, Any]) -> Owner:
+    meta = obj.get("metadata") or {}
+    kind = _MANIFEST_KIND.get(resource, resource.kind)
+    return resource.group, kind, meta.get("namespace", ""), str(meta.get("name"))
+
+
 def take(client: KubeClient) -> Snapshot:
     snap = Snapshot()
-    for node in _list(client, NODE):
+    for node in _list(client, NODE, snap):
         cleaned = _clean(NODE, node, ("capacity", "allocatable"))
         spec = node.get("spec") or {}
         cleaned["spec"] = {k: spec[k] for k in ("taints", "unschedulable") if k in spec}
         snap.cluster.append(cleaned)
-    for item in _list(client, PRIORITY_CLASS):
+    for resource in (DEVICE_CLASS, RESOURCE_SLICE):
+        snap.cluster.extend(_clean(resource, item) for item in _list(client, resource, snap))
+    for item in _list(client, PRIORITY_CLASS, snap):
         snap.workload.append(_clean(PRIORITY_CLASS, item))
-    for item in _list(client, QUEUE):
+    for item in _list(client, QUEUE, snap):
         snap.workload.append(_clean(QUEUE, item, ("state",)))
-    pods = [p for p in _list(client, POD) if (p.get("status") or {}).get("phase") not in _FINISHED]
+    for resource in _REFERRED:
+        snap.workload.extend(_clean(resource, item) for item in _list(client, resource, snap))
+    all_pods = _list(client, POD, snap)
+    _claims(client, snap)
+    pods = [p for p in all_pods if (p.get("status") or {}).get("phase") not in _FINISHED]
+    groups_left_out = _jobs(client, snap, pods) | _workloads(client, snap, all_pods)
+    for group in _list(client, POD_GROUP, snap):
+        owner = _controller(group) or _owner_of(JOB, group)  # a Job's group bears its name
+        if owner not in groups_left_out:
+            snap.workload.append(_clean(POD_GROUP, group))
+    for pod in pods:
+        snap.workload.append(_clean(POD, pod))
+    return snap
+
+
+def _claims(client: KubeClient, snap: Snapshot) -> None:
+    """Standalone ResourceClaims, without their allocation (the simulator allocates anew)."""
+    made = 0
+    for claim in _list(client, RESOURCE_CLAIM, snap):
+        owner = _controller(claim)
+        if owner is not None and owner[:2] == ("", "Pod"):
+            made += 1
+            continue
+        snap.workload.append(_clean(RESOURCE_CLAIM, claim))
+    if made:
+        snap.notes.append(
+            f"{made} ResourceClaim{'s' if made > 1 else ''} made for pods from templates: "
+            "left out (the simulator makes them again from the template)"
+        )
+
+
+def _jobs(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set[Owner]:
+    """Volcano Jobs without pods yet, written; the owners of the PodGroups left out."""
     jobs_with_pods = {
         (p["metadata"].get("namespace"), p["metadata"].get("labels", {}).get(_JOB_LABEL))
         for p in pods
         if (p["metadata"].get("labels") or {}).get(_JOB_LABEL)
     }
-    pending_jobs = set()
-    for job in _list(client, JOB):
+    pending: set[Owner] = set()
+    for job in _list(client, JOB, snap):
         key = (job["metadata"].get("namespace"), job["metadata"]["name"])
         if key in jobs_with_pods:
             snap.notes.append(
                 f"Job {key[0]}/{key[1]}: written as its pods and PodGroup (its pods exist)"
             )
             continue
-        pending_jobs.add(key)
+        pending.add(_owner_of(JOB, job))
         snap.workload.append(_clean(JOB, job))
-    for group in _list(client, POD_GROUP):
-        key = (group["metadata"].get("namespace"), group["metadata"]["name"])
-        if key not in pending_jobs:
-            snap.workload.append(_clean(POD_GROUP, group))
-    for pod in pods:
-        snap.workload.append(_clean(POD, pod))
-    return snap
+    return pending
+
+
+def _workloads(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set[Owner]:
+    """The workloads of ``_WORKLOADS`` that have no pods yet (finished ones count: a workload
+    that ran is not run again), written; the owners of the PodGroups left out (those of the
+    workloads written, which their controllers make again, and of finished ones)."""
+    owned = Counter(_controller(pod) for pod in pods)
+    live = Counter(
+        _controller(pod) for pod in pods if (pod.get("status") or {}).get("phase") not in _FINISHED
+    )
+    groups_left_out: set[Owner] = set()
+    for resource in _WORKLOADS:
+        for item in _list(client, resource, snap):
+            owner = _owner_of(resource, item)
+            count = live[owner]
+            if count:
+                snap.notes.append(
+                    f"{owner[1]} {_named(item)}: written as its {count} pod"
+                    f"{'s' if count > 1 else ''} and PodGroups (its pods exist)"
+                )
+                continue
+            groups_left_out.add(owner)
+            if owned[owner]:
+                snap.notes.append(f"{owner[1]} {_named(item)}: left out (its pods have finished)")
+                continue
+            snap.workload.append(_clean(resource, item))
+    return groups_left_out
 
 
 def write(snap: Snapshot, out: Path) -> tuple[Path, Path]:
