@@ -167,7 +167,18 @@ class Themis(Plugin):
         self.placed.add(job.key)
 
     def next_change(self, session: Session) -> float | None:
-        """The next lease's end while some job waits (its share changes with time)."""
-        if not any(j.pending and not j.bound for j in session.jobs.values()):
+        """The next lease's end, while that can change something: a job with a share waits
+        (a job without a known run time has none, and gains nothing by waiting), and a
+        running job's lease is still to run out, or its share is not yet below the waiting
+        job's (a waiting job's share grows with time). Otherwise a job that can never be
+        placed would have the run wake at every lease for ever."""
+        waiting = [self.share(j) for j in session.jobs.values() if j.pending and not j.bound]
+        waiting = [share for share in waiting if share > 0]
+        if not waiting:
+            return None
+        jobs = session.all_jobs
+        running = [jobs[k] for k in self.placed if k in jobs]
+        lowest = min(waiting)
+        if not any(not self._leased(j) or self.share(j) >= lowest for j in running):
             return None
         return math.floor(self.now / self.lease) * self.lease + self.lease

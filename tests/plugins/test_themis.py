@@ -92,6 +92,44 @@ def test_the_next_session_is_the_next_lease() -> None:
     assert plugin.next_change(plugin.session) == 60
 
 
+def forever(name: str, start: float):
+    """A job with no known run time (a service, a trace row without an end)."""
+    return pod(name, cpu=100, mem=1, gpu=8000, start_time=start)
+
+
+WAKES = {
+    # name: (pending, bound, now, the next session themis asks for)
+    "a lease still to run out": (
+        [job("short", 100)],
+        [(job("long", 10_000, start=0), "n0")],
+        30,
+        60,
+    ),
+    "a waiting job without a run time has no share to gain": (
+        [forever("svc", None)],
+        [(job("long", 10_000, start=0), "n0")],
+        100,
+        None,
+    ),
+    # The running job's lease is over and its share (none: no run time) is below the waiting
+    # job's, which still cannot be placed: nothing a later lease changes, and a run whose pods
+    # never end must not wake at every lease for ever.
+    "every lease over and the order settled": (
+        [pod("wide", cpu=100, mem=1, gpu=16_000, submit_time=0.0, duration=100)],
+        [(forever("svc", 0), "n0")],
+        600,
+        None,
+    ),
+}
+
+
+@pytest.mark.parametrize("name", list(WAKES))
+def test_themis_wakes_the_run_only_when_a_lease_end_can_change_something(name: str) -> None:
+    pending, bound, now, expected = WAKES[name]
+    _, _, plugin = run(pending, bound, now)
+    assert plugin.next_change(plugin.session) == expected
+
+
 def test_lease_must_be_positive() -> None:
     with pytest.raises(ValueError, match="argument lease: expected seconds > 0"):
         run([], [], 0, lease=0)
