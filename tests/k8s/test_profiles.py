@@ -19,10 +19,13 @@ from typing import Any
 
 import orjson
 import pytest
+import yaml
 
 from berth.k8s.client import ApiError
 from berth.k8s.profiles import CONFIGMAP, DATA_KEY, GPU_UTILIZATION_ANNOTATION
 from berth.k8s.server import ServeOptions, Server
+from berth.sim.inputs import InputSpec
+from berth.sim.run import load_inputs, simulate
 from tests.k8s.harness import (
     Cluster,
     config,
@@ -197,6 +200,67 @@ def test_writes_wait_for_the_interval_and_the_shutdown(cluster: Cluster, configm
             "default/tune",
         ]
     assert server.metrics.gpu_profile_writes.labels("written")._value.get() == 2
+
+
+def test_placements_after_a_restart_are_the_simulators(cluster: Cluster, configmap: str, tmp_path):
+    """Decision parity across a restart: the simulator, whose usage model gives train-1 its
+    GPU use by its ``berth.io/utilization``, places train-1 and then train-2 as berth serve
+    does when train-1's node agent reports that use and berth restarts between the two."""
+    nodes = [gpu_node("a", 4), gpu_node("b", 8)]
+    first, second = gpu_pod("train-1", 4, group="train"), gpu_pod("train-2", 4, group="train")
+    simulated_first = {
+        **first,
+        "metadata": {
+            **first["metadata"],
+            "annotations": {
+                **first["metadata"]["annotations"],
+                "berth.io/utilization": "0.25",
+                "berth.io/duration": "5",
+            },
+        },
+    }
+    simulated_second = {
+        **second,
+        "metadata": {
+            **second["metadata"],
+            "annotations": {**second["metadata"]["annotations"], "berth.io/submit-time": "60"},
+        },
+    }
+    # A cpu pod of the group that runs throughout: the simulator's group stays running, so
+    # it takes train-2 (a group whose pods have all finished is complete there).
+    keeper = pod_doc("train-keeper", annotations={"scheduling.k8s.io/group-name": "train"})
+    workload = [
+        gpu_pod("hog", 2, node="b"),
+        TRAIN_GROUP,
+        keeper,
+        simulated_first,
+        simulated_second,
+    ]
+    (tmp_path / "cluster.yaml").write_text(yaml.safe_dump_all(nodes))
+    (tmp_path / "workload.yaml").write_text(yaml.safe_dump_all(workload))
+    (tmp_path / "scheduler.yaml").write_text(yaml.safe_dump(CONFIG))
+    spec = InputSpec(
+        cluster=str(tmp_path / "cluster.yaml"), workloads=(str(tmp_path / "workload.yaml"),)
+    )
+    result = simulate(load_inputs(spec, tmp_path / "scheduler.yaml"), seed=0)
+    expected = {pod.name: pod.bound_node for pod in result.pods if pod.name.startswith("train")}
+
+    cluster.add(*nodes, gpu_pod("hog", 2, node="b"), TRAIN_GROUP, keeper)
+    where = f"{NAMESPACE}/{configmap}"
+    served = {}
+    with cluster.kubelet():
+        with serving(cluster, config(CONFIG), options(where)) as server:
+            settle(server)
+            served["train-keeper"] = placed(cluster, "train-keeper")
+            cluster.add(first)
+            served["train-1"] = placed(cluster, "train-1")
+            leave(cluster, server, "train-1")
+        with serving(cluster, config(CONFIG), options(where)) as server:
+            settle(server)
+            cluster.add(second)
+            served["train-2"] = placed(cluster, "train-2")
+    assert served == expected
+    assert (expected["train-1"], expected["train-2"]) == ("b", "a")  # the profile decided
 
 
 @pytest.mark.parametrize(
