@@ -21,6 +21,7 @@ import orjson
 import pytest
 import yaml
 
+from berth.cli import main
 from berth.k8s.client import ApiError
 from berth.k8s.profiles import CONFIGMAP, DATA_KEY, GPU_UTILIZATION_ANNOTATION
 from berth.k8s.server import ServeOptions, Server
@@ -328,3 +329,21 @@ def test_the_oldest_jobs_are_dropped_past_the_limit(cluster: Cluster, configmap:
         ]
         first_run_leaves_a_profile(cluster, server, configmap)
     assert list(saved_jobs(cluster, configmap)) == ["default/old-2", "default/train"]
+
+
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        (["--profiles-configmap", "profiles"], "'profiles': expected NAMESPACE/NAME or off"),
+        (["--profiles-configmap", "a/b/c"], "'a/b/c': expected NAMESPACE/NAME or off"),
+        (["--profiles-configmap", "/b"], "'/b': expected NAMESPACE/NAME or off"),
+        (["--profiles-limit", "0"], "0 must be a number > 0"),
+        (["--profiles-limit", "many"], "'many' is not a number"),
+        (["--profiles-interval", "0"], "0 must be > 0"),
+    ],
+)
+def test_serve_refuses_bad_profile_flags(arguments, message, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["serve", "--kubeconfig", "/nowhere", *arguments])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
