@@ -123,6 +123,7 @@ class GpuProfiles:
         clock: Callable[[], float],
         readings: Any,
         writes: Any,
+        leading: Callable[[], bool] = lambda: True,
     ) -> None:
         self.client = client
         self.profiles = profiles
@@ -132,6 +133,7 @@ class GpuProfiles:
         self.clock = clock
         self.readings = readings  # counter by source
         self.writes = writes  # counter by result
+        self.leading = leading  # False once leadership is lost: the new leader's to write
         self.version = ""  # the ConfigMap's resourceVersion ("" when berth has not seen it)
         self.saved = 0  # profiles.changes when last written
         self.written_at = -math.inf
@@ -159,6 +161,7 @@ class GpuProfiles:
             clock=server.clock,
             readings=server.metrics.gpu_profile_readings,
             writes=server.metrics.gpu_profile_writes,
+            leading=lambda: server.elector is None or not server.elector.lost.is_set(),
         )
 
     # ------------------------------------------------------------------ measuring
@@ -240,7 +243,7 @@ class GpuProfiles:
 
     def flush(self, force: bool = False) -> None:
         """Write the profiles if they changed, at most once per interval (``force``: now)."""
-        if self.profiles.changes == self.saved:
+        if self.profiles.changes == self.saved or not self.leading():
             return
         if not force and self.clock() < self.written_at + self.interval:
             return

@@ -264,6 +264,30 @@ def test_placements_after_a_restart_are_the_simulators(cluster: Cluster, configm
     assert (expected["train-1"], expected["train-2"]) == ("b", "a")  # the profile decided
 
 
+@pytest.mark.parametrize("reported", ["lots", "1.5", "-0.1"])
+def test_a_reading_that_is_not_a_fraction_leaves_the_specs_figure(
+    cluster: Cluster, configmap: str, reported: str, caplog: pytest.LogCaptureFixture
+):
+    cluster.add(gpu_node("a", 4), gpu_node("b", 8), gpu_pod("hog", 2, node="b"), TRAIN_GROUP)
+    where = f"{NAMESPACE}/{configmap}"
+    with (
+        caplog.at_level(logging.WARNING, logger="berth.k8s"),
+        cluster.kubelet(),
+        serving(cluster, config(CONFIG), options(where)) as server,
+    ):
+        settle(server)
+        cluster.add(gpu_pod("train-1", 4, group="train"))
+        placed(cluster, "train-1")
+        leave(cluster, server, "train-1", used=reported)
+        wait_for(lambda: "default/train" in saved_jobs(cluster, configmap), timeout=30)
+        readings = server.metrics.gpu_profile_readings
+        assert readings.labels("spec")._value.get() == 1
+        assert readings.labels("annotation")._value.get() == 0
+    warned = [r for r in caplog.records if r.getMessage() == "GPU utilization not read"]
+    assert [r.pod for r in warned] == ["default/train-1"]  # type: ignore[attr-defined]
+    assert saved_jobs(cluster, configmap)["default/train"]["gpu"] == 1.0
+
+
 @pytest.mark.parametrize(
     "data",
     [
