@@ -116,7 +116,7 @@ class GpuProfiles:
         client: KubeClient,
         profiles: OwnerProfiles,
         raw_pod: Callable[[str], dict[str, Any] | None],
-        where: tuple[str, str],
+        where: tuple[str, str] | None,
         *,
         interval: float,
         limit: int,
@@ -128,7 +128,8 @@ class GpuProfiles:
         self.client = client
         self.profiles = profiles
         self.raw_pod = raw_pod  # the cached API object of a pod, by key
-        self.namespace, self.name = where
+        self.kept = where is not None  # False: in memory only
+        self.namespace, self.name = where or ("", "")
         self.interval = interval
         self.clock = clock
         self.readings = readings  # counter by source
@@ -144,13 +145,13 @@ class GpuProfiles:
 
     @classmethod
     def attach(cls, server: Server) -> GpuProfiles | None:
-        """Kept when the configuration scores with gpu-load-aware and a ConfigMap is named."""
+        """Measured when the configuration scores with gpu-load-aware; kept in the ConfigMap
+        when one is named."""
         options = server.options
-        names = {p.name for p in server.scheduler.framework.scorers}
-        if options.profiles_configmap is None or PLUGIN not in names:
+        if PLUGIN not in {p.name for p in server.scheduler.framework.scorers}:
             return None
-        where = parse_configmap_ref(options.profiles_configmap)
-        assert where is not None
+        configmap = options.profiles_configmap
+        where = None if configmap is None else parse_configmap_ref(configmap)
         return cls(
             server.client,
             server.scheduler.state.profiles,
@@ -216,6 +217,8 @@ class GpuProfiles:
     def load(self) -> None:
         """Read the saved profiles (before the first cycle); what cannot be read is logged and
         left out."""
+        if not self.kept:
+            return
         try:
             raw = self.client.request("GET", self._path)
         except (ApiError, ConnectionLost) as exc:
@@ -243,7 +246,7 @@ class GpuProfiles:
 
     def flush(self, force: bool = False) -> None:
         """Write the profiles if they changed, at most once per interval (``force``: now)."""
-        if self.profiles.changes == self.saved or not self.leading():
+        if not self.kept or self.profiles.changes == self.saved or not self.leading():
             return
         if not force and self.clock() < self.written_at + self.interval:
             return

@@ -159,9 +159,12 @@ def test_a_jobs_profile_outlives_a_restart(cluster: Cluster, configmap: str):
         # Without the ConfigMap the restarted server has no profile: the pod goes to b.
         with serving(cluster, config(CONFIG), options(None)) as server:
             settle(server)
-            assert server.gpu_profiles is None
             cluster.add(gpu_pod("train-4", 4, group="train"))
             assert placed(cluster, "train-4") == "b"
+            leave(cluster, server, "train-4", used="0.5")  # measured all the same
+        gpu = {owner: p[2] for owner, p in server.scheduler.state.profiles.items()}
+        assert gpu == {"default/train": 0.5}
+    assert saved_jobs(cluster, configmap)["default/train"]["gpu"] == 0.25  # not written
 
 
 def test_writes_wait_for_the_interval_and_the_shutdown(cluster: Cluster, configmap: str):
