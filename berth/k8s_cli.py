@@ -23,7 +23,14 @@ from berth.defaults import (
     WEBHOOK_PORT,
 )
 from berth.input_failures import EXIT_INPUT
-from berth.traces.arguments import positive_seconds, share
+from berth.traces.arguments import positive, positive_seconds, share
+
+
+def _configmap_ref(text: str) -> str:
+    namespace, _, name = text.partition("/")
+    if text != "off" and (not namespace or not name or "/" in name):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected NAMESPACE/NAME or off")
+    return text
 
 
 def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
@@ -141,6 +148,25 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         help="lend idle inference nodes to training and take them back for inference: FILE "
         "holds a simulation.loaning section (docs/kubernetes.md#capacity-loaning)",
     )
+    serve.add_argument(
+        "--profiles-configmap",
+        type=_configmap_ref,
+        metavar="NAMESPACE/NAME",
+        help="where gpu-load-aware's per-job GPU profiles are kept across restarts "
+        "(berth-system/berth-gpu-profiles), or off; see docs/kubernetes.md",
+    )
+    serve.add_argument(
+        "--profiles-interval",
+        type=positive_seconds,
+        metavar="SECONDS",
+        help="write the profiles' ConfigMap at most this often (30)",
+    )
+    serve.add_argument(
+        "--profiles-limit",
+        type=positive(int),
+        metavar="JOBS",
+        help="jobs whose profiles are kept, the least recently finished dropped first (2000)",
+    )
     serve.set_defaults(handler=_serve)
 
     snap = sub.add_parser(
@@ -180,6 +206,7 @@ def _serve(args: argparse.Namespace) -> int:
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
     from berth.k8s.loaning import read_config
+    from berth.k8s.profiles import DEFAULT_CONFIGMAP, DEFAULT_INTERVAL, DEFAULT_LIMIT
     from berth.k8s.server import ServeOptions, Server
     from berth.k8s.webhook import WebhookError
 
@@ -245,6 +272,13 @@ def _serve(args: argparse.Namespace) -> int:
         lws=args.lws,
         jobset=args.jobset,
         loaning=loaning,
+        profiles_configmap=(
+            None
+            if args.profiles_configmap == "off"
+            else args.profiles_configmap or DEFAULT_CONFIGMAP
+        ),
+        profiles_interval=args.profiles_interval or DEFAULT_INTERVAL,
+        profiles_limit=args.profiles_limit or DEFAULT_LIMIT,
         scaling=(
             ScalingConfig(
                 args.scaling,

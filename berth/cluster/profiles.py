@@ -9,6 +9,8 @@ whose last run peaked at 40% of its GPUs is estimated at 40% next time.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+
 import numpy as np
 
 from berth.api.objects import Pod
@@ -38,10 +40,19 @@ def measured(pod: Pod) -> np.ndarray:
 
 
 class OwnerProfiles:
-    """Owner → the per-metric maximum of what its departed pods used."""
+    """Owner → the per-metric maximum of what its departed pods used, least recently recorded
+    first.
+
+    ``measure`` is how a departing pod is measured (a live cluster reads what its node agent
+    reported), ``limit`` how many owners are kept (the least recently recorded go first; None:
+    all, as the simulator keeps them), and ``changes`` counts records (for whoever saves them).
+    """
 
     def __init__(self) -> None:
         self._by_owner: dict[str, np.ndarray] = {}
+        self.measure: Callable[[Pod], np.ndarray] = measured
+        self.limit: int | None = None
+        self.changes = 0
 
     def __len__(self) -> int:
         return len(self._by_owner)
@@ -50,9 +61,22 @@ class OwnerProfiles:
         owner = owner_key(pod)
         if not owner:
             return
-        used = measured(pod)
-        known = self._by_owner.get(owner)
+        used = self.measure(pod)
+        known = self._by_owner.pop(owner, None)
         self._by_owner[owner] = used if known is None else np.maximum(known, used)
+        self.changes += 1
+        if self.limit is not None:
+            while len(self._by_owner) > self.limit:
+                del self._by_owner[next(iter(self._by_owner))]
+
+    def restore(self, owner: str, profile: np.ndarray) -> None:
+        """Put back a profile saved earlier (as the most recently recorded)."""
+        self._by_owner.pop(owner, None)
+        self._by_owner[owner] = profile
+
+    def items(self) -> Iterator[tuple[str, np.ndarray]]:
+        """(owner, profile), least recently recorded first."""
+        return iter(self._by_owner.items())
 
     def get(self, pod: Pod) -> np.ndarray | None:
         """The profile of the pod's owner, or None when none of its pods has left yet."""

@@ -118,6 +118,20 @@ class Metrics:
             buckets=LATENCY_BUCKETS,
             registry=r,
         )
+        self.gpu_profile_readings = Counter(
+            "berth_gpu_profile_readings",
+            "Departing pods measured for their job's GPU profile (gpu-load-aware), by where "
+            "the GPU figure came from (annotation: berth.io/gpu-utilization from a node agent; "
+            "spec: the pod's berth.io/utilization, 1 without it).",
+            ["source"],
+            registry=r,
+        )
+        self.gpu_profile_writes = Counter(
+            "berth_gpu_profile_writes",
+            "Writes of the GPU profiles' ConfigMap, by result (written, failed).",
+            ["result"],
+            registry=r,
+        )
 
     def exposition(self) -> bytes:
         return generate_latest(self.registry)

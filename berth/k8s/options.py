@@ -8,6 +8,7 @@ from berth.controllers.colocation_config import ColocationConfig
 from berth.controllers.loaning_config import LoaningConfig
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
+from berth.k8s.profiles import DEFAULT_INTERVAL, DEFAULT_LIMIT
 from berth.k8s.webhook import WebhookOptions
 
 
@@ -39,3 +40,8 @@ class ServeOptions:
     lws: bool = False  # run LeaderWorkerSets
     jobset: bool = False  # run JobSets
     loaning: LoaningConfig | None = None  # lend idle inference nodes to training
+    #: Where gpu-load-aware's job profiles are kept (NAMESPACE/NAME; None: in memory only).
+    #: berth serve's command line keeps them in berth-system/berth-gpu-profiles by default.
+    profiles_configmap: str | None = None
+    profiles_interval: float = DEFAULT_INTERVAL  # seconds at least between two writes
+    profiles_limit: int = DEFAULT_LIMIT  # jobs kept, the least recently recorded dropped

@@ -41,6 +41,7 @@ from berth.k8s.loaning import ServeLoaning
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.opt_in import OptInWorkloads
 from berth.k8s.options import ServeOptions
+from berth.k8s.profiles import GpuProfiles
 from berth.k8s.scaling import JobRuns, ServeScaling
 from berth.k8s.status import StatusWriter
 from berth.k8s.victims import VictimHold
@@ -148,6 +149,7 @@ class Server:
             self.books.holder = self.scaling
         self.colocation = None if options.colocation is None else attach(self, options.colocation)
         self.loaning = ServeLoaning.attach(self) if options.loaning is not None else None
+        self.gpu_profiles = GpuProfiles.attach(self)  # gpu-load-aware's, kept in a ConfigMap
         self._in_flight: dict[str, str] = {}  # binds posted (or held), not yet answered
         self.victims = VictimHold()  # preemptors' binds wait until their victims are gone
         self.evictions = Evictions(
@@ -183,7 +185,7 @@ class Server:
 
     def run(self, crash: threading.Event | None = None) -> None:
         """Serve until ``stop()`` or a lost leadership. ``crash`` (tests) stops without
-        releasing the Lease, as a killed process would."""
+        releasing the Lease (or saving anything), as a killed process would."""
         if self.health is not None:
             self.health.start()
         self.workloads.start()
@@ -194,6 +196,8 @@ class Server:
                     if self.stopping.is_set():
                         return
                 self.metrics.leader.set(1)
+            if self.gpu_profiles is not None:
+                self.gpu_profiles.load()  # before the first cycle
             self.binder = Binder(
                 self.client,
                 self.events,
@@ -204,14 +208,17 @@ class Server:
                 informer.start()
             self._loop()
         finally:
+            crashed = crash is not None and crash.is_set()
             self.metrics.leader.set(0)
             for informer in self.informers:
                 informer.stop()
+            if self.gpu_profiles is not None and self.binder is not None and not crashed:
+                self.gpu_profiles.flush(force=True)
             self.client.stop()
             if self.binder is not None:
                 self.binder.stop()
             if self.elector is not None:
-                self.elector.stop(release=crash is None or not crash.is_set())
+                self.elector.stop(release=not crashed)
             if self.health is not None:
                 self.health.stop()
             self.workloads.stop()
@@ -236,6 +243,8 @@ class Server:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)
                     self.kubeflow.write()
+                if self.gpu_profiles is not None:
+                    self.gpu_profiles.flush()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("write failed", extra={"error": str(exc)})
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
@@ -302,6 +311,8 @@ class Server:
             else:
                 self._buffered[item.kind].append(item)
         elif item.type != "SYNCED":
+            if self.gpu_profiles is not None:
+                self.gpu_profiles.see(item)
             self.books.arrival = item.received
             self.store.apply(item)
             self.books.arrival = None

@@ -31,6 +31,7 @@ from tests.k8s.harness import (
     settle,
     wait_for,
 )
+from tests.k8s.test_profiles import CONFIG, gpu_node, gpu_pod
 
 DEPLOY = Path(__file__).resolve().parents[2] / "deploy"
 
@@ -293,3 +294,33 @@ def test_rbac_allows_what_capacity_loaning_does(cluster: Cluster):
     forbidden = [(method, path) for method, path, status in cluster.api.answers if status == 403]
     assert not forbidden, forbidden
     assert {("", "nodes", "patch"), ("", "pods", "patch"), ("", "pods/eviction", "create")} <= used
+
+
+def test_rbac_grants_exactly_the_configmap_requests_of_gpu_profiles(cluster: Cluster):
+    """gpu-load-aware's profiles: read when a server starts (get), created the first time,
+    updated after; the Role grants those three verbs on ConfigMaps and nothing else, and the
+    API server, applying it with berth's token, refuses none."""
+    name = "berth-gpu-profiles-rbac"
+    cluster.add(gpu_node("a", 4))
+    options = fast_options(
+        profiles_configmap=f"berth-system/{name}", profiles_interval=0.05, leader_elect=True
+    )
+    try:
+        with cluster.kubelet():
+            for run in range(2):  # the second run reads what the first wrote, then updates it
+                with serving(cluster, config(CONFIG), options) as server:
+                    settle(server)
+                    for pod in (f"p{run}", f"q{run}"):
+                        cluster.add(gpu_pod(pod, 1))
+                        wait_for(lambda p=pod: f"default/{p}" in cluster.bindings(), timeout=60)
+                        settle(server)
+                        cluster.delete("Pod", "default", pod)
+                        settle(server)
+    finally:
+        cluster._delete_quietly(f"/api/v1/namespaces/berth-system/configmaps/{name}")
+    used = {_verb(m, p) for m, p in cluster.api.log}
+    forbidden = [(m, p) for m, p, status in cluster.api.answers if status == 403]
+    assert not forbidden, forbidden
+    configmaps = {v for v in used if v[1] == "configmaps"}
+    assert configmaps == {g for g in _granted() if g[1] == "configmaps"}
+    assert configmaps == {("", "configmaps", verb) for verb in ("get", "create", "update")}
