@@ -77,6 +77,9 @@ class ServeScaling:
         store: KubeStore,
         removable: Callable[[Pod], bool] = lambda pod: True,
     ) -> None:
+        why = unsupported(config.policy)
+        if why is not None:
+            raise ValueError(why)
         self.config = config
         self.scheduler = scheduler
         self.controller = controller
