@@ -21,6 +21,7 @@ from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling import elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
+from berth.controllers.scaling.starvation import starving_cuts
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, NodeAgent
@@ -139,9 +140,27 @@ class Scaler:
             targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
             targets = self.aryl.targets(self._remaining(live), rows)
+        cuts: dict[str, list[Pod]] = {}
+        if self.config.starvation_wait is not None:
+            minimums = [(key, progress.spec.min_workers) for key, progress in live.items()]
+            cuts = starving_cuts(
+                self.scheduler,
+                minimums,
+                rows,
+                self.config.starvation_wait,
+                self.clock.now,
+                self._is_training,
+            )
         for key, target in targets.items():
-            if self.holding.apply(key, target, live[key].spec.min_workers):
+            cut = cuts.get(key, ())
+            if cut:
+                target = min(target, self.holding.visible(key) - self._pending(key) - len(cut))
+            if self.holding.apply(key, target, live[key].spec.min_workers, cut):
                 self.request_session()
+
+    def _pending(self, key: str) -> int:
+        job = self.scheduler.jobs.get(key)
+        return 0 if job is None else len(job.pending)
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's
