@@ -11,6 +11,7 @@ a round.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -70,6 +71,8 @@ class Scaler:
         self.live: dict[str, JobProgress] = {}
         self._seen: tuple | None = None
         self.aryl = ArylRound(scheduler, self._is_training, self.batch_jobs.get)
+        #: Seconds before the starvation guard serves a waiting gang (inf: never).
+        self._wait = config.wait_with(loaning is not None)
         queue.push(0.0, Ev.TICK, self._tick)
 
     # ------------------------------------------------------------------ pods
@@ -140,27 +143,33 @@ class Scaler:
             targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
             targets = self.aryl.targets(self._remaining(live), rows)
-        cuts: dict[str, list[Pod]] = {}
-        if self.config.starvation_wait is not None:
+        wait = self._wait
+        cuts = None
+        if wait < math.inf:
             minimums = [(key, progress.spec.min_workers) for key, progress in live.items()]
             cuts = starving_cuts(
                 self.scheduler,
                 minimums,
                 rows,
-                self.config.starvation_wait,
+                wait,
                 self.clock.now,
                 self._is_training,
+                self.batch_jobs.get,
             )
         for key, target in targets.items():
-            cut = cuts.get(key, ())
-            if cut:
-                target = min(target, self.holding.visible(key) - self._pending(key) - len(cut))
+            cut = () if cuts is None else cuts.get(key, ())
+            if cuts:
+                # Whole servers are freed for a starving job: no growth in this round, and
+                # the workers chosen go.
+                alive = self._alive(key) - len(cut)
+                target = min(target, max(alive, live[key].spec.min_workers))
             if self.holding.apply(key, target, live[key].spec.min_workers, cut):
                 self.request_session()
 
-    def _pending(self, key: str) -> int:
+    def _alive(self, key: str) -> int:
+        """The job's running workers, less those on their way out."""
         job = self.scheduler.jobs.get(key)
-        return 0 if job is None else len(job.pending)
+        return 0 if job is None else sum(not p.terminating for p in job.bound.values())
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's

@@ -5,6 +5,7 @@ room, first come first served."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +13,8 @@ from berth.controllers.scaling import POLICIES
 from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL
 
 #: Seconds a gang waits before a scaling policy frees whole servers for it, taking elastic
-#: workers above their minimum off (``berth.controllers.scaling.starvation``).
+#: workers above their minimum off (``berth.controllers.scaling.starvation``), when capacity
+#: loaning is on and ``starvationWait`` is not set.
 STARVATION_WAIT = 7200.0
 
 
@@ -26,8 +28,10 @@ class ScalingConfig:
     interval: float = SCALING_INTERVAL  # seconds between the policy's rounds
     max_load_desired: float = EDL_MAX_LOAD  # edl: the load growth stays within
     #: Seconds a gang waits before elastic workers above their minimum are taken off to free
-    #: whole servers for it (``berth.controllers.scaling.starvation``); None: never.
-    starvation_wait: float | None = STARVATION_WAIT
+    #: whole servers for it (``berth.controllers.scaling.starvation``); inf: never. None (not
+    #: set): ``STARVATION_WAIT`` with capacity loaning, where lent servers make the policies
+    #: refill every gap, and never without it, as before the guard (``wait_with``).
+    starvation_wait: float | None = None
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> ScalingConfig:
@@ -54,11 +58,19 @@ class ScalingConfig:
             raise ScalingConfigError(
                 f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"
             )
-        wait = raw.get("starvationWait", STARVATION_WAIT)
-        if wait is not None and (
+        wait = raw.get("starvationWait")
+        if wait == "off":
+            wait = math.inf
+        elif wait is not None and (
             isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0
         ):
             raise ScalingConfigError(
-                f"{where}.starvationWait: expected seconds >= 0, or null for never (got {wait!r})"
+                f"{where}.starvationWait: expected seconds >= 0 or off (got {wait!r})"
             )
         return cls(policy, float(interval), float(load), None if wait is None else float(wait))
+
+    def wait_with(self, loaning: bool) -> float:
+        """Seconds a gang waits before the starvation guard frees servers for it (inf: never)."""
+        if self.starvation_wait is not None:
+            return self.starvation_wait
+        return STARVATION_WAIT if loaning else math.inf

@@ -11,9 +11,10 @@ So when a job has waited ``starvationWait`` (``simulation.scaling``, ``berth ser
 that need the fewest elastic workers taken off to hold one more of its pods, the workers above
 their jobs' minimum are taken off, until its missing pods fit. Those workers cost nothing but
 the job's resize: elastic jobs keep their progress, and never go below their minimum. When
-they cannot free enough servers (rigid pods hold the rest) nothing is cut. The freed servers
-go to the starving job in the cycle that follows, as the oldest job waiting for its gang is
-first in the scheduler's job order.
+they cannot free enough servers (rigid pods hold the rest) nothing is cut. While the job is
+served so, no elastic job grows, so that the freed servers stay free until it has started
+(the oldest job waiting for its gang is first in the scheduler's job order; a Job awaiting
+admission is admitted once its room is idle).
 """
 
 from __future__ import annotations
@@ -22,8 +23,9 @@ from collections.abc import Callable, Iterable
 
 import numpy as np
 
-from berth.api.objects import Pod
+from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling.view import Columns, request_vector
+from berth.framework.job_info import JobInfo
 from berth.framework.scheduler import Scheduler
 
 
@@ -50,7 +52,8 @@ def free_servers(
     ``pod_requests[i]`` on node ``pod_rows[i]``, and job j may lose at most ``budgets[j]``
     workers (those above its minimum). Nodes are taken in order of the workers a slot costs
     there (whole free nodes first), then of the slots they gain, then of their row; on each,
-    its workers go largest first until it holds every slot it could. Returns indices into the
+    its workers go largest first until it holds every slot it could, or the slots still
+    missing. Returns indices into the
     worker arrays, empty when the slots fit already.
     """
     have = slots(free, slot)
@@ -71,7 +74,7 @@ def free_servers(
     total = int(have.sum())
     victims: list[int] = []
     for row in order.tolist():
-        target = have[row] + gain[row]
+        target = have[row] + min(gain[row], need - total)
         node_room = free[row].astype(np.float64).copy()
         taken = []
         for i in by_node[starts[row] : starts[row + 1]].tolist():
@@ -102,24 +105,28 @@ def starving_cuts(
     wait: float,
     now: float,
     counts: Callable[[Pod], bool] = lambda pod: True,
+    batch_job: Callable[[str], BatchJob | None] = lambda key: None,
     removable: Callable[[Pod], bool] = lambda pod: True,
-) -> dict[str, list[Pod]]:
+) -> dict[str, list[Pod]] | None:
     """The elastic workers to take off, by job, so that the oldest job waiting for its gang
-    since ``wait`` seconds or more that whole servers can be freed for starts (nothing when
-    none can). ``elastic`` pairs each live elastic job with its minimum; ``rows`` masks the
-    nodes the starving jobs may use; ``counts(pod)`` says whether a waiting job whose first
-    pod it is may starve (serve and the simulator: training, not inference); ``removable(pod)``
-    whether a worker may be taken off now."""
-    starving = [
-        job
-        for job in scheduler.waiting.values()
-        if job.pending
-        and now - job.group.submit_time >= wait
-        and len(job.pending) >= max(job.group.min_member, 1) - job.active > 0
-        and counts(job.pending.first())
-    ]
+    since ``wait`` seconds or more that whole servers can be freed for fits; None when no
+    job starves or none can be served so. While one is served, its caller grows no elastic
+    job: the room freed is the starving job's until it has started (a Job awaiting admission
+    has its pods made only once admitted).
+
+    ``elastic`` pairs each live elastic job with its minimum; ``rows`` masks the nodes the
+    starving jobs may use; ``counts(pod)`` says whether a waiting job whose first pod it is
+    may starve (training, not inference); ``batch_job(key)`` is the Job behind a waiting job
+    whose pods are not made yet; ``removable(pod)`` whether a worker may be taken off now."""
+    starving = []
+    for job in scheduler.waiting.values():
+        if now - job.group.submit_time < wait:
+            continue
+        gang = _gang(job, counts, batch_job)
+        if gang is not None:
+            starving.append((job.group.submit_time, job.key, *gang))
     if not starving:
-        return {}
+        return None
     state = scheduler.state
     where = np.full(state.n, -1, dtype=np.intp)
     where[np.flatnonzero(rows)] = np.arange(int(rows.sum()))
@@ -142,9 +149,7 @@ def starving_cuts(
         budgets.append(budget)
     requests = np.array([request_vector(p.requests) for p in pods]).reshape(len(pods), 3)
     free = np.maximum(Columns(state)(state.free[: state.n][rows]), 0)
-    for job in sorted(starving, key=lambda j: (j.group.submit_time, j.key)):
-        slot = np.max([request_vector(p.requests) for p in job.pending], axis=0)
-        need = max(job.group.min_member, 1) - job.active
+    for _, _, need, slot in sorted(starving, key=lambda s: (s[0], s[1])):
         cut = free_servers(
             free,
             np.array(pod_rows, dtype=np.intp),
@@ -160,4 +165,22 @@ def starving_cuts(
         for i in cut.tolist():
             out.setdefault(pods[i].owner, []).append(pods[i])
         return out
-    return {}
+    return None
+
+
+def _gang(
+    job: JobInfo, counts: Callable[[Pod], bool], batch_job: Callable[[str], BatchJob | None]
+) -> tuple[int, np.ndarray] | None:
+    """The pods a waiting job still misses to start and the (cpu, memory, GPU) slot that fits
+    any of them; None for a job that may not starve (inference) or whose pods are unknown."""
+    need = max(job.group.min_member, 1) - job.active
+    if need <= 0:
+        return None
+    if job.pending:
+        if len(job.pending) < need or not counts(job.pending.first()):
+            return None
+        return need, np.max([request_vector(p.requests) for p in job.pending], axis=0)
+    batch = batch_job(job.key)
+    if batch is None or not batch.tasks:
+        return None
+    return need, np.max([request_vector(t.template.requests) for t in batch.tasks], axis=0)
