@@ -6,7 +6,9 @@ round, the policy sets a target of workers for each elastic job, and ``Holding``
 pods beyond a target are held back from the scheduler, running workers beyond it are taken
 off their nodes (counted as ``scaled_in``). A job that has not reached its minimum is given
 its minimum's pods at once: a target is never below the minimum, so the gang never waits for
-a round.
+a round. With the starvation guard on (by default with capacity loaning), a round also frees
+whole servers for a gang that has waited ``starvationWait`` (``berth.controllers.scaling.
+starvation``).
 """
 
 from __future__ import annotations
