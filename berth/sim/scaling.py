@@ -6,11 +6,14 @@ round, the policy sets a target of workers for each elastic job, and ``Holding``
 pods beyond a target are held back from the scheduler, running workers beyond it are taken
 off their nodes (counted as ``scaled_in``). A job that has not reached its minimum is given
 its minimum's pods at once: a target is never below the minimum, so the gang never waits for
-a round.
+a round. With the starvation guard on (by default with capacity loaning), a round also frees
+whole servers for a gang that has waited ``starvationWait`` (``berth.controllers.scaling.
+starvation``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -21,6 +24,7 @@ from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling import elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
+from berth.controllers.scaling.starvation import starving_cuts
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, NodeAgent
@@ -69,6 +73,8 @@ class Scaler:
         self.live: dict[str, JobProgress] = {}
         self._seen: tuple | None = None
         self.aryl = ArylRound(scheduler, self._is_training, self.batch_jobs.get)
+        #: Seconds before the starvation guard serves a waiting gang (inf: never).
+        self._wait = config.wait_with(loaning is not None)
         queue.push(0.0, Ev.TICK, self._tick)
 
     # ------------------------------------------------------------------ pods
@@ -139,9 +145,33 @@ class Scaler:
             targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
             targets = self.aryl.targets(self._remaining(live), rows)
+        wait = self._wait
+        cuts = None
+        if wait < math.inf:
+            minimums = [(key, progress.spec.min_workers) for key, progress in live.items()]
+            cuts = starving_cuts(
+                self.scheduler,
+                minimums,
+                rows,
+                wait,
+                self.clock.now,
+                self._is_training,
+                self.batch_jobs.get,
+            )
         for key, target in targets.items():
-            if self.holding.apply(key, target, live[key].spec.min_workers):
+            cut = () if cuts is None else cuts.get(key, ())
+            if cuts:
+                # Whole servers are freed for a starving job: no growth in this round, and
+                # the workers chosen go.
+                alive = self._alive(key) - len(cut)
+                target = min(target, max(alive, live[key].spec.min_workers))
+            if self.holding.apply(key, target, live[key].spec.min_workers, cut):
                 self.request_session()
+
+    def _alive(self, key: str) -> int:
+        """The job's running workers, less those on their way out."""
+        job = self.scheduler.jobs.get(key)
+        return 0 if job is None else sum(not p.terminating for p in job.bound.values())
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's

@@ -5,11 +5,17 @@ room, first come first served."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from berth.controllers.scaling import POLICIES
 from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL
+
+#: Seconds a gang waits before a scaling policy frees whole servers for it, taking elastic
+#: workers above their minimum off (``berth.controllers.scaling.starvation``), when capacity
+#: loaning is on and ``starvationWait`` is not set.
+STARVATION_WAIT = 7200.0
 
 
 class ScalingConfigError(ValueError):
@@ -21,16 +27,22 @@ class ScalingConfig:
     policy: str
     interval: float = SCALING_INTERVAL  # seconds between the policy's rounds
     max_load_desired: float = EDL_MAX_LOAD  # edl: the load growth stays within
+    #: Seconds a gang waits before elastic workers above their minimum are taken off to free
+    #: whole servers for it (``berth.controllers.scaling.starvation``); inf: never. None (not
+    #: set): ``STARVATION_WAIT`` with capacity loaning, where lent servers make the policies
+    #: refill every gap, and never without it, as before the guard (``wait_with``).
+    starvation_wait: float | None = None
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> ScalingConfig:
         where = f"{source}: simulation.scaling"
         if not isinstance(raw, dict):
             raise ScalingConfigError(f"{where}: expected a mapping with a policy")
-        unknown = sorted(set(raw) - {"policy", "interval", "maxLoadDesired"})
+        unknown = sorted(set(raw) - {"policy", "interval", "maxLoadDesired", "starvationWait"})
         if unknown:
             raise ScalingConfigError(
-                f"{where}.{unknown[0]}: unknown field (expected policy, interval, maxLoadDesired)"
+                f"{where}.{unknown[0]}: unknown field (expected policy, interval, "
+                "maxLoadDesired, starvationWait)"
             )
         policy = raw.get("policy")
         if policy not in POLICIES:
@@ -46,4 +58,19 @@ class ScalingConfig:
             raise ScalingConfigError(
                 f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"
             )
-        return cls(policy, float(interval), float(load))
+        wait = raw.get("starvationWait")
+        if wait == "off":
+            wait = math.inf
+        elif wait is not None and (
+            isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0
+        ):
+            raise ScalingConfigError(
+                f"{where}.starvationWait: expected seconds >= 0 or off (got {wait!r})"
+            )
+        return cls(policy, float(interval), float(load), None if wait is None else float(wait))
+
+    def wait_with(self, loaning: bool) -> float:
+        """Seconds a gang waits before the starvation guard frees servers for it (inf: never)."""
+        if self.starvation_wait is not None:
+            return self.starvation_wait
+        return STARVATION_WAIT if loaning else math.inf

@@ -132,9 +132,10 @@ class Holding:
 
     # ------------------------------------------------------------------ targets
 
-    def apply(self, key: str, target: int, minimum: int) -> bool:
+    def apply(self, key: str, target: int, minimum: int, first: Iterable[Pod] = ()) -> bool:
         """Set a job's target and move its pods to meet it; True when the scheduler has new
-        work (pods given to it, or room made by taking workers off)."""
+        work (pods given to it, or room made by taking workers off). Running workers in
+        ``first`` are taken off before any other (the starvation guard's choice)."""
         before = self.target(key, minimum)
         if target > before:
             self.record.grown += 1
@@ -160,9 +161,11 @@ class Holding:
             excess -= 1
         if excess <= 0:
             return False
-        return self._remove(job.bound.values(), excess, target) > 0
+        return self._remove(job.bound.values(), excess, target, {id(p) for p in first}) > 0
 
-    def _remove(self, bound: Iterable[Pod], count: int, target: int) -> int:
+    def _remove(
+        self, bound: Iterable[Pod], count: int, target: int, first: set[int] | None = None
+    ) -> int:
         lent = set(self.lent())
         now = self.now()
 
@@ -176,8 +179,11 @@ class Holding:
             return now
 
         candidates = [p for p in bound if not p.terminating and self.removable(p)]
+        chosen = first or set()
         victims = sorted(
-            candidates, key=lambda p: (p.bound_node in lent, started(p), p.name), reverse=True
+            candidates,
+            key=lambda p: (id(p) in chosen, p.bound_node in lent, started(p), p.name),
+            reverse=True,
         )[:count]
         if not victims:
             return 0
