@@ -206,7 +206,7 @@ def _serve(args: argparse.Namespace) -> int:
     from berth.framework.plugin import PluginArgumentError
     from berth.k8s import logs
     from berth.k8s.loaning import read_config
-    from berth.k8s.profiles import DEFAULT_CONFIGMAP, DEFAULT_INTERVAL, DEFAULT_LIMIT
+    from berth.k8s.options import DEFAULT_CONFIGMAP, DEFAULT_INTERVAL, DEFAULT_LIMIT
     from berth.k8s.server import ServeOptions, Server
     from berth.k8s.webhook import WebhookError
 

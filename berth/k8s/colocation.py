@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -39,11 +39,9 @@ from berth.cluster.batch import HighPriority, batch_allocatable
 from berth.controllers.colocation_config import ColocationConfig
 from berth.k8s.client import MERGE_PATCH, ApiError
 from berth.k8s.kinds import NODE
+from berth.k8s.parts import ServeParts
 from berth.k8s.usage_source import UsageReading, UsageSource
 from berth.resources import CPU, MEMORY, QuantityError, to_canonical
-
-if TYPE_CHECKING:
-    from berth.k8s.server import Server
 
 log = logging.getLogger("berth.k8s")
 
@@ -239,7 +237,7 @@ class ServeColocation:
 
     def __init__(
         self,
-        server: Server,
+        server: ServeParts,
         config: ColocationConfig,
         evict: Callable[[list[Pod], str], int],
     ) -> None:
@@ -314,7 +312,7 @@ class ServeColocation:
                 state.set_allocatable(name, batch[:, col])
                 changed = True
         if changed:
-            self.server._mark_dirty()
+            self.server.mark_dirty()
 
     def _write(self, raw_nodes: dict[str, dict], names: list[str], batch: np.ndarray) -> None:
         """Patch the nodes whose batch resources changed (once per version of the node seen:
@@ -346,7 +344,7 @@ class ServeColocation:
             )
 
 
-def attach(server: Server, config: ColocationConfig) -> ServeColocation:
+def attach(server: ServeParts, config: ColocationConfig) -> ServeColocation:
     """Colocation for ``server``: its reports evict through the server's eviction path, and
     its binds carry the cpusets for koordlet."""
     server.options.annotate.append(resource_status)

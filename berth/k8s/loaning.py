@@ -32,7 +32,7 @@ import logging
 from collections import Counter, deque
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import yaml
@@ -48,10 +48,8 @@ from berth.k8s.client import MERGE_PATCH, ApiError, ConnectionLost
 from berth.k8s.informer import Event
 from berth.k8s.kinds import NODE, POD
 from berth.k8s.metrics import Metrics
+from berth.k8s.parts import ServeParts
 from berth.k8s.scaling import JobRuns, RunsOwner
-
-if TYPE_CHECKING:
-    from berth.k8s.server import Server
 
 log = logging.getLogger("berth.k8s")
 
@@ -148,7 +146,7 @@ class ServeLoaning:
         return out
 
     @classmethod
-    def attach(cls, server: Server) -> ServeLoaning:
+    def attach(cls, server: ServeParts) -> ServeLoaning:
         """Loaning for ``server`` (its options name the config); its scaling policy, if any,
         then sees what training may use and takes workers off lent nodes first, as in the
         simulator."""

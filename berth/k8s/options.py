@@ -8,8 +8,15 @@ from berth.controllers.colocation_config import ColocationConfig
 from berth.controllers.loaning_config import LoaningConfig
 from berth.controllers.scaling.config import ScalingConfig
 from berth.k8s.binder import AnnotationHook
-from berth.k8s.profiles import DEFAULT_INTERVAL, DEFAULT_LIMIT
 from berth.k8s.webhook import WebhookOptions
+
+#: Where ``berth serve``'s command line keeps gpu-load-aware's job profiles
+#: (berth.k8s.profiles), the least time between two writes, and how many are kept: about
+#: 400 bytes each at worst (a 316-character job key), under the API's 1 MiB limit on a
+#: ConfigMap.
+DEFAULT_CONFIGMAP = "berth-system/berth-gpu-profiles"
+DEFAULT_INTERVAL = 30.0
+DEFAULT_LIMIT = 2000
 
 
 @dataclass(slots=True)

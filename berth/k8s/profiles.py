@@ -28,7 +28,7 @@ from __future__ import annotations
 import logging
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import orjson
@@ -38,19 +38,12 @@ from berth.cluster.profiles import METRICS, OwnerProfiles, measured
 from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.informer import Event
 from berth.k8s.kinds import Resource, object_key
-
-if TYPE_CHECKING:
-    from berth.k8s.server import Server
+from berth.k8s.parts import ServeParts
 
 log = logging.getLogger("berth.k8s")
 
 GPU_UTILIZATION_ANNOTATION = "berth.io/gpu-utilization"
-DEFAULT_CONFIGMAP = "berth-system/berth-gpu-profiles"
 DATA_KEY = "profiles.json"
-DEFAULT_INTERVAL = 30.0
-#: Profiles kept: about 400 bytes each at worst (a 316-character job key), under the API's
-#: 1 MiB limit on a ConfigMap.
-DEFAULT_LIMIT = 2000
 #: The plugin that reads the profiles: without it in the configuration nothing is kept.
 PLUGIN = "gpu-load-aware"
 CONFIGMAP = Resource("ConfigMap", "", "v1", "configmaps", True, status_subresource=False)
@@ -144,7 +137,7 @@ class GpuProfiles:
         profiles.limit = limit
 
     @classmethod
-    def attach(cls, server: Server) -> GpuProfiles | None:
+    def attach(cls, server: ServeParts) -> GpuProfiles | None:
         """Measured when the configuration scores with gpu-load-aware; kept in the ConfigMap
         when one is named."""
         options = server.options

@@ -84,7 +84,7 @@ class Server:
         self.dra: LiveClaims | None = None
         if options.dra:  # first: a node's DRA GPUs are counted before the scheduler sees it
             self.dra = LiveClaims(
-                self.store, self.scheduler, self._mark_dirty, lambda: self.books.placed
+                self.store, self.scheduler, self.mark_dirty, lambda: self.books.placed
             )
         self.store.watch("Node", self._on_node)
         self.store.watch("Queue", self._on_queue)
@@ -133,7 +133,7 @@ class Server:
         self.stopping = threading.Event()
         #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
         self.settled = threading.Event()
-        self.books = PodBooks(self.scheduler, self._mark_dirty, self._maybe_running)
+        self.books = PodBooks(self.scheduler, self.mark_dirty, self._maybe_running)
         self.scaling: ServeScaling | None = None
         if options.scaling is not None:
             self.scaling = ServeScaling(
@@ -409,7 +409,7 @@ class Server:
             self.loaning.observe(pod)
         self.books.observe(event, pod)
 
-    def _mark_dirty(self) -> None:
+    def mark_dirty(self) -> None:
         self._dirty = True
 
     def _maybe_running(self, pod: Pod) -> None:

@@ -354,7 +354,8 @@ def test_simulate_bad_inputs(tmp_path, capsys, case):
         ),
         (
             "simulation:\n  scaling: {policy: aryl, every: 5}\n",
-            "simulation.scaling.every: unknown field (expected policy, interval, maxLoadDesired, starvationWait)",
+            "simulation.scaling.every: unknown field (expected policy, interval, "
+            "maxLoadDesired, starvationWait)",
         ),
         (
             "tiers:\n  - plugins:\n      - name: binpack\n        arguments:\n"
