@@ -90,10 +90,10 @@ def test_scaling_keeps_ranges_capacity_and_every_pod(scenario, seed) -> None:
         assert (state.free[: state.n] >= 0).all(), "a node over capacity"
         return placement
 
-    def checked_apply(key: str, target: int, minimum: int) -> bool:
+    def checked_apply(key: str, target: int, minimum: int, first=()) -> bool:
         spec = simulation.agent.elastic.jobs[key].spec
         assert spec.min_workers <= target <= spec.max_workers, (key, target)
-        return apply(key, target, minimum)
+        return apply(key, target, minimum, first)
 
     state.bind = checked_bind  # type: ignore[method-assign]
     scaler.holding.apply = checked_apply  # type: ignore[method-assign]
