@@ -169,7 +169,12 @@ def test_a_training_job_runs_as_edl_runs_it(cluster: Cluster):
         assert group["metadata"]["name"] == "ctr" and group["spec"]["minMember"] == 3
         assert group["metadata"]["ownerReferences"][0]["uid"] == uid
         answer = cluster.admin.request("GET", "/api/v1/namespaces/default/services")
-        assert [s["metadata"]["name"] for s in answer["items"]] == ["kubernetes"]  # EDL makes none
+        owned = [
+            s["metadata"]["name"]
+            for s in answer["items"]
+            if any(o["uid"] == uid for o in s["metadata"].get("ownerReferences") or [])
+        ]
+        assert owned == []  # EDL makes no Service
         wait_for(lambda: roles(cluster).get("TRAINER", {}).get("state") == "running")
         assert roles(cluster)["TRAINER"]["resource_states"] == {"running": 2}
         assert roles(cluster)["PSERVER"]["resource_states"] == {"running": 1}
