@@ -19,6 +19,7 @@ TRAINER entry counts them. The facts follow EDL's ``pkg/updater/jobparser.go`` a
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,7 +29,7 @@ from berth.api.paddle import DEFAULT_IMAGE, OLD_GPU, ROLE_LABELS
 from berth.k8s.convert import owner_reference, pod_object
 from berth.k8s.kinds import TRAINING_JOB
 from berth.k8s.kubeflow import KubeflowJobs
-from berth.resources import GPU
+from berth.resources import GPU, parse_quantity
 from berth.store import NotFound
 
 #: EDL's defaults for a job that gives none.
@@ -88,9 +89,9 @@ def env(raw: dict[str, Any]) -> list[dict[str, Any]]:
     meta, spec = raw.get("metadata") or {}, _spec(raw)
     trainer, pserver = spec.get("trainer") or {}, spec.get("pserver") or {}
     requests = (trainer.get("resources") or {}).get("requests") or {}
-    gpus = requests.get(GPU) or requests.get(OLD_GPU)
+    gpus = _whole(requests.get(GPU) or requests.get(OLD_GPU))
     # One trainer process per GPU, else per whole core.
-    count = gpus if gpus else _whole_cores(requests.get("cpu"))
+    count = gpus or _whole(requests.get("cpu"))
     trainers = str(trainer.get("min-instance", 0))
     return [
         {"name": "PADDLE_JOB_NAME", "value": meta.get("name", "")},
@@ -119,13 +120,10 @@ def _field(path: str) -> dict[str, Any]:
     return {"fieldRef": {"fieldPath": path}}
 
 
-def _whole_cores(cpu: Any) -> int:
-    """EDL's ``Quantity.Value()`` of a CPU request: whole cores, rounded up (0 for none)."""
-    if cpu is None:
-        return 0
-    text = str(cpu)
-    cores = int(text[:-1]) / 1000 if text.endswith("m") else float(text)
-    return int(-(-cores // 1))
+def _whole(quantity: Any) -> int:
+    """EDL's ``Quantity.Value()``: whole units, rounded up (0 for none). The quantity was
+    checked when the job was read."""
+    return 0 if quantity is None else math.ceil(parse_quantity(quantity))
 
 
 def pod_spec(raw: dict[str, Any], role: str, scheduler_name: str) -> dict[str, Any]:
@@ -202,7 +200,7 @@ class PaddleJobs(KubeflowJobs):
         replica_statuses = [
             {
                 "training_resource_type": RESOURCE_TYPES[task],
-                "state": _role_state(counts[task]),
+                "state": role_state(counts[task]),
                 "resource_states": counts[task],
             }
             for task in ("master", "pserver", "trainer")
@@ -216,7 +214,7 @@ class PaddleJobs(KubeflowJobs):
         }
 
 
-def _role_state(counts: dict[str, int]) -> str:
+def role_state(counts: dict[str, int]) -> str:
     """A role's ResourceState: failed if any pod failed, succeeded when all did, running
     while any runs, else starting."""
     if counts.get("failed"):
