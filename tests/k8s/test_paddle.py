@@ -1,7 +1,7 @@
 """PaddlePaddle EDL's TrainingJob in ``berth serve --paddle`` on the real API server: the CRD
 and RBAC of deploy/paddle, pods as EDL's controller makes them (names, role labels, command,
 ports, environment, owner), the job's PodGroup and EDL's status, trainers cut under
-``--scaling edl``, and nothing done without the flag."""
+``--scaling edl``, a restart adopting what berth made, and nothing done without the flag."""
 
 from __future__ import annotations
 
@@ -239,6 +239,21 @@ def test_the_scaling_policy_cuts_elastic_trainers(cluster: Cluster):
         settle(server)
         wait_for(lambda: _trainers(cluster) == 3, timeout=20)
     assert [key for key in cluster.api.evictions if "-trainer-" in key]
+    assert phase(cluster) == "running"
+
+
+def test_a_restarted_server_adopts_its_pods_and_group(cluster: Cluster):
+    cluster.add(node_doc("n1"), training_job_doc(trainers=(1, 1)))
+    with serving(cluster, config(), paddle_options()) as server, cluster.kubelet():
+        settle(server)
+        wait_for(lambda: phase(cluster) == "running")
+    before = {n: p["metadata"]["uid"] for n, p in pods_of(cluster).items()}
+    assert sorted(before) == ["ctr-pserver-0", "ctr-trainer-0"]
+    with serving(cluster, config(), paddle_options()) as server, cluster.kubelet():
+        settle(server)
+    after = {n: p["metadata"]["uid"] for n, p in pods_of(cluster).items()}
+    assert after == before
+    assert [g["metadata"]["name"] for g in cluster.objects("PodGroup")] == ["ctr"]
     assert phase(cluster) == "running"
 
 
