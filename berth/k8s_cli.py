@@ -108,6 +108,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "deploy/kubeflow/): only where Kubeflow's training operator is not installed",
     )
     serve.add_argument(
+        "--paddle",
+        action="store_true",
+        help="run PaddlePaddle EDL's TrainingJobs (paddlepaddle.org/v1; the CRD and RBAC in "
+        "deploy/paddle/): only where EDL's controller is not installed",
+    )
+    serve.add_argument(
         "--colocation",
         nargs="?",
         const="",
@@ -266,6 +272,7 @@ def _serve(args: argparse.Namespace) -> int:
         kruise=args.kruise,
         webhook=webhook,
         kubeflow=args.kubeflow,
+        paddle=args.paddle,
         colocation=colocation,
         dra=args.dra,
         workload_api=args.workload_api,

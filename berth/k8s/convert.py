@@ -31,6 +31,7 @@ from berth.k8s.kinds import (
     JOB,
     POD_GROUP,
     PYTORCH_JOB,
+    TRAINING_JOB,
     WORKLOAD_POD_GROUP,
     Resource,
 )
@@ -54,6 +55,7 @@ _FIELD = {
     ADVANCED_STATEFUL_SET: "workloads",
     BROADCAST_JOB: "workloads",
     PYTORCH_JOB.kind: "jobs",
+    TRAINING_JOB.kind: "jobs",
     **dict.fromkeys(DRA_KINDS, "dra"),
 }
 #: Kinds whose priorities (their own, or their pod template's) resolve through the cluster's
@@ -78,6 +80,7 @@ _OWNER_KINDS = {
     ("apps.kruise.io", "StatefulSet"): ADVANCED_STATEFUL_SET,
     ("apps.kruise.io", "BroadcastJob"): BROADCAST_JOB,
     (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
+    (TRAINING_JOB.group, TRAINING_JOB.kind): TRAINING_JOB.kind,
 }
 
 _GROUP_PHASES = {phase.value: phase for phase in GroupPhase}
@@ -114,8 +117,8 @@ def from_api(
         read_pod_status(obj, raw)
     elif kind == "PodGroup":
         obj.phase = group_phase(raw, obj.phase)
-    elif kind == PYTORCH_JOB.kind:
-        # Its pods are written by the Kubeflow writer, which knows them by their owner's kind.
+    elif kind in (PYTORCH_JOB.kind, TRAINING_JOB.kind):
+        # Its pods are written by its operator's writer, which knows them by their owner's kind.
         for task in obj.tasks:
             task.template.owner_kind = kind
     return obj, problems

@@ -61,6 +61,8 @@ CONTROLLER_REVISION = Resource("ControllerRevision", "apps", "v1", "controllerre
 #: each of their replicas gets (created, never watched).
 PYTORCH_JOB = Resource("PyTorchJob", "kubeflow.org", "v1", "pytorchjobs", True)
 KUBEFLOW = (PYTORCH_JOB,)
+#: PaddlePaddle EDL's training jobs, which ``berth serve --paddle`` runs.
+TRAINING_JOB = Resource("TrainingJob", "paddlepaddle.org", "v1", "trainingjobs", True)
 SERVICE = Resource("Service", "", "v1", "services", True)
 #: Dynamic Resource Allocation: what claims are allocated from (slices, classes), the claims
 #: (their status is berth's to write when it places a pod) and the templates pods name.
@@ -87,7 +89,7 @@ WORKLOAD_POD_GROUP = Resource("WorkloadPodGroup", "scheduling.k8s.io", "v1beta1"
 WORKLOAD = Resource("Workload", "scheduling.k8s.io", "v1beta1", "workloads", True)
 #: Kinds whose objects berth's Job controller runs: their spec is its input once, their
 #: status is its output.
-JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind})
+JOB_KINDS = frozenset({"Job", PYTORCH_JOB.kind, TRAINING_JOB.kind})
 
 #: What the serve loop watches, in the order an initial sync applies them: what pods refer to
 #: (priority classes, queues, nodes, groups, jobs) before the pods.
@@ -99,6 +101,7 @@ BY_KIND = {
         *KRUISE,
         SIDECAR_SET,
         *KUBEFLOW,
+        TRAINING_JOB,
         *DRA,
         LEADER_WORKER_SET,
         JOB_SET,
@@ -115,6 +118,7 @@ def watched(
     *,
     kruise: bool = False,
     kubeflow: bool = False,
+    paddle: bool = False,
     sidecars: bool = False,
     dra: bool = False,
     workload_api: bool = False,
@@ -122,14 +126,15 @@ def watched(
     jobset: bool = False,
 ) -> tuple[Resource, ...]:
     """The resources the serve loop watches: with ``kruise``, the OpenKruise workloads too,
-    with ``kubeflow`` Kubeflow's training jobs, with ``sidecars`` SidecarSets, with ``dra`` the
-    DRA objects, with ``workload_api`` the Workload API's PodGroups, with ``lws``
-    LeaderWorkerSets, with ``jobset`` JobSets, after what their pods refer to and before the
-    pods."""
+    with ``kubeflow`` Kubeflow's training jobs, with ``paddle`` EDL's TrainingJobs, with
+    ``sidecars`` SidecarSets, with ``dra`` the DRA objects, with ``workload_api`` the Workload
+    API's PodGroups, with ``lws`` LeaderWorkerSets, with ``jobset`` JobSets, after what their
+    pods refer to and before the pods."""
     extra = (
         *(KRUISE if kruise else ()),
         *((SIDECAR_SET,) if sidecars else ()),
         *(KUBEFLOW if kubeflow else ()),
+        *((TRAINING_JOB,) if paddle else ()),
         *(DRA if dra else ()),
         *((WORKLOAD_POD_GROUP,) if workload_api else ()),
         *((LEADER_WORKER_SET,) if lws else ()),

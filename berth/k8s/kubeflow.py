@@ -69,7 +69,10 @@ class JobKindView:
 
 
 class KubeflowJobs:
-    """The PyTorchJob controller of one serve loop, and the writer of its pods."""
+    """The PyTorchJob controller of one serve loop, and the writer of its pods (subclassed,
+    with ``resource``, for other training operators' jobs: ``berth.k8s.paddle``)."""
+
+    resource = PYTORCH_JOB
 
     def __init__(
         self,
@@ -79,9 +82,10 @@ class KubeflowJobs:
     ) -> None:
         self.store = store
         self.clock = clock
-        self.controller = JobController(JobKindView(store, KIND), clock, at)
-        store.pod_writers[KIND] = self
-        store.watch(KIND, self._on_job)
+        self.kind = kind = self.resource.kind
+        self.controller = JobController(JobKindView(store, kind), clock, at)
+        store.pod_writers[kind] = self
+        store.watch(kind, self._on_job)
         store.watch("Pod", self._on_pod)
         #: Jobs whose status may have changed, and what was last written for each.
         self.dirty: set[str] = set()
@@ -106,7 +110,7 @@ class KubeflowJobs:
             return
         if key not in self._conditions:
             # After a restart the conditions go on from what the API has.
-            status = (self.store.raw(KIND, key) or {}).get("status") or {}
+            status = (self.store.raw(self.kind, key) or {}).get("status") or {}
             self._conditions[key] = list(status.get("conditions") or [])
             self._times[key] = {
                 name: status[name] for name in ("startTime", "completionTime") if name in status
@@ -114,7 +118,7 @@ class KubeflowJobs:
         self.dirty.add(key)
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
-        if pod.owner_kind == KIND:
+        if pod.owner_kind == self.kind:
             self.dirty.add(pod.owner)
 
     # ------------------------------------------------------------------ the cache's pod writer
@@ -166,13 +170,13 @@ class KubeflowJobs:
         dirty, self.dirty = self.dirty, set()
         for key in sorted(dirty):
             run = self.controller.runs.get(key)
-            raw = self.store.raw(KIND, key)
-            if run is None or raw is None or self.store.get(KIND, key) is not run.job:
+            raw = self.store.raw(self.kind, key)
+            if run is None or raw is None or self.store.get(self.kind, key) is not run.job:
                 continue
             status = self._status(run, raw)
             if self._written.get(key) == status:
                 continue
-            self.store.write_status(KIND, key, status)
+            self.store.write_status(self.kind, key, status)
             self._written[key] = status
 
     def _status(self, run: Any, raw: dict[str, Any]) -> dict[str, Any]:

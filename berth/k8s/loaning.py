@@ -155,7 +155,7 @@ class ServeLoaning:
             server.options.loaning,
             server.scheduler,
             server.store,
-            JobRuns(server.controller, server.kubeflow),
+            JobRuns(server.controller, server.kubeflow, server.paddle),
             server.evict_running,
             server.clock,
             server.metrics,

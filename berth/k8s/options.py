@@ -40,6 +40,7 @@ class ServeOptions:
     #: With ``kruise``: serve the pod webhook and run SidecarSets (None: neither).
     webhook: WebhookOptions | None = None
     kubeflow: bool = False  # run Kubeflow's training jobs (PyTorchJob)
+    paddle: bool = False  # run PaddlePaddle EDL's TrainingJobs
     #: Batch resources and BE eviction from usage (berth.k8s.colocation); None: off.
     colocation: ColocationConfig | None = None
     dra: bool = True  # schedule pods' DRA claims (resource.k8s.io/v1)

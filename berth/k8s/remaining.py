@@ -39,7 +39,7 @@ log = logging.getLogger("berth.k8s")
 PROGRESS_ANNOTATION = "berth.io/progress"
 SOURCES = ("progress", "estimate", "unknown")
 #: The kinds whose objects carry an elastic job's annotations (the Job controllers' inputs).
-JOB_KINDS = ("Job", "PyTorchJob")
+JOB_KINDS = ("Job", "PyTorchJob", "TrainingJob")
 
 
 @dataclass(slots=True)

@@ -41,6 +41,7 @@ from berth.k8s.loaning import ServeLoaning
 from berth.k8s.metrics import HealthServer, Metrics
 from berth.k8s.opt_in import OptInWorkloads
 from berth.k8s.options import ServeOptions
+from berth.k8s.paddle import PaddleJobs
 from berth.k8s.profiles import GpuProfiles
 from berth.k8s.scaling import JobRuns, ServeScaling
 from berth.k8s.status import StatusWriter
@@ -81,6 +82,7 @@ class Server:
         if options.kubeflow:
             # Its controller hears of pods right after Volcano's, before the scheduler's books.
             self.kubeflow = KubeflowJobs(self.store, clock, self._at)
+        self.paddle = PaddleJobs(self.store, clock, self._at) if options.paddle else None
         self.dra: LiveClaims | None = None
         if options.dra:  # first: a node's DRA GPUs are counted before the scheduler sees it
             self.dra = LiveClaims(
@@ -98,6 +100,7 @@ class Server:
         self.watched = watched(
             kruise=options.kruise,
             kubeflow=options.kubeflow,
+            paddle=options.paddle,
             sidecars=self.workloads.sidecars is not None,
             dra=options.dra,
             workload_api=options.workload_api,
@@ -140,7 +143,7 @@ class Server:
                 options.scaling,
                 self.scheduler,
                 self.books,
-                JobRuns(self.controller, self.kubeflow),
+                JobRuns(self.controller, self.kubeflow, self.paddle),
                 self.evict_running,
                 clock,
                 self.store,
@@ -243,6 +246,8 @@ class Server:
                     if self.scaling is not None:
                         self.kubeflow.scale(self.scaling.holding.targets)
                     self.kubeflow.write()
+                if self.paddle is not None:
+                    self.paddle.write()
                 if self.gpu_profiles is not None:
                     self.gpu_profiles.flush()
             except (ApiError, ConnectionLost, NotFound) as exc:
@@ -344,6 +349,8 @@ class Server:
             self.status.jobs.update(self.controller.runs)  # a timer may act on any job
             if self.kubeflow is not None:
                 self.kubeflow.dirty.update(self.kubeflow.runs)
+            if self.paddle is not None:
+                self.paddle.dirty.update(self.paddle.runs)
         while self._timers and self._timers[0][0] <= now:
             heapq.heappop(self._timers)[2]()
 

@@ -172,6 +172,7 @@ class ControlPlane:
             self.apply([DEPLOY / "rbac.yaml"])
             self.apply(sorted((DEPLOY / "kruise").glob("*.yaml")))  # for serve --kruise
             self.apply(sorted((DEPLOY / "kubeflow").glob("*.yaml")))  # for serve --kubeflow
+            self.apply(sorted((DEPLOY / "paddle").glob("*.yaml")))  # for serve --paddle
             self.apply(sorted((DEPLOY / "lws").glob("*.yaml")))  # for serve --lws
             self.apply(sorted((DEPLOY / "jobset").glob("*.yaml")))  # for serve --jobset
             self._wait_for_crds(timeout)

@@ -34,6 +34,7 @@ CLEANED = (
     "BroadcastJob",
     "ControllerRevision",
     "PyTorchJob",
+    "TrainingJob",
     "Pod",
     "Job",
     "PodGroup",
