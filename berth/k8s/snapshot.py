@@ -45,6 +45,7 @@ from berth.k8s.kinds import (
     RESOURCE_CLAIM_TEMPLATE,
     RESOURCE_SLICE,
     SIDECAR_SET,
+    TRAINING_JOB,
     WORKLOAD,
     WORKLOAD_POD_GROUP,
     Resource,
@@ -59,6 +60,7 @@ _WORKLOADS = (
     ADVANCED_STATEFUL_SET,
     BROADCAST_JOB,
     PYTORCH_JOB,
+    TRAINING_JOB,
     LEADER_WORKER_SET,
     JOB_SET,
 )

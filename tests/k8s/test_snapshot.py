@@ -32,13 +32,14 @@ from tests.k8s.test_kruise_broadcastjob import job_doc as broadcast_job_doc
 from tests.k8s.test_kruise_statefulset import asts_doc
 from tests.k8s.test_kubeflow import pytorch_job_doc
 from tests.k8s.test_lws_serve import lws_doc
+from tests.k8s.test_paddle import training_job_doc
 from tests.k8s.test_sidecarset import sidecar_set_doc
 from tests.k8s.test_workload_api import member
 from tests.k8s.test_workload_api import pod_group as workload_pod_group
 
 #: What the harness does not empty between tests.
 EXTRA = (LEADER_WORKER_SET, JOB_SET, SIDECAR_SET, WORKLOAD_POD_GROUP, WORKLOAD)
-ALL_OPT_IN = {"kruise": True, "kubeflow": True, "lws": True, "jobset": True}
+ALL_OPT_IN = {"kruise": True, "kubeflow": True, "paddle": True, "lws": True, "jobset": True}
 
 
 @pytest.fixture
@@ -108,12 +109,13 @@ def test_placed_workloads_replay_as_their_pods_on_the_same_nodes(
         asts_doc(replicas=2, management="Parallel"),
         broadcast_job_doc(),
         pytorch_job_doc(workers=2),
+        training_job_doc(),
         lws_doc("serve", 2, 2, "1"),
         job_set_doc("train", 1, 2, "1"),
     )
-    # 3 + 2 + 3 (one a node) + 3 + 4 + 2
+    # 3 + 2 + 3 (one a node) + 3 + 3 + 4 + 2
     with serving(cluster, options=fast_options(**ALL_OPT_IN)) as server, cluster.kubelet():
-        wait_for(lambda: len(cluster.bindings()) == 17, timeout=60)
+        wait_for(lambda: len(cluster.bindings()) == 20, timeout=60)
         settle(server)
     placed = {key.split("/")[1]: node for key, node in cluster.bindings().items()}
     docs, notes = snapshot(cluster, tmp_path, capsys)
@@ -132,6 +134,7 @@ def test_placed_workloads_replay_as_their_pods_on_the_same_nodes(
         "LeaderWorkerSet default/serve",
         "PyTorchJob default/mnist",
         "StatefulSet default/db",
+        "TrainingJob default/ctr",
     ]
     simulated = replay(tmp_path, capsys)
     assert {name: row["node"] for name, row in simulated.items()} == placed
@@ -147,6 +150,7 @@ def test_workloads_without_pods_are_written_whole_and_the_simulator_makes_their_
         asts_doc(replicas=2),
         broadcast_job_doc(),
         pytorch_job_doc(workers=2),
+        training_job_doc(),
         lws_doc("serve", 2, 2, "1"),
         job_set_doc("train", 1, 2, "1"),
         sidecar_set_doc(),
@@ -161,12 +165,13 @@ def test_workloads_without_pods_are_written_whole_and_the_simulator_makes_their_
         "jobset.x-k8s.io/v1alpha2 JobSet",
         "kubeflow.org/v1 PyTorchJob",
         "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet",
+        "paddlepaddle.org/v1 TrainingJob",
         "scheduling.k8s.io/v1 PriorityClass",
     ]
     assert all("status" not in doc for doc in docs)
     simulated = replay(tmp_path, capsys)
     # every workload's pods, each placed; the CloneSet's with the SidecarSet's container
-    assert len(simulated) == 3 + 2 + 3 + 3 + 4 + 2
+    assert len(simulated) == 3 + 2 + 3 + 3 + 3 + 4 + 2
     assert all(row["node"] for row in simulated.values()), simulated
 
 
