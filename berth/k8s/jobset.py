@@ -19,16 +19,15 @@ from collections.abc import Callable
 from typing import Any
 
 from berth.api.jobset import EXCLUSIVE_KEY, JOB_KEY, REPLICATED_JOB_NAME_KEY
-from berth.api.keys import GROUP_NAME_ANNOTATION
 from berth.api.objects import Pod
 from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
 from berth.controllers.jobset import JobSetController
 from berth.controllers.kube_job import KubeJobController
 from berth.k8s.cache import KubeStore
-from berth.k8s.convert import owner_reference, pod_object, stamp
+from berth.k8s.convert import owner_reference, stamp
 from berth.k8s.kinds import BY_KIND
 from berth.k8s.kruise import ServeRuntime
-from berth.k8s.lws import group_affinity, patch_metadata
+from berth.k8s.lws import group_pod, patch_metadata
 from berth.store import NotFound, WatchEvent
 
 _TERMINAL = {"Completed": "AllJobsCompleted", "Failed": "FailedJobs"}
@@ -76,17 +75,8 @@ class JobSets:
             if replicated.get("name") == name:
                 job_spec = (replicated.get("template") or {}).get("spec") or {}
                 template = job_spec.get("template") or {}
-        spec = dict(template.get("spec") or {})
-        topology = pod.annotations.get(EXCLUSIVE_KEY)
-        if topology:
-            spec["affinity"] = group_affinity(
-                spec.get("affinity") or {}, JOB_KEY, pod.labels[JOB_KEY], topology
-            )
-        annotations = dict(pod.annotations)
-        if pod.group:
-            annotations[GROUP_NAME_ANNOTATION] = pod.group
         owner = owner_reference(raw, BY_KIND[JOB_SET])
-        return pod_object(pod, spec, owner, annotations=annotations)
+        return group_pod(pod, template, owner, JOB_KEY, EXCLUSIVE_KEY)
 
     def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
         return raw

@@ -67,17 +67,8 @@ class LeaderWorkerSets:
         template = worker
         if worker_of(pod) == 0:
             template = templates.get("leaderTemplate") or worker
-        spec = dict(template.get("spec") or {})
-        topology = pod.annotations.get(EXCLUSIVE_ANNOTATION)
-        if topology:
-            spec["affinity"] = group_affinity(
-                spec.get("affinity") or {}, GROUP_KEY_LABEL, pod.labels[GROUP_KEY_LABEL], topology
-            )
-        annotations = dict(pod.annotations)
-        if pod.group:
-            annotations[GROUP_NAME_ANNOTATION] = pod.group
         owner = owner_reference(raw, BY_KIND[LEADER_WORKER_SET])
-        return pod_object(pod, spec, owner, annotations=annotations)
+        return group_pod(pod, template, owner, GROUP_KEY_LABEL, EXCLUSIVE_ANNOTATION)
 
     def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
         return raw
@@ -113,6 +104,24 @@ def patch_metadata(store: KubeStore, pod: Pod, raw: dict[str, Any]) -> dict[str,
     stored = store.client.request("PATCH", path, body=patch, content_type=inplace.STRATEGIC)
     store.keep("Pod", pod.key, stored)
     return stored
+
+
+def group_pod(
+    pod: Pod, template: dict[str, Any], owner: dict[str, Any], label: str, exclusive: str
+) -> dict[str, Any]:
+    """The API pod of a gang member (an LWS group's, a JobSet Job's) from its template: kept
+    within one domain of the topology its ``exclusive`` annotation names, apart from other
+    groups (by ``label``), and naming its PodGroup as Volcano's pods do."""
+    spec = dict(template.get("spec") or {})
+    topology = pod.annotations.get(exclusive)
+    if topology:
+        spec["affinity"] = group_affinity(
+            spec.get("affinity") or {}, label, pod.labels[label], topology
+        )
+    annotations = dict(pod.annotations)
+    if pod.group:
+        annotations[GROUP_NAME_ANNOTATION] = pod.group
+    return pod_object(pod, spec, owner, annotations=annotations)
 
 
 def group_affinity(affinity: dict[str, Any], label: str, key: str, topology: str) -> dict[str, Any]:
