@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from berth.api.objects import GroupPhase, PodPhase, PriorityClass, task_name
+from berth.api.objects import GroupPhase, Pod, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
 from berth.api.workloads import KUBE_JOB, SIDECAR_SET, Workload
 from berth.controllers.sidecarset import CLUSTER_SCOPE
@@ -102,6 +102,10 @@ class KubeStore:
         #: Owner kind → the writer of the pods its controller makes (a Volcano Job's pods are
         #: written here).
         self.pod_writers: dict[str, PodWriter] = {}
+        #: Pods whose state changed in the API's answer to a write of berth's (someone else's
+        #: change came with it): their watch events will look like echoes and be dropped, so
+        #: the watchers are told by ``announce`` once the handler that wrote has returned.
+        self._unannounced: dict[str, Pod] = {}
 
     # ------------------------------------------------------------------ the store protocol
 
@@ -209,13 +213,24 @@ class KubeStore:
 
     def keep(self, kind: str, key: str, raw: dict[str, Any]) -> None:
         """The API's answer to a write berth made: the cache keeps it (its watch echo is then
-        dropped), and a pod's state is read from it."""
+        dropped), and a pod's state is read from it. The answer may carry another writer's
+        change too (a kubelet's phase, the names of claims made from the pod's templates),
+        whose own event would now be dropped as well: that pod is announced later."""
         obj = self._objects.get(kind, {}).get(key)
         if obj is None:
             return
+        named = _claim_statuses(self._raw.get(kind, {}).get(key))
         self._store_raw(kind, key, raw)
-        if kind == "Pod":
-            read_pod_status(obj, raw)
+        if kind == "Pod" and (read_pod_status(obj, raw) or named != _claim_statuses(raw)):
+            self._unannounced[key] = obj
+
+    def announce(self) -> None:
+        """Tell the watchers of the pods ``keep`` found changed (called between handlers, not
+        inside one, so no watcher hears of a pod in the middle of another's work)."""
+        while self._unannounced:
+            key, pod = self._unannounced.popitem()
+            if self._objects.get("Pod", {}).get(key) is pod:
+                self.notify("Pod", WatchEvent.MODIFIED, pod)
 
     def delete(self, kind: str, key: str) -> Any:
         obj = self._objects.get(kind, {}).get(key)
@@ -263,7 +278,9 @@ class KubeStore:
                 raw = self.client.request("GET", resource.item(meta.get("namespace"), meta["name"]))
                 reread = True
                 continue
-            if reread and kind != "Pod":
+            if kind == "Pod":
+                self.keep(kind, key, stored)
+            elif reread:
                 # The latest may carry a change the watch has not delivered yet, and whose
                 # event would now look like an echo: it is taken here, as the watch would.
                 self.apply(Event(kind, "MODIFIED", stored))

@@ -235,6 +235,7 @@ class Server:
             if not self.synced:
                 self._try_sync()
                 continue
+            self.store.announce()
             try:
                 self._run_timers()
                 self._scale()
@@ -255,6 +256,7 @@ class Server:
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
             if due and self.clock() >= self._last_cycle + self.config.period:
                 self._cycle()
+                self.store.announce()
             idle = (
                 self.events.empty()
                 and not self._in_flight

@@ -163,12 +163,6 @@ def test_a_pod_that_goes_gives_its_devices_to_a_waiting_pod(dra: Cluster):
     assert d.devices_of(d.pod_claim(dra, "second")) == [("gpu", d.DRIVER, "n1", "gpu-0")]
 
 
-@pytest.mark.xfail(
-    reason="a known race, about one run in four: the preemptor whose template claim arrives "
-    "while it waits is sometimes not tried again (no reason recorded, no eviction) until "
-    "something else changes",
-    strict=False,
-)
 def test_preemption_frees_the_victims_devices_for_the_preemptor(dra: Cluster):
     _two_gpu_node(dra, count=1)
     dra.add(priority_class_doc("high", 1000), priority_class_doc("low", 1))
