@@ -62,8 +62,11 @@ class _Api:
 @pytest.mark.parametrize(
     ("status", "spec", "seen"),
     [
-        ({"resourceClaimStatuses": NAMED}, None, lambda pod, raw: raw["status"].get(
-            "resourceClaimStatuses") == NAMED),
+        (
+            {"resourceClaimStatuses": NAMED},
+            None,
+            lambda pod, raw: raw["status"].get("resourceClaimStatuses") == NAMED,
+        ),
         ({}, {"nodeName": "n1"}, lambda pod, raw: pod.bound_node == "n1"),
         ({"phase": "Running"}, {"nodeName": "n1"}, lambda pod, raw: pod.phase.value == "Running"),
     ],
