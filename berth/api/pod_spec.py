@@ -39,6 +39,7 @@ from berth.api.keys import (
 )
 from berth.api.loaded import Context, Manifests
 from berth.api.objects import Pod
+from berth.api.owners import controller_owner
 from berth.api.qos import check_qos_label
 from berth.api.selectors import (
     MATCH_NOTHING,
@@ -443,7 +444,26 @@ def _group_name(annotations: Mapping[str, str], ctx: Context) -> str:
 
 
 def convert_pod(doc: schema.PodDoc, ctx: Context) -> None:
-    pod = build_pod(doc.metadata.name, doc.metadata.namespace, doc.metadata, doc.spec, ctx)
+    meta = doc.metadata
+    pod = build_pod(meta.name, meta.namespace, meta, doc.spec, ctx)
+    if not ctx.out.live:  # a cluster's pod has its owner read from the API object
+        # The controller reference; without ``controller``, a pod's only reference is taken
+        # as it (what a hand-written manifest means by one).
+        alone = len(meta.owner_references) == 1
+        owner = controller_owner(
+            meta.namespace,
+            (
+                (
+                    ref.api_version,
+                    ref.kind,
+                    ref.name,
+                    alone if ref.controller is None else ref.controller,
+                )
+                for ref in meta.owner_references
+            ),
+        )
+        if owner is not None:
+            pod.owner, pod.owner_kind = owner
     if not pod.group:  # a group of one, with the pod's annotations: the sla plugin reads them
         check_sla(doc.metadata.annotations, ctx)
         check_deadline(doc.metadata.annotations, ctx)

@@ -17,6 +17,7 @@ from berth.api.keys import (
 )
 from berth.api.loaded import Manifests
 from berth.api.objects import BatchJob, Command, Pod, PodGroup, PriorityClass
+from berth.api.owners import check_owners
 from berth.api.problems import Problem, display
 from berth.api.queueing import BUILTIN_PRIORITY_CLASSES
 from berth.api.versions import check_versions
@@ -33,6 +34,7 @@ def check_references(m: Manifests) -> None:
     check_versions(m)
     _check_queue_parents(m)
     _check_queues_exist(m)
+    check_owners(m)
     _check_groups_exist(m)
     _check_gang_sizes(m)
     _check_command_targets(m)
@@ -64,10 +66,11 @@ def _check_queues_exist(m: Manifests) -> None:
 
 def _check_groups_exist(m: Manifests) -> None:
     """A pod that names a PodGroup no loaded file defines (nor a Volcano Job, whose controller
-    makes its group) never starts: Volcano keeps it Pending until the group exists."""
+    makes its group, nor a workload whose pod it is) never starts: Volcano keeps it Pending
+    until the group exists."""
     groups = {group.key for group in m.groups} | {job.key for job in m.jobs}
     for pod in m.pods:
-        if pod.group and f"{pod.namespace}/{pod.group}" not in groups:
+        if pod.group and not pod.owner and f"{pod.namespace}/{pod.group}" not in groups:
             message = (
                 f"no PodGroup named {schema.show(pod.group)} in the loaded files: the pod waits "
                 "until one exists"

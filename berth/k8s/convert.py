@@ -16,6 +16,7 @@ from typing import Any
 
 from berth.api.manifest import cross_check, parse_documents
 from berth.api.objects import BatchJob, GroupPhase, Pod, PodGroup, PodPhase, PriorityClass
+from berth.api.owners import VOLCANO_JOB_OWNER, controller_owner
 from berth.api.problems import Problem
 from berth.api.workloads import (
     ADVANCED_STATEFUL_SET,
@@ -71,18 +72,6 @@ _PRIORITIZED = (
     BROADCAST_JOB,
     PYTORCH_JOB.kind,
 )
-#: A controller's ownerReference (apiVersion group, kind) → the owner's kind in the store, for
-#: the kinds whose pods berth's controllers recognise by owner (a Volcano Job's are adopted by
-#: name instead).
-_OWNER_KINDS = {
-    ("apps.kruise.io", "CloneSet"): CLONE_SET,
-    ("leaderworkerset.x-k8s.io", "LeaderWorkerSet"): LEADER_WORKER_SET,
-    ("apps.kruise.io", "StatefulSet"): ADVANCED_STATEFUL_SET,
-    ("apps.kruise.io", "BroadcastJob"): BROADCAST_JOB,
-    (PYTORCH_JOB.group, PYTORCH_JOB.kind): PYTORCH_JOB.kind,
-    (TRAINING_JOB.group, TRAINING_JOB.kind): TRAINING_JOB.kind,
-}
-
 _GROUP_PHASES = {phase.value: phase for phase in GroupPhase}
 
 
@@ -165,16 +154,17 @@ def pod_state(raw: dict[str, Any]) -> tuple[str, PodPhase, int | None]:
 
 def read_owner(pod: Pod, raw: dict[str, Any]) -> None:
     """The pod's uid, and its owner when a controller berth runs made it (its controller
-    ownerReference), so that controller counts the pod again after a restart."""
+    ownerReference), so that controller counts the pod again after a restart (a Volcano Job's
+    pods are adopted by name instead, as its controller creates them)."""
     meta = raw.get("metadata") or {}
     pod.uid = str(meta.get("uid") or pod.uid)
-    for ref in meta.get("ownerReferences") or []:
-        if not ref.get("controller"):
-            continue
-        group = str(ref.get("apiVersion", "")).partition("/")[0]
-        kind = _OWNER_KINDS.get((group, ref.get("kind")))
-        if kind is not None:
-            pod.owner, pod.owner_kind = f"{pod.namespace}/{ref.get('name')}", kind
+    refs = (
+        (str(r.get("apiVersion", "")), r.get("kind"), r.get("name"), bool(r.get("controller")))
+        for r in meta.get("ownerReferences") or []
+    )
+    owner = controller_owner(pod.namespace, refs)
+    if owner is not None and owner[1] != VOLCANO_JOB_OWNER:
+        pod.owner, pod.owner_kind = owner
 
 
 def ready(raw: dict[str, Any]) -> tuple[bool, float | None]:

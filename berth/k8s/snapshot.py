@@ -4,17 +4,20 @@ Nodes, DeviceClasses and ResourceSlices go to ``cluster.yaml``; everything else 
 ``workload.yaml``. Pods on a node keep ``spec.nodeName``, so the simulation starts from the
 cluster's current placement; finished pods are left out.
 
-The simulator's controllers make their pods themselves and adopt none from a manifest (it reads
-no ownerReferences), so a workload and its pods cannot both be written: a Volcano Job, CloneSet,
-Advanced StatefulSet, BroadcastJob, PyTorchJob, LeaderWorkerSet or JobSet whose pods exist is
-represented by those pods and its PodGroups (replaying the workload as well would create its
-pods twice); one with no pods yet is written as the workload, without the PodGroups its
-controller will make (of the workloads other than Volcano Jobs, one whose pods have all finished
-is left out: it ran). Likewise a ResourceClaim made for a pod from a ResourceClaimTemplate is
-left out: the simulator makes it again from the template. Only what berth reads is kept of each
-object (no status, uid, resourceVersion or managed fields). A kind the cluster does not serve
-(its CRD is not installed, its API not enabled), or one the credentials may not list, is skipped
-with a note.
+A workload is written with its unfinished pods, each keeping its controller ownerReference: the
+simulator's controller for the kind adopts them (``berth.sim.adoption``), as berth serve's do
+after a restart, so the replay keeps the placements and goes on with the workload (a CloneSet's
+scale or rollout, a Job's retries and completion). The PodGroups a workload's controller makes
+again under the same name are left out (a Volcano Job's, a CloneSet's, ...); a LeaderWorkerSet's
+are written, as its controller makes a group's PodGroup only for a group it creates. A JobSet
+whose pods exist is still written as those pods and its PodGroups: its pods are its child Jobs',
+which the simulator adopts none by. A workload whose pods have all finished is left out
+(it ran; a Volcano Job is written all the same). A running job's finished pods are not written,
+so the replay makes them again. A ResourceClaim made for a pod from a ResourceClaimTemplate is
+left out: the simulator makes it again from the template. Only what berth reads is kept of
+each object (no status, uid, resourceVersion or managed fields). A kind the cluster does not
+serve (its CRD is not installed, its API not enabled), or one the credentials may not list, is
+skipped with a note.
 """
 
 from __future__ import annotations
@@ -53,8 +56,7 @@ from berth.k8s.kinds import (
 
 _KEEP_META = ("name", "namespace", "labels", "annotations")
 _FINISHED = ("Succeeded", "Failed")
-_JOB_LABEL = "volcano.sh/job-name"
-#: Workloads whose pods the simulator's controllers make (Volcano Jobs are matched by label).
+#: Workloads whose pods the simulator's controllers make.
 _WORKLOADS = (
     CLONE_SET,
     ADVANCED_STATEFUL_SET,
@@ -66,6 +68,13 @@ _WORKLOADS = (
 )
 #: Written as they are, after the queues and before the workloads: what pods refer to.
 _REFERRED = (WORKLOAD, WORKLOAD_POD_GROUP, RESOURCE_CLAIM_TEMPLATE, SIDECAR_SET)
+#: Written as pods and PodGroups once it has pods: its child Jobs make its pods, and those
+#: adopt none.
+_AS_PODS = (JOB_SET,)
+#: Its controller makes a PodGroup only for the pods it creates: the existing ones are written.
+_KEEPS_GROUPS = (LEADER_WORKER_SET,)
+#: Of a pod's controller ownerReference, what the simulator reads.
+_KEEP_REF = ("apiVersion", "kind", "name", "uid", "controller")
 #: The kind a manifest names, where the one berth's store knows it by differs.
 _MANIFEST_KIND = {ADVANCED_STATEFUL_SET: "StatefulSet", WORKLOAD_POD_GROUP: "PodGroup"}
 
@@ -170,8 +179,18 @@ def take(client: KubeClient) -> Snapshot:
         if owner not in groups_left_out:
             snap.workload.append(_clean(POD_GROUP, group))
     for pod in pods:
-        snap.workload.append(_clean(POD, pod))
+        snap.workload.append(_clean_pod(pod))
     return snap
+
+
+def _clean_pod(pod: dict[str, Any]) -> dict[str, Any]:
+    """A pod as berth reads it, with its controller ownerReference (what adopts it)."""
+    cleaned = _clean(POD, pod)
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or []:
+        if ref.get("controller"):
+            kept = {key: ref[key] for key in _KEEP_REF if key in ref}
+            cleaned["metadata"]["ownerReferences"] = [kept]
+    return cleaned
 
 
 def _claims(client: KubeClient, snap: Snapshot) -> None:
@@ -191,29 +210,23 @@ def _claims(client: KubeClient, snap: Snapshot) -> None:
 
 
 def _jobs(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set[Owner]:
-    """Volcano Jobs without pods yet, written; the owners of the PodGroups left out."""
-    jobs_with_pods = {
-        (p["metadata"].get("namespace"), p["metadata"].get("labels", {}).get(_JOB_LABEL))
-        for p in pods
-        if (p["metadata"].get("labels") or {}).get(_JOB_LABEL)
-    }
-    pending: set[Owner] = set()
+    """Every Volcano Job, written (its pods with it); the owners of the PodGroups left out
+    (their controller makes each again under the Job's name)."""
+    live = Counter(_controller(pod) for pod in pods)
+    written: set[Owner] = set()
     for job in _list(client, JOB, snap):
-        key = (job["metadata"].get("namespace"), job["metadata"]["name"])
-        if key in jobs_with_pods:
-            snap.notes.append(
-                f"Job {key[0]}/{key[1]}: written as its pods and PodGroup (its pods exist)"
-            )
-            continue
-        pending.add(_owner_of(JOB, job))
+        owner = _owner_of(JOB, job)
+        _adopted_note(snap, owner, job, live[owner])
+        written.add(owner)
         snap.workload.append(_clean(JOB, job))
-    return pending
+    return written
 
 
 def _workloads(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -> set[Owner]:
-    """The workloads of ``_WORKLOADS`` that have no pods yet (finished ones count: a workload
-    that ran is not run again), written; the owners of the PodGroups left out (those of the
-    workloads written, which their controllers make again, and of finished ones)."""
+    """The workloads of ``_WORKLOADS`` that have not finished (finished ones: all their pods
+    have; a workload that ran is not run again), written, with their pods (but those of
+    ``_AS_PODS``, written as their pods alone); the owners of the PodGroups left out (those
+    the controllers of the workloads written make again, and of finished ones)."""
     owned = Counter(_controller(pod) for pod in pods)
     live = Counter(
         _controller(pod) for pod in pods if (pod.get("status") or {}).get("phase") not in _FINISHED
@@ -223,18 +236,29 @@ def _workloads(client: KubeClient, snap: Snapshot, pods: list[dict[str, Any]]) -
         for item in _list(client, resource, snap):
             owner = _owner_of(resource, item)
             count = live[owner]
-            if count:
+            if count and resource in _AS_PODS:
                 snap.notes.append(
                     f"{owner[1]} {_named(item)}: written as its {count} pod"
                     f"{'s' if count > 1 else ''} and PodGroups (its pods exist)"
                 )
                 continue
-            groups_left_out.add(owner)
-            if owned[owner]:
+            if owned[owner] and not count:
+                groups_left_out.add(owner)
                 snap.notes.append(f"{owner[1]} {_named(item)}: left out (its pods have finished)")
                 continue
+            if not count or resource not in _KEEPS_GROUPS:
+                groups_left_out.add(owner)
+            _adopted_note(snap, owner, item, count)
             snap.workload.append(_clean(resource, item))
     return groups_left_out
+
+
+def _adopted_note(snap: Snapshot, owner: Owner, obj: dict[str, Any], count: int) -> None:
+    if count:
+        snap.notes.append(
+            f"{owner[1]} {_named(obj)}: written with its {count} pod"
+            f"{'s' if count > 1 else ''}, which the replay's controller adopts"
+        )
 
 
 def write(snap: Snapshot, out: Path) -> tuple[Path, Path]:

@@ -22,6 +22,7 @@ from berth.api.workloads import Workload
 from berth.cluster.fragmentation import FragmentationTracker, target_workload
 from berth.framework.config import SchedulerConfig
 from berth.framework.scheduler import Scheduler
+from berth.sim.adoption import Adoption
 from berth.sim.agent import Clock, GroupStats, NodeAgent
 from berth.sim.autoscale import LoadScaler
 from berth.sim.colocation import Colocation
@@ -124,7 +125,8 @@ class Simulation:
             self._notify,
             self._request_session,
         )
-        self.agent.pods = list(manifests.pods)
+        adoption = Adoption(manifests)
+        self.agent.pods = adoption.plain
         self.colocation = (
             None
             if self.sim.colocation is None
@@ -143,6 +145,7 @@ class Simulation:
         self.store = self.control.store
         self.store.watch("Pod", self._on_store_pod)
         self.store.watch("PodGroup", self._on_store_group)
+        adoption.start(self.store, self.queue)
         self._unschedulable = {node.name: node.unschedulable for node in manifests.nodes}
         if any(getattr(w.spec, "load", None) is not None for w in manifests.workloads):
             LoadScaler(self.store, self.queue, self.clock)

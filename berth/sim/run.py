@@ -100,7 +100,10 @@ def load_inputs(
         raise InputError(f"{label}: no Node or NodePool objects: nothing to schedule on")
     sim_config.check_nodes({node.name for node in manifests.nodes})
     sim_config.check_loaning(manifests.nodes, config.period)
-    pods = len(manifests.pods) + sum(job.replicas for job in manifests.jobs)
+    # A pod its workload adopts is one of the workload's (berth.sim.adoption), not one more.
+    pods = sum(not pod.owner for pod in manifests.pods) + sum(
+        job.replicas for job in manifests.jobs
+    )
     pods += workload_pods(manifests.workloads, len(manifests.nodes))
     if pods > spec.max_pods:
         raise InputError(

@@ -76,8 +76,16 @@ def snapshot(cluster: Cluster, tmp_path: Path, capsys) -> tuple[list[dict[str, A
         assert set(doc["metadata"]) <= {"name", "namespace", "labels", "annotations"}
     docs = list(yaml.safe_load_all((out / "workload.yaml").read_text()))
     for doc in docs:
-        assert set(doc["metadata"]) <= {"name", "namespace", "labels", "annotations"}, doc
+        # a pod keeps its controller ownerReference, what the replay adopts it by
+        kept = {"ownerReferences"} if doc["kind"] == "Pod" else set()
+        assert set(doc["metadata"]) <= {"name", "namespace", "labels", "annotations"} | kept, doc
     return docs, notes
+
+
+def outputs(tmp_path: Path, table: str) -> list[dict[str, str]]:
+    """The rows of the replay's ``jobs.csv`` or ``workloads.csv``."""
+    with open(tmp_path / "sim" / table, newline="") as handle:
+        return list(csv.DictReader(handle))
 
 
 def replay(tmp_path: Path, capsys) -> dict[str, dict[str, str]]:
@@ -95,11 +103,29 @@ def replay(tmp_path: Path, capsys) -> dict[str, dict[str, str]]:
         return {row["name"]: row for row in csv.DictReader(handle)}
 
 
+def volcano_job_doc(name: str, workers: int, duration: str) -> dict[str, Any]:
+    container = {"name": "w", "image": "trainer:1", "resources": {"requests": {"cpu": "1"}}}
+    template = {
+        "metadata": {"annotations": {"berth.io/duration": duration}},
+        "spec": {"containers": [container]},
+    }
+    return {
+        "apiVersion": "batch.volcano.sh/v1alpha1",
+        "kind": "Job",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {
+            "minAvailable": workers,
+            "schedulerName": "berth",
+            "tasks": [{"name": "worker", "replicas": workers, "template": template}],
+        },
+    }
+
+
 def kinds(docs: list[dict[str, Any]]) -> list[str]:
     return sorted({f"{doc['apiVersion']} {doc['kind']}" for doc in docs})
 
 
-def test_placed_workloads_replay_as_their_pods_on_the_same_nodes(
+def test_placed_workloads_replay_with_their_pods_adopted_on_the_same_nodes(
     snap_cluster: Cluster, tmp_path: Path, capsys
 ):
     cluster = snap_cluster
@@ -108,36 +134,64 @@ def test_placed_workloads_replay_as_their_pods_on_the_same_nodes(
         clone_set_doc(replicas=3),
         asts_doc(replicas=2, management="Parallel"),
         broadcast_job_doc(),
-        pytorch_job_doc(workers=2),
-        training_job_doc(),
+        pytorch_job_doc(workers=2, duration="600"),  # still running when the snapshot is taken
+        training_job_doc(duration="600"),
         lws_doc("serve", 2, 2, "1"),
         job_set_doc("train", 1, 2, "1"),
+        volcano_job_doc("sweep", 2, "600"),
     )
-    # 3 + 2 + 3 (one a node) + 3 + 3 + 4 + 2
+    # 3 + 2 + 3 (one a node) + 3 + 3 + 4 + 2 + 2
     with serving(cluster, options=fast_options(**ALL_OPT_IN)) as server, cluster.kubelet():
-        wait_for(lambda: len(cluster.bindings()) == 20, timeout=60)
+        wait_for(lambda: len(cluster.bindings()) == 22, timeout=60)
         settle(server)
     placed = {key.split("/")[1]: node for key, node in cluster.bindings().items()}
     docs, notes = snapshot(cluster, tmp_path, capsys)
-    assert sorted(doc["metadata"]["name"] for doc in docs if doc["kind"] == "Pod") == sorted(placed)
-    # the workloads are left out (the simulator would make their pods again), their gangs kept
-    assert set(kinds(docs)) == {
+    pods = {doc["metadata"]["name"]: doc for doc in docs if doc["kind"] == "Pod"}
+    assert sorted(pods) == sorted(placed)
+    owners = {pod["metadata"]["ownerReferences"][0]["kind"] for pod in pods.values()}
+    assert owners == {
+        "BroadcastJob", "CloneSet", "Job", "JobSet", "LeaderWorkerSet", "PyTorchJob",
+        "StatefulSet", "TrainingJob",
+    }  # fmt: skip
+    # the workloads with their pods (but a JobSet, whose pods its child Jobs make: it is written
+    # as its pods), and only the PodGroups their controllers would not make again
+    assert kinds(docs) == [
+        "apps.kruise.io/v1alpha1 BroadcastJob",
+        "apps.kruise.io/v1alpha1 CloneSet",
+        "apps.kruise.io/v1beta1 StatefulSet",
+        "batch.volcano.sh/v1alpha1 Job",
+        "kubeflow.org/v1 PyTorchJob",
+        "leaderworkerset.x-k8s.io/v1 LeaderWorkerSet",
+        "paddlepaddle.org/v1 TrainingJob",
         "scheduling.k8s.io/v1 PriorityClass",
         "scheduling.volcano.sh/v1beta1 PodGroup",
         "v1 Pod",
-    }
-    written_as_pods = sorted(note.removeprefix("note: ").split(":")[0] for note in notes)
-    assert written_as_pods == [
-        "BroadcastJob default/warm",
-        "CloneSet default/web",
-        "JobSet default/train",
-        "LeaderWorkerSet default/serve",
-        "PyTorchJob default/mnist",
-        "StatefulSet default/db",
-        "TrainingJob default/ctr",
+    ]
+    groups = sorted(doc["metadata"]["name"] for doc in docs if doc["kind"] == "PodGroup")
+    assert [g.rsplit("-", 1)[0] for g in groups] == ["job-train-workers", "serve-0", "serve-1"]
+    said = sorted(note.removeprefix("note: ") for note in notes)
+    assert said == [
+        "BroadcastJob default/warm: written with its 3 pods, which the replay's controller adopts",
+        "CloneSet default/web: written with its 3 pods, which the replay's controller adopts",
+        "Job default/sweep: written with its 2 pods, which the replay's controller adopts",
+        "JobSet default/train: written as its 2 pods and PodGroups (its pods exist)",
+        "LeaderWorkerSet default/serve: written with its 4 pods, which the replay's controller "
+        "adopts",
+        "PyTorchJob default/mnist: written with its 3 pods, which the replay's controller adopts",
+        "StatefulSet default/db: written with its 2 pods, which the replay's controller adopts",
+        "TrainingJob default/ctr: written with its 3 pods, which the replay's controller adopts",
     ]
     simulated = replay(tmp_path, capsys)
+    # the same pods, none made twice, each on its node from the start
     assert {name: row["node"] for name, row in simulated.items()} == placed
+    assert all(float(row["bind_time"]) <= 1.0 for row in simulated.values()), simulated
+    # the controllers went on: the training jobs finished their pods' work and succeeded
+    jobs = {row["name"]: row["phase"] for row in outputs(tmp_path, "jobs.csv")}
+    assert jobs["mnist"] == jobs["ctr"] == jobs["sweep"] == "Completed", jobs
+    workloads = {row["name"]: row for row in outputs(tmp_path, "workloads.csv")}
+    for name, replicas in (("web", "3"), ("db", "2")):
+        row = workloads[name]
+        assert (row["desired"], row["pods"], row["pods_created"]) == (replicas, replicas, "0")
 
 
 def test_workloads_without_pods_are_written_whole_and_the_simulator_makes_their_pods(

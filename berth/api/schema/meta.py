@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import Field, StrictInt, StrictStr
+from pydantic import Field, StrictBool, StrictInt, StrictStr
 
 from berth.api.schema.base import Model, Name, Namespace, NonEmpty, StringMap, Weight
 
@@ -31,6 +31,24 @@ class ObjectMeta(Model):
             "selfLink",
         }
     )
+
+
+class OwnerReference(Model):
+    """An object's owner; berth reads a pod's controller (``berth.api.owners``)."""
+
+    api_version: NonEmpty
+    kind: NonEmpty
+    name: Name
+    uid: StrictStr = ""
+    controller: StrictBool | None = None
+    ignored = frozenset({"blockOwnerDeletion"})
+
+
+class PodMeta(ObjectMeta):
+    """A pod's metadata: its ownerReferences name the controller that made it."""
+
+    owner_references: list[OwnerReference] = Field(default_factory=list)
+    ignored = ObjectMeta.ignored - {"ownerReferences"}
 
 
 class TemplateMeta(Model):

@@ -8,7 +8,7 @@ from pydantic import Field, StrictInt, StrictStr
 
 from berth.api.schema.base import Model, NonEmpty, ResourceList, StringMap
 from berth.api.schema.dra import ContainerClaim, PodResourceClaim
-from berth.api.schema.meta import Affinity, ObjectMeta, Toleration, TopologySpreadConstraint
+from berth.api.schema.meta import Affinity, PodMeta, Toleration, TopologySpreadConstraint
 
 
 class ResourceRequirements(Model):
@@ -110,6 +110,6 @@ class PodSpec(Model):
 class PodDoc(Model):
     api_version: StrictStr
     kind: StrictStr
-    metadata: ObjectMeta
+    metadata: PodMeta
     spec: PodSpec
     ignored = frozenset({"status"})
