@@ -4,12 +4,14 @@ BroadcastJob (``--kruise``), its SidecarSets with the pod webhook that injects t
 LeaderWorkerSets (``--lws``) and JobSets (``--jobset``). Built after the serve loop's own
 watches, so they hear of a pod after the scheduler's books do; their status is written once
 per loop. The webhook answers from a cache of its own (``berth.k8s.webhook_cache``), started
-with the replica, leader or standby."""
+with the replica, leader or standby, as is the writer of the webhook configuration's caBundle
+(``berth.k8s.ca_bundle``) when ``--webhook-cert`` is given."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
+from berth.k8s.ca_bundle import CaBundleWriter
 from berth.k8s.cache import KubeStore
 from berth.k8s.jobset import JobSets
 from berth.k8s.kruise import KruiseWorkloads
@@ -32,6 +34,7 @@ class OptInWorkloads:
         self.sidecars: SidecarSets | None = None
         self.webhook: WebhookServer | None = None
         self.webhook_cache: WebhookCache | None = None
+        self.ca_bundle: CaBundleWriter | None = None
         if options.kruise and options.webhook is not None:
             self.sidecars = SidecarSets(store, clock, at)  # the leader's: upgrades, status
             cache = WebhookCache(
@@ -39,6 +42,10 @@ class OptInWorkloads:
             )
             self.webhook = WebhookServer(options.webhook, cache.admit, cache.ready)
             self.webhook_cache = cache
+            if options.webhook.configuration is not None:
+                self.ca_bundle = CaBundleWriter(
+                    store.client, options.webhook.cert, name=options.webhook.configuration
+                )
         self.lws = LeaderWorkerSets(store, clock, at) if options.lws else None
         self.jobsets = JobSets(store, clock, at) if options.jobset else None
 
@@ -56,8 +63,12 @@ class OptInWorkloads:
         if self.webhook_cache is not None and self.webhook is not None:
             self.webhook_cache.start()
             self.webhook.start()
+        if self.ca_bundle is not None:
+            self.ca_bundle.start()
 
     def stop(self) -> None:
+        if self.ca_bundle is not None:
+            self.ca_bundle.stop()
         if self.webhook_cache is not None and self.webhook is not None:
             self.webhook.stop()
             self.webhook_cache.stop()

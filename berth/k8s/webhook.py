@@ -54,6 +54,9 @@ class WebhookOptions:
     cert: Path = Path(WEBHOOK_CERT)
     key: Path = Path(WEBHOOK_KEY)
     host: str = "0.0.0.0"
+    #: The MutatingWebhookConfiguration whose caBundle berth keeps equal to ``cert``
+    #: (``berth.k8s.ca_bundle``; None: berth writes none).
+    configuration: str | None = None
 
 
 class WebhookError(ValueError):
