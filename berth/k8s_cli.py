@@ -96,7 +96,8 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
     serve.add_argument(
         "--webhook-cert",
         type=Path,
-        help=f"with --kruise: the webhook's serving certificate, PEM ({WEBHOOK_CERT})",
+        help=f"with --kruise: the webhook's serving certificate, PEM ({WEBHOOK_CERT}); given, "
+        "berth also writes it as the caBundle of berth-mutating-webhook-configuration",
     )
     serve.add_argument(
         "--webhook-key", type=Path, help=f"with --kruise: its private key, PEM ({WEBHOOK_KEY})"
@@ -313,6 +314,7 @@ def _serve(args: argparse.Namespace) -> int:
 
 def _webhook(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     """The pod webhook's options (None without --kruise), or what is wrong with them."""
+    from berth.k8s.ca_bundle import CONFIGURATION
     from berth.k8s.webhook import WebhookError, WebhookOptions, server_context
 
     given = {"--webhook-port": args.webhook_port, "--webhook-cert": args.webhook_cert}
@@ -324,6 +326,8 @@ def _webhook(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         port=WEBHOOK_PORT if args.webhook_port is None else args.webhook_port,
         cert=args.webhook_cert or Path(WEBHOOK_CERT),
         key=args.webhook_key or Path(WEBHOOK_KEY),
+        # a certificate named on the command line also goes into the configuration's caBundle
+        configuration=CONFIGURATION if args.webhook_cert is not None else None,
     )
     if not 0 <= options.port <= 65535:
         return f"--webhook-port {options.port}: expected a port number (0 to 65535)"

@@ -96,7 +96,7 @@ class Server:
         self.status = StatusWriter(self.store, self.scheduler, self.controller)
         self.store.watch("Job", lambda _, job: self.status.jobs.add(job.key))
         self.store.watch("Command", lambda _, c: self.status.jobs.add(f"{c.namespace}/{c.target}"))
-        self.workloads = OptInWorkloads(self.store, clock, self._at, options, lambda: self.synced)
+        self.workloads = OptInWorkloads(self.store, clock, self._at, options)
         self.watched = watched(
             kruise=options.kruise,
             kubeflow=options.kubeflow,
@@ -178,7 +178,10 @@ class Server:
 
     def ready(self) -> bool:
         """Ready once the caches have synced; a standby waiting for the Lease is ready too
-        (it is healthy, and has nothing to serve yet)."""
+        (it is healthy, and serves nothing but the pod webhook). Never before the webhook's
+        own cache has synced (a Service then sends its calls to replicas that can answer)."""
+        if not self.workloads.ready():
+            return False
         if self.elector is not None and not self.elector.leading.is_set():
             return not self.elector.lost.is_set()
         return self.synced

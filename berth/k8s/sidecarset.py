@@ -8,8 +8,10 @@ simulator runs on a new pod: the same SidecarSets match, the same containers are
 same annotations recorded) and answers with the patch that carries that onto the API's pod
 (``berth.k8s.sidecar_inject``). It runs on the webhook's thread, not the serve loop's: the loop
 creates pods itself (a CloneSet's), and the API server asks the webhook about those while the
-loop waits for its answer. Like Kruise's webhook over its informers' cache, it only reads the
-cache (SidecarSets, whose specs are replaced whole and never changed in place, and
+loop waits for its answer. The webhook calls it on an instance of this class over a cache of
+its own (``berth.k8s.webhook_cache``), on every replica, leader or standby; the serve loop's
+instance upgrades and writes status. Like Kruise's webhook over its informers' cache, it only
+reads the cache (SidecarSets, whose specs are replaced whole and never changed in place, and
 PriorityClasses) and changes nothing but the pod under review, which is its own.
 
 Upgrade. When the controller upgrades a pod's sidecars in place, the new images, the hash

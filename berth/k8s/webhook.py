@@ -12,9 +12,10 @@ command line; the API server reaches it through ``deploy/kruise/webhook/`` (a Se
 - a body that is not an AdmissionReview (not JSON, no ``request``, no ``uid``) gets HTTP 400
   and an AdmissionReview denying it with what is wrong;
 - a pod berth cannot read is allowed unchanged, with a warning saying why;
-- before the serve loop has synced its caches (or while this replica is a standby), and when
-  the injection itself fails, the answer is HTTP 503: a webhook failure, so the
-  configuration's ``failurePolicy`` decides (Ignore admits the pod as it is, Fail refuses it).
+- before this replica has synced the SidecarSets it injects from (``berth.k8s.webhook_cache``:
+  every replica, leader or standby, answers from a cache of its own), and when the injection
+  itself fails, the answer is HTTP 503: a webhook failure, so the configuration's
+  ``failurePolicy`` decides (Ignore admits the pod as it is, Fail refuses it).
 
 The server runs aiohttp on an event loop of its own thread; reviews are answered one at a
 time, each in milliseconds.
@@ -53,14 +54,13 @@ class WebhookOptions:
     cert: Path = Path(WEBHOOK_CERT)
     key: Path = Path(WEBHOOK_KEY)
     host: str = "0.0.0.0"
+    #: The MutatingWebhookConfiguration whose caBundle berth keeps equal to ``cert``
+    #: (``berth.k8s.ca_bundle``; None: berth writes none).
+    configuration: str | None = None
 
 
 class WebhookError(ValueError):
     """The webhook cannot serve (its certificate, its port); the message says which."""
-
-
-class NotServing(RuntimeError):
-    """The serve loop cannot answer yet (not synced, or not the leader)."""
 
 
 def server_context(cert: Path, key: Path) -> ssl.SSLContext:
@@ -116,7 +116,7 @@ def respond(body: bytes, admit: Admit, ready: Callable[[], bool]) -> tuple[int, 
     except BadReview as exc:
         return _refused(exc)
     if not ready():
-        return _unavailable(version, uid, "berth has not synced its caches (or is a standby)")
+        return _unavailable(version, uid, "berth has not synced its SidecarSets yet")
     try:
         patch, warnings = admit(object_, str(request.get("namespace") or ""))
     except Exception as exc:  # any failure is the webhook's: failurePolicy decides

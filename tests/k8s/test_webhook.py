@@ -277,3 +277,26 @@ def test_a_taken_webhook_port_is_a_one_line_error(pki: Path, tmp_path: Path, cap
         taken.stop()
     err = capsys.readouterr().err
     assert f"error: --webhook-port {taken.port}: cannot listen" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("flags", "written"),
+    [
+        ([], False),  # the mounted Secret at the default path: berth writes no caBundle
+        (["--webhook-cert", "{pki}/serving.crt", "--webhook-key", "{pki}/serving.key"], True),
+    ],
+    ids=["the default certificate", "--webhook-cert"],
+)
+def test_only_a_certificate_named_on_the_command_line_is_written_as_the_ca_bundle(
+    flags, written, pki: Path, monkeypatch
+):
+    from berth.cli import _parser
+    from berth.k8s.ca_bundle import CONFIGURATION
+    from berth.k8s_cli import _webhook
+
+    monkeypatch.setattr("berth.k8s_cli.WEBHOOK_CERT", str(pki / "serving.crt"))
+    monkeypatch.setattr("berth.k8s_cli.WEBHOOK_KEY", str(pki / "serving.key"))
+    args = _parser().parse_args(["serve", "--kruise", *(f.format(pki=pki) for f in flags)])
+    options = _webhook(args)
+    assert isinstance(options, WebhookOptions)
+    assert options.configuration == (CONFIGURATION if written else None)
