@@ -79,10 +79,13 @@ def allocate_turn(
     min_member = job.group.min_member
     floor = min_member if gated else 0
     ready = False
-    hopeless_gang = _cannot_complete(job, session, tasks, end, floor)
-    if hopeless_gang is not None:
-        hopeless.add(hopeless_gang.key)
-        session.unplaced[job.key] = hopeless_gang
+    short = _cannot_complete(job, session, tasks, end, floor)
+    if short is not None:
+        hopeless.add(short.cls.key)
+        if short.queue_reason is None:
+            session.unplaced[job.key] = short.cls
+        else:
+            session.job_reasons[job.key] = short.queue_reason
         tasks.next = end
     keys, run_end, pending = tasks.keys, tasks.run_end, tasks.pending
     while tasks.next < end:
@@ -128,14 +131,29 @@ def allocate_turn(
     return False
 
 
+@dataclass(slots=True, frozen=True)
+class Shortfall:
+    """Why a gang's turn cannot complete, known before any of its pods is placed: the nodes'
+    room for its class (``queue_reason`` None), or its queue's room (that refusal)."""
+
+    cls: PodClass
+    queue_reason: str | None = None
+
+
 def _cannot_complete(
     job: JobInfo, session: Session, tasks: Tasks, end: int, floor: int
-) -> PodClass | None:
-    """The class of a gang's remaining pods when they are all of one class and the nodes'
-    room (the filters' bound) is short of what the gang still needs, while its queue would
-    take that many: trying them one by one would place some, find no node for the next and
-    undo the lot, leaving that class as the reason. Anything else (pods of several classes,
-    a queue that could refuse first, held or bounded regions, explained pods, sampled
+) -> Shortfall | None:
+    """What the turn would find if the gang's remaining pods, all of one class, were tried one
+    by one: some placed, then the next refused, and the lot undone.
+
+    - The nodes' room (the filters' bound) is short of what the gang still needs while its
+      queue would take that many: no node for a later pod, that class the reason.
+    - The queue refuses a pod first (the m-th) while the nodes hold m: the queue's refusal of
+      the m-th pod is the reason. Only where the nodes' room is exact and the queue's check
+      of m pods at once is that of the m-th (``allocatable_additive``): on a long backlog,
+      gangs of a queue at its share were placed and undone in every session.
+
+    Anything else (pods of several classes, held or bounded regions, explained pods, sampled
     search) takes the turn as usual."""
     need = floor - len(job.bound) - job.allocated
     if need < 2 or session.hold is not None or session.explainer is not None:
@@ -148,13 +166,28 @@ def _cannot_complete(
         return None
     cls = search.compile(rest[0])
     room = search.room(cls)
-    if room is None or room >= need:
+    if room is None:
+        return None
+    exact = room >= need and search.room_exact(cls) and session.allocatable_additive
+    if room >= need and not exact:
         return None  # (the common case: asked before compiling every pod of the gang)
     if any(search.compile(pod) is not cls for pod in rest[1:]):
         return None
-    if session.allocatable(job, cls.request * room):
+    most = min(room, need)
+    if not session.allocatable(job, cls.request * most):
+        return Shortfall(cls) if room < need else None
+    if cls.key in tasks.hopeless:
+        return None  # its pods are skipped as they are
+    if not (exact or (search.room_exact(cls) and session.allocatable_additive)):
         return None
-    return cls
+    low, high = 0, most  # the queue takes ``low`` pods and refuses ``high``
+    while high - low > 1:
+        middle = (low + high) // 2
+        if session.allocatable(job, cls.request * middle):
+            high = middle
+        else:
+            low = middle
+    return Shortfall(cls, session.allocatable(job, cls.request * high))
 
 
 def keep_if_ready(

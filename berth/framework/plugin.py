@@ -89,6 +89,10 @@ class Plugin:
     checks_free_capacity: ClassVar[bool] = False
     #: Default weight of the score, overridable with the ``weight`` argument.
     default_weight: ClassVar[float] = 1.0
+    #: Whether ``allocatable`` refuses k pods' request at once exactly when it would refuse
+    #: the k-th pod with the k-1 before it placed, and with the same reason (it compares the
+    #: queue's use plus the request with fixed limits).
+    allocatable_additive: ClassVar[bool] = False
     #: Whether ``job_enqueueable`` can change its answer as time passes (e.g. a waiting-time
     #: limit); enqueue then re-examines every waiting job in every cycle.
     admission_depends_on_time: ClassVar[bool] = False
@@ -176,6 +180,11 @@ class Plugin:
         once, or None for no bound. A gang that needs more is refused without trying its pods
         one by one: the bound must never be below what the filter would let through."""
         return None
+
+    def room_exact(self, cls: PodClass, state: ClusterState) -> bool:
+        """Whether ``room`` is exactly how many pods of ``cls`` this filter lets through when
+        placed one after another (each where it fits), not only a bound."""
+        return False
 
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows

@@ -184,6 +184,12 @@ class NodeSearch:
         bounds = [b for p in cls.local_filters if (b := p.room(cls, self.state)) is not None]
         return min(bounds) if bounds else None
 
+    def room_exact(self, cls: PodClass) -> bool:
+        """Whether ``room`` is exactly how many pods of ``cls`` fit placed one by one: every
+        filter the class has says its room is exact, and none looks beyond a node's row."""
+        state = self.state
+        return not cls.global_filters and all(p.room_exact(cls, state) for p in cls.local_filters)
+
     # ------------------------------------------------------------------ placement
 
     def place(self, cls: PodClass) -> int | None:

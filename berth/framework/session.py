@@ -307,6 +307,11 @@ class Session:
                 return reason
         return None
 
+    @property
+    def allocatable_additive(self) -> bool:
+        """Whether the queues' check of k pods at once tells the same as k placed one by one."""
+        return all(p.allocatable_additive for p in self.framework.allocatables)
+
     def preemptive(self, job: JobInfo, request: np.ndarray) -> bool:
         queue = self.queues[job.queue]
         return all(p.preemptive(queue, request) for p in self.framework.preemptives)

@@ -27,6 +27,8 @@ from berth.resources import format_amount
 
 
 class QueueShare(Plugin):
+    allocatable_additive = True
+
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
         self.columns = ShareColumns()

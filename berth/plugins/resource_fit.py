@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from berth.cluster.cpusets import cpuset_ask
-from berth.cluster.devices import GpuAsk
+from berth.cluster.devices import MILLI, GpuAsk
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
@@ -52,6 +52,12 @@ def device_reason(ask: GpuAsk) -> str:
         return f"no GPU device with {ask.share}m{memory} free"
     idle = f"fewer than {ask.whole} idle GPU device{'s' if ask.whole > 1 else ''}{memory}"
     return idle + (f" plus one with {ask.share}m free" if ask.share else "")
+
+
+def _whole_devices(cls: PodClass) -> bool:
+    """Whether the pod asks whole GPUs only (no share of one, no device memory)."""
+    ask = cls.gpu
+    return ask is not None and not ask.share and not ask.memory and ask.whole > 0
 
 
 class ResourceFit(Plugin):
@@ -107,14 +113,25 @@ class ResourceFit(Plugin):
         return mask
 
     def room(self, cls: PodClass, state: ClusterState) -> int | None:
-        """Whole pods of ``cls`` each schedulable node's free resources hold, summed."""
+        """Whole pods of ``cls`` each schedulable node's free resources hold, summed; for a
+        pod of whole GPUs, also no more than the node's idle devices hold."""
         cols = self._checked(cls, state)
         if not len(cols):
             return None
         n = state.n
-        free = state.free[:n][:, cols][state.schedulable[:n]]
+        schedulable = state.schedulable[:n]
+        free = state.free[:n][:, cols][schedulable]
         fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=np.iinfo(np.int64).max)
+        if _whole_devices(cls):
+            idle = (state.gpus.remaining[:n][schedulable] >= MILLI).sum(axis=1)
+            fits = np.minimum(fits, idle // cls.gpu.whole)  # type: ignore[union-attr]
         return int(np.maximum(fits, 0).sum())
+
+    def room_exact(self, cls: PodClass, state: ClusterState) -> bool:
+        # Each pod takes its request and whole idle devices from one node, whichever fits:
+        # nodes hold their counts independently. A GPU share, a memory ask or a cpuset
+        # depends on which devices or cpus earlier pods took.
+        return cls.static.get(self.name) is None and (cls.gpu is None or _whole_devices(cls))
 
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows

@@ -184,7 +184,8 @@ def test_a_gang_over_capability_binds_nothing():
     s.add_queue(Queue("q", capability={"cpu": 2000}))
     s.add_group(PodGroup("g", min_member=3, queue="q"))
     assert run(s, [pod(f"g{i}", group="g") for i in range(3)]) == {}
-    assert s.queue_allocated["q"].sum() == 0
+    held = s.queue_allocated.get("q")  # (none placed and undone: the gang is refused at once)
+    assert held is None or held.sum() == 0
 
 
 @pytest.mark.parametrize("cfg", [WITH_ENQUEUE, WITHOUT_ENQUEUE], ids=["proportion", "round robin"])
