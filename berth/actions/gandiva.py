@@ -58,6 +58,7 @@ class GandivaAction:
                 continue
             gpus = job_gpus(job)
             if gpus <= 0:
+                session.job_reasons[job.key] = "gandiva: places only jobs that ask for GPUs"
                 continue
             node_set = sets.place(job.key, gpus)
             if node_set is None:

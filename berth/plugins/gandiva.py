@@ -49,6 +49,9 @@ DEFAULT_MEM_UTIL = 1.0
 #: The round robin's period: the artifact rotates a set's jobs at an event whose time is a
 #: multiple of 60 s (``time_slicing_execute``: ``cur_time % 60 == 0``).
 DEFAULT_ROTATION = 60.0
+#: The artifact's scheduling slot: once no arrival is due, its loop (re-division included)
+#: runs every 60 s (``--scheduling_slot=60``).
+DEFAULT_SLOT = 60.0
 
 
 @dataclass(slots=True, eq=False)
@@ -263,6 +266,13 @@ class Gandiva(Plugin):
                 f"plugin {self.name}: argument rotation: expected seconds >= 0 (0: never), "
                 f"got {self.rotation:g}"
             )
+        #: Seconds between sessions once every job has arrived, while jobs wait their turn.
+        self.slot = self.float_arg("slot", DEFAULT_SLOT)
+        if self.slot < 0:
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument slot: expected seconds >= 0 (0: none), "
+                f"got {self.slot:g}"
+            )
         self.sets: NodeSets | None = None
         #: Set by the action while it binds a pod of a node set: devices may be shared.
         self.sharing = False
@@ -271,16 +281,12 @@ class Gandiva(Plugin):
         self.on_sharing: Callable[[dict[str, tuple[int, int]], int], None] | None = None
 
     def node_sets(self, state: ClusterState) -> NodeSets:
-        """The node sets, begun on the first session over the nodes with GPUs."""
+        """The node sets, begun on the first session over the nodes with the most GPUs (the
+        artifact's nodes are all alike; smaller ones are left out)."""
         if self.sets is None:
             gpus = state.allocatable[: state.n, state.gpu_column] // MILLI
-            rows = np.flatnonzero(gpus > 0)
-            per_node = int(gpus[rows].max()) if len(rows) else 0
-            if len(rows) and int(gpus[rows].min()) != per_node:
-                raise PluginArgumentError(
-                    f"plugin {self.name}: nodes with {int(gpus[rows].min())} and {per_node} "
-                    "GPUs: node sets need nodes of one GPU count"
-                )
+            per_node = int(gpus.max()) if len(gpus) else 0
+            rows = np.flatnonzero(gpus == per_node) if per_node else np.zeros(0, dtype=int)
             self.sets = NodeSets([int(r) for r in rows], per_node, self.mem_util)
         return self.sets
 

@@ -171,7 +171,9 @@ class Simulation:
             if self.loaning is not None:  # workers above a job's minimum leave for free
                 self.loaning.free_to_remove = elastic.above_minimum
                 self.loaning.keeps_work = lambda pod: pod.owner in elastic.jobs
-        self.agent.slicing = sharing_policy(self.scheduler, self.queue, lambda: self.clock.now)
+        self.agent.slicing = sharing_policy(
+            self.scheduler, self.queue, lambda: self.clock.now, manifests
+        )
         self.scaler: Scaler | None = None
         if self.sim.scaling is not None:
             self.scaler = Scaler(
@@ -355,7 +357,8 @@ class Simulation:
             return  # superseded by an earlier session
         self._session_due = None
         self._last_session = self.clock.now
-        if not self.scheduler.has_waiting:
+        slicing = self.agent.slicing
+        if not self.scheduler.has_waiting and (slicing is None or not slicing.ticking()):
             return
         binds = self.scheduler.run_session(self.clock.now)
         agent = self.agent
@@ -372,6 +375,8 @@ class Simulation:
             self.loaning.after_session()
         if self.scheduler.wake_at is not None:
             self._request_session(self.scheduler.wake_at)
+        if slicing is not None and slicing.ticking():
+            self._request_session(self.clock.now + slicing.slot)
 
     def _notify(self, pod: Pod) -> None:
         """Tell the store about a change of a pod a controller owns."""

@@ -9,8 +9,11 @@ speed. A sharing job holds its work in full-speed seconds (its pods' duration); 
 changes of its speed it does that work at its speed. When a job of a group ends, the next one
 takes its turn (fluid: the others speed up) at that instant, without waiting for a session. After
 each change a job's end is worked out again: one end event per job, the earlier one cancelled,
-as elastic jobs' (``berth.sim.elastic``). Without such a policy there is no ``TimeSlicing`` and
-pods end as they always do.
+as elastic jobs' (``berth.sim.elastic``). Once every job has arrived, while jobs wait their turn,
+a session runs every ``slot`` seconds of the policy even with no job waiting for nodes (the
+artifact's loop steps a slot at a time once no arrival is due; before, from arrival to arrival,
+as berth's sessions do). Without such a policy there is no ``TimeSlicing`` and pods end as
+they always do.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from berth.api.manifest import Manifests
 from berth.api.objects import Pod
 from berth.framework.scheduler import Scheduler
 from berth.sim.events import Ev, EventQueue
@@ -45,9 +49,19 @@ class Sharing:
 class TimeSlicing:
     """The sharing jobs of a run, by job key (namespace/group), and the groups that share."""
 
-    def __init__(self, queue: EventQueue, fluid: bool = False) -> None:
+    def __init__(
+        self,
+        queue: EventQueue,
+        fluid: bool = False,
+        now: Callable[[], float] = lambda: 0.0,
+        last_arrival: float = 0.0,
+        slot: float = 0.0,
+    ) -> None:
         self.queue = queue
         self.fluid = fluid
+        self.now = now
+        self.last_arrival = last_arrival
+        self.slot = slot
         self.jobs: dict[str, Sharing] = {}
         self.group_of: dict[str, int] = {}
         self.members: dict[int, list[str]] = {}
@@ -80,6 +94,11 @@ class TimeSlicing:
             self.jobs[key] = Sharing(speed)
         elif sharing.speed != speed:
             self._change(sharing, key, speed, now)
+
+    def ticking(self) -> bool:
+        """Whether the policy wants a session every ``slot`` seconds even with nothing
+        waiting: once every job has arrived, while jobs wait their turn or share."""
+        return bool(self.slot) and self.now() >= self.last_arrival and self.sliced() > 0
 
     def sliced(self) -> int:
         """Started jobs running below full speed now (waiting their turn, in turns)."""
@@ -157,13 +176,22 @@ class TimeSlicing:
 
 
 def sharing_policy(
-    scheduler: Scheduler, queue: EventQueue, now: Callable[[], float]
+    scheduler: Scheduler, queue: EventQueue, now: Callable[[], float], manifests: Manifests
 ) -> TimeSlicing | None:
     """A TimeSlicing fed by the configuration's GPU-sharing plugin (one with an
     ``on_sharing`` hook), or None when no plugin shares GPUs."""
     plugin = next((p for p in scheduler.framework.plugins if hasattr(p, "on_sharing")), None)
     if plugin is None:
         return None
-    slicing = TimeSlicing(queue, bool(getattr(plugin, "fluid", False)))
+    arrivals = [p.submit_time for p in manifests.pods]
+    arrivals += [g.submit_time for g in manifests.groups]
+    arrivals += [j.submit_time for j in manifests.jobs]
+    slicing = TimeSlicing(
+        queue,
+        bool(getattr(plugin, "fluid", False)),
+        now,
+        max(arrivals, default=0.0),
+        float(getattr(plugin, "slot", 0.0)),
+    )
     plugin.on_sharing = lambda groups, moved: slicing.assign(groups, moved, now())
     return slicing

@@ -137,3 +137,16 @@ def test_mem_util_must_be_positive() -> None:
 
     with pytest.raises(ValueError, match="argument memUtil: expected > 0"):
         Gandiva({"memUtil": 0})
+
+
+def test_node_sets_use_the_nodes_with_the_most_gpus() -> None:
+    from berth.framework.scheduler import Scheduler
+    from berth.plugins.gandiva import Gandiva
+    from tests.builders import config, node
+
+    s = Scheduler(config(["gandiva"], actions="gandiva"))
+    for name, gpus in (("a", 8), ("b", 4), ("c", 8), ("cpu", 0)):
+        s.add_node(node(name, cpu=64000, mem=65536, gpu=gpus * 1000))
+    plugin = next(p for p in s.framework.plugins if isinstance(p, Gandiva))
+    sets = plugin.node_sets(s.state)
+    assert ([s.state.names[r] for r in sets.free], sets.per_node) == (["a", "c"], 8)

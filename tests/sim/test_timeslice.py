@@ -66,3 +66,24 @@ def test_a_regrouped_job_keeps_the_work_it_did() -> None:
     live = sorted((at, end.key) for at, _, _, end in queue.heap if not end.cancelled)
     assert live == [(100.0, "default/a"), (140.0, "default/b")]
     assert slicing.sample() == {"time_sliced_jobs": 0.0, "migrations": 1.0}
+
+
+TICKS = {
+    # name: (now, last arrival, slot, jobs running at once of two, expected)
+    "arrivals still due": (50.0, 100.0, 60.0, 1, False),
+    "all arrived, one waiting its turn": (150.0, 100.0, 60.0, 1, True),
+    "all arrived, both running": (150.0, 100.0, 60.0, 2, False),
+    "no slot": (150.0, 100.0, 0.0, 1, False),
+}
+
+
+@pytest.mark.parametrize("name", list(TICKS))
+def test_sessions_every_slot_once_all_arrived_while_jobs_wait_their_turn(name: str) -> None:
+    now, last, slot, running, expected = TICKS[name]
+    slicing = TimeSlicing(EventQueue(), now=lambda: now, last_arrival=last, slot=slot)
+    slicing.assign({"default/a": (0, running), "default/b": (0, running)}, 0, 0.0)
+    for name_ in ("a", "b"):
+        p = pod(name_, gpu=1000, duration=100)
+        p.group = name_
+        slicing.takes(p, 0.0)
+    assert slicing.ticking() is expected
