@@ -8,6 +8,7 @@ preemptions, wall time and, for deadline-aware policies, deadlines met, missed a
 | edf | examples/policies/edf.yaml, ``--deadlines 0.5:1.5`` | edf |
 | elasticflow | examples/policies/elasticflow.yaml, ``--deadlines 0.5:1.5`` | ef-accessctrl |
 | themis | examples/policies/themis.yaml | themis |
+| gandiva | examples/policies/gandiva.yaml | gandiva (``--scheme=gandiva``) |
 
 Both sides run as ``peer_tiresias.py`` runs them (the peer with ``--scheme=elastic
 --simulation=True --scheduling_slot=60 --gpu_type=A100`` on one switch of ``--nodes`` 8-GPU
@@ -58,7 +59,10 @@ POLICIES = {
     "edf": ("edf.yaml", DRAW, "edf"),
     "elasticflow": ("elasticflow.yaml", DRAW, "ef-accessctrl"),
     "themis": ("themis.yaml", (), "themis"),
+    "gandiva": ("gandiva.yaml", (), "gandiva"),
 }
+#: The artifact's placement scheme for a schedule, where not ``elastic`` (as its run_fig*.sh).
+SCHEMES = {"gandiva": "gandiva"}
 
 
 def first_days(path: Path, days: float, dest: Path) -> Path:
@@ -189,7 +193,8 @@ def main() -> int:
         if logs is None:
             logs = work / "peer"
             artifact = args.artifact.resolve()
-            peer_seconds = base.run_peer(artifact, peer_trace, args.nodes, logs, schedule)
+            scheme = SCHEMES.get(args.policy, "elastic")
+            peer_seconds = base.run_peer(artifact, peer_trace, args.nodes, logs, schedule, scheme)
         ours = base.read_berth(berth_out, berth_seconds)
         theirs = base.read_peer(logs, peer_seconds)
         if theirs["mean_queueing_s"] > UNRECORDED:

@@ -110,7 +110,12 @@ def run_berth(trace: Path, out: Path, config: Path, extra: tuple[str, ...] = ())
 
 
 def run_peer(
-    artifact: Path, trace: Path, nodes: int, logs: Path, schedule: str = "dlas-gpu"
+    artifact: Path,
+    trace: Path,
+    nodes: int,
+    logs: Path,
+    schedule: str = "dlas-gpu",
+    scheme: str = "elastic",
 ) -> float:
     scheduler = peer.find_scheduler(artifact)
     python = artifact / ".peer-venv" / "bin" / "python"
@@ -123,7 +128,7 @@ def run_peer(
         f"1,{nodes},8,64,256\n"
     )
     command = [str(python), "scheduler.py", f"--cluster_spec={spec}", "--print"]
-    command += ["--scheme=elastic", f"--trace_file={trace}", f"--schedule={schedule}"]
+    command += [f"--scheme={scheme}", f"--trace_file={trace}", f"--schedule={schedule}"]
     command += [f"--log_path={logs}", "--simulation=True", "--scheduling_slot=60"]
     command += ["--gpu_type=A100"]
     started = time.perf_counter()

@@ -13,6 +13,7 @@ from berth.plugins.dynamic_resources import DynamicResources
 from berth.plugins.edf import Edf
 from berth.plugins.elasticflow import ElasticFlow
 from berth.plugins.fgd import Fgd
+from berth.plugins.gandiva import Gandiva
 from berth.plugins.gang import Gang
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
@@ -77,4 +78,5 @@ register_plugins(
     Edf,
     ElasticFlow,
     Themis,
+    Gandiva,
 )

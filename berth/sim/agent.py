@@ -20,6 +20,7 @@ from berth.framework.scheduler import Scheduler
 from berth.sim.config import NodeFailure, SimConfig
 from berth.sim.elastic import ElasticProgress
 from berth.sim.events import Ev, EventQueue
+from berth.sim.timeslice import TimeSlicing
 
 
 def pending_copy(pod: Pod, name: str, now: float) -> Pod:
@@ -104,6 +105,8 @@ class NodeAgent:
         self._restart_ends: dict[str, float] = {}
         #: Elastic jobs' progress (set by the simulation when it has any).
         self.elastic: ElasticProgress | None = None
+        #: Jobs sharing GPUs (set by the simulation when a policy shares them).
+        self.slicing: TimeSlicing | None = None
 
     # ------------------------------------------------------------------ groups
 
@@ -162,7 +165,8 @@ class NodeAgent:
         elif group.phase == GroupPhase.INQUEUE and stats.running >= max(group.min_member, 1):
             group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
-            self.queue.push(now + pod.duration, Ev.FINISH, pod)
+            if self.slicing is None or not self.slicing.takes(pod, now):
+                self.queue.push(now + pod.duration, Ev.FINISH, pod)
         elif self.elastic is not None:
             self.elastic.started(pod, now)
         if self._will_fail(pod):
@@ -206,6 +210,8 @@ class NodeAgent:
         """A running pod's container exited: succeeded, or failed."""
         if self.elastic is not None:
             self.elastic.stopped(pod, self.clock.now)
+        if self.slicing is not None:
+            self.slicing.stopped(pod, self.clock.now)
         pod.phase = phase
         pod.end_time = self.clock.now
         pod.ready_since = None
@@ -234,6 +240,8 @@ class NodeAgent:
             self.running -= 1
             if self.elastic is not None:
                 self.elastic.stopped(pod, self.clock.now)
+            if self.slicing is not None:
+                self.slicing.stopped(pod, self.clock.now)
         elif pod.phase == PodPhase.PENDING:
             self.pending -= 1
         stats.evicted += 1

@@ -40,6 +40,7 @@ from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.requeue import Requeue
 from berth.sim.scaling import Scaler
 from berth.sim.timeseries import TimeSeries
+from berth.sim.timeslice import sharing_policy
 from berth.store import WatchEvent
 
 __all__ = [
@@ -173,6 +174,9 @@ class Simulation:
             if self.loaning is not None:  # workers above a job's minimum leave for free
                 self.loaning.free_to_remove = elastic.above_minimum
                 self.loaning.keeps_work = lambda pod: pod.owner in elastic.jobs
+        self.agent.slicing = sharing_policy(
+            self.scheduler, self.queue, lambda: self.clock.now, manifests
+        )
         self.scaler: Scaler | None = None
         if self.sim.scaling is not None:
             self.scaler = Scaler(
@@ -254,6 +258,7 @@ class Simulation:
             Ev.RESTARTED: agent.on_restarted,
             Ev.FINISH: agent.on_finish,
             Ev.ELASTIC_END: self._on_elastic_end,
+            Ev.SLICE_END: self._on_slice_end,
             Ev.SAMPLE: self._on_sample,
         }
         if self.colocation is not None:
@@ -355,7 +360,8 @@ class Simulation:
             return  # superseded by an earlier session
         self._session_due = None
         self._last_session = self.clock.now
-        if not self.scheduler.has_waiting:
+        slicing = self.agent.slicing
+        if not self.scheduler.has_waiting and (slicing is None or not slicing.ticking()):
             return
         binds = self.scheduler.run_session(self.clock.now)
         agent = self.agent
@@ -372,6 +378,8 @@ class Simulation:
             self.loaning.after_session()
         if self.scheduler.wake_at is not None:
             self._request_session(self.scheduler.wake_at)
+        if slicing is not None and slicing.ticking():
+            self._request_session(self.clock.now + slicing.slot)
 
     def _notify(self, pod: Pod) -> None:
         """Tell the store about a change of a pod a controller owns."""
@@ -435,6 +443,11 @@ class Simulation:
         assert elastic is not None
         self.agent.finish_together(elastic.ended(end))
 
+    def _on_slice_end(self, end: Any) -> None:
+        slicing = self.agent.slicing
+        assert slicing is not None
+        self.agent.finish_together(slicing.ended(end, self.clock.now))
+
     def _extras(self) -> dict[str, float]:
         """Extra time-series columns: capacity loaning's, elastic jobs' workers."""
         extras: dict[str, float] = {}
@@ -442,4 +455,6 @@ class Simulation:
             extras.update(self.loaning.sample())
         if self.agent.elastic is not None:
             extras.update(self.agent.elastic.sample())
+        if self.agent.slicing is not None:
+            extras.update(self.agent.slicing.sample())
         return extras

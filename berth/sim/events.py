@@ -22,17 +22,18 @@ class Ev(IntEnum):
     NODE_UP = 4
     FINISH = 5
     ELASTIC_END = 6  # an elastic job's work done (berth.sim.elastic counts it live itself)
-    FAIL = 7
-    SUBMIT = 8
-    COMMAND = 9
-    TIMER = 10
-    TICK = 11  # a periodic callback (autoscaler, loaning checks): never keeps a run going
-    START = 12
-    RESTARTED = 13
-    RECONCILE = 14
-    REPORT = 15  # usage reports (colocation): batch resources are set before the session
-    SESSION = 16
-    SAMPLE = 17
+    SLICE_END = 7  # a GPU-sharing job's work done (berth.sim.timeslice counts it live itself)
+    FAIL = 8
+    SUBMIT = 9
+    COMMAND = 10
+    TIMER = 11
+    TICK = 12  # a periodic callback (autoscaler, loaning checks): never keeps a run going
+    START = 13
+    RESTARTED = 14
+    RECONCILE = 15
+    REPORT = 16  # usage reports (colocation): batch resources are set before the session
+    SESSION = 17
+    SAMPLE = 18
 
 
 #: Events that repeat for as long as the run goes on: they never keep it going.
@@ -40,7 +41,7 @@ PERIODIC = frozenset({int(Ev.TICK), int(Ev.REPORT), int(Ev.SAMPLE)})
 #: Events the queue does not count: the periodic ones, and those whose owner counts them in
 #: ``live`` while they stand and out when it cancels them (an elastic job's end, moved at every
 #: change of its workers), so a superseded one neither keeps the run going nor marks its end.
-UNCOUNTED = PERIODIC | {int(Ev.ELASTIC_END)}
+UNCOUNTED = PERIODIC | {int(Ev.ELASTIC_END), int(Ev.SLICE_END)}
 
 
 class EventQueue:
