@@ -36,9 +36,7 @@ class Proportion(QueueShare):
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         columns, total, guarantee = self.columns, self.total, self.guarantee
-        queues = session.queues.values()
-        limits = self._rows([columns.limits(q.capability) for q in queues])
-        capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, limits)
+        capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, self.capability_limits)
         requests = self.used.copy()
         for queue, asking in session.demand.items():
             row = self.index.get(queue)
@@ -49,10 +47,9 @@ class Proportion(QueueShare):
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1
         if len(wanting):
-            weights = np.array([float(q.weight) for q in queues])
             deserved[wanting] = water_fill(
                 total,
-                weights[wanting],
+                self.weights[wanting],
                 requests[wanting],
                 capability[wanting],
                 guarantee[wanting],

@@ -21,7 +21,7 @@ import numpy as np
 from berth.api.objects import Pod, Queue
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, Refusal, Vote
-from berth.framework.queues import EPSILON, ShareColumns, dominant_share
+from berth.framework.queues import EPSILON, ShareColumns, dominant_share, padded
 from berth.framework.session import Session
 from berth.resources import format_amount
 
@@ -32,22 +32,19 @@ class QueueShare(Plugin):
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
         self.columns = ShareColumns()
+        self._queues_key: tuple = ()
 
     def on_session_open(self, session: Session) -> None:
         self.session = session
         columns = self.columns
         columns.bind(session.state)
         self.total = columns.of(session.total)
-        self.names = list(session.queues)
-        self.index = {name: row for row, name in enumerate(self.names)}
-        queues = session.queues.values()
-        self.guarantee = self._rows([columns.amounts(q.guarantee) for q in queues])
+        self._queue_rows(session)
         self.used = np.zeros_like(self.guarantee)
         self.inqueue = np.zeros_like(self.guarantee)
         self._shares: dict[int, float] = {}
         self._rooms: dict[int, np.ndarray] = {}
-        for name, held in session.queue_allocated.items():
-            self._count(name, held, 1.0)
+        self._count_held(session.queue_allocated)
         # Filled by ``divide``: Volcano's realCapability, and the deserved share.
         self.capability, self.deserved = self.divide(session)
         self.limits = self.limit()
@@ -59,6 +56,46 @@ class QueueShare(Plugin):
 
     def _rows(self, vectors: list[np.ndarray]) -> np.ndarray:
         return np.array(vectors).reshape(len(vectors), len(self.total))
+
+    def _queue_rows(self, session: Session) -> None:
+        """The queues' names, rows, guarantees, capabilities (as limits) and weights, made
+        again only when a queue or the resource columns changed: a long replay opens a
+        session at every pod's end, nearly always over the same queues."""
+        columns = self.columns
+        key = (
+            id(columns.state),
+            columns.width,
+            *(
+                (q.name, q.weight, tuple(q.guarantee.items()), tuple(q.capability.items()))
+                for q in session.queues.values()
+            ),
+        )
+        if key == self._queues_key:
+            return
+        self._queues_key = key
+        queues = session.queues.values()
+        self.names = list(session.queues)
+        self.index = {name: row for row, name in enumerate(self.names)}
+        self.guarantee = self._rows([columns.amounts(q.guarantee) for q in queues])
+        self.guarantee.flags.writeable = False
+        self.capability_limits = self._rows([columns.limits(q.capability) for q in queues])
+        self.capability_limits.flags.writeable = False
+        self.weights = np.array([float(q.weight) for q in queues])
+
+    def _count_held(self, held: dict[str, np.ndarray]) -> None:
+        """What each queue holds, counted against its rows (as ``_count`` does, at once)."""
+        names = [name for name in held if name in self.index]
+        if not names:
+            return
+        width = self.columns.width
+        amounts = np.array([padded(held[name], width) for name in names])
+        amounts = amounts[:, self.columns.columns].astype(np.float64)
+        rows, sources = [], []
+        for k, name in enumerate(names):
+            for row in self.lineage(name):
+                rows.append(row)
+                sources.append(k)
+        np.add.at(self.used, rows, amounts[sources])
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         """The real capability and the deserved share of every queue."""
