@@ -254,6 +254,22 @@ class Queue:
     priority: int = 0
     annotations: dict[str, str] = field(default_factory=dict)
 
+    def snapshot(self) -> tuple:
+        """Everything the queue says, as a tuple its later changes in place (opened,
+        re-weighted) leave as it was: compared between sessions to see whether it changed."""
+        return (
+            self.name,
+            self.weight,
+            self.state,
+            self.reclaimable,
+            self.parent,
+            self.priority,
+            tuple(self.capability.items()),
+            tuple(self.guarantee.items()),
+            tuple(self.deserved.items()),
+            tuple(self.annotations.items()),
+        )
+
 
 @dataclass(slots=True)
 class PriorityClass:

@@ -33,10 +33,20 @@ _EMPTY = 0.1
 
 class Proportion(QueueShare):
     name = "proportion"
+    #: The real capability as last made, from those queues' guarantee rows and that total:
+    #: both nearly always the same from one session to the next.
+    _capability: np.ndarray | None = None
+    _capability_of: np.ndarray | None = None
+    _total: np.ndarray | None = None
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         columns, total, guarantee = self.columns, self.total, self.guarantee
-        capability = np.minimum(total - guarantee.sum(axis=0) + guarantee, self.capability_limits)
+        capability = self._capability
+        if self._capability_of is not self.guarantee or not np.array_equal(self._total, total):
+            free = total - guarantee.sum(axis=0)
+            capability = np.minimum(free + guarantee, self.capability_limits)
+            capability.flags.writeable = False
+            self._capability, self._capability_of, self._total = capability, guarantee, total
         requests = self.used.copy()
         for queue, asking in session.demand.items():
             row = self.index.get(queue)
