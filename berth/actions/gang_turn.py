@@ -174,20 +174,17 @@ def _cannot_complete(
     if any(search.compile(pod) is not cls for pod in rest[1:]):
         return None
     most = min(room, need)
-    if not session.allocatable(job, cls.request * most):
-        return Shortfall(cls) if room < need else None
-    if cls.key in tasks.hopeless:
-        return None  # its pods are skipped as they are
-    if not (exact or (search.room_exact(cls) and session.allocatable_additive)):
+    additive = session.allocatable_additive
+    if not additive:
+        if not session.allocatable(job, cls.request * most):
+            return Shortfall(cls) if room < need else None
         return None
-    low, high = 0, most  # the queue takes ``low`` pods and refuses ``high``
-    while high - low > 1:
-        middle = (low + high) // 2
-        if session.allocatable(job, cls.request * middle):
-            high = middle
-        else:
-            low = middle
-    return Shortfall(cls, session.allocatable(job, cls.request * high))
+    taken = session.allocatable_pods(job, cls.request, most)
+    if taken >= most:
+        return Shortfall(cls) if room < need else None
+    if cls.key in tasks.hopeless or not (exact or search.room_exact(cls)):
+        return None  # (a hopeless class's pods are skipped as they are)
+    return Shortfall(cls, session.allocatable(job, cls.request * (taken + 1)))
 
 
 def keep_if_ready(

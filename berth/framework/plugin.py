@@ -285,6 +285,11 @@ class Plugin:
         """None when the queue may take ``request`` more, else why not."""
         raise NotImplementedError
 
+    def allocatable_pods(self, queue: Queue, request: np.ndarray, most: int) -> int:
+        """Of an ``allocatable_additive`` plugin: how many pods of ``request`` the queue takes
+        before ``allocatable`` refuses one, up to ``most``."""
+        raise NotImplementedError
+
     def preemptive(self, queue: Queue, request: np.ndarray) -> bool:
         """Whether the queue may take ``request`` back from other queues (reclaim)."""
         raise NotImplementedError

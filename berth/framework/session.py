@@ -312,6 +312,14 @@ class Session:
         """Whether the queues' check of k pods at once tells the same as k placed one by one."""
         return all(p.allocatable_additive for p in self.framework.allocatables)
 
+    def allocatable_pods(self, job: JobInfo, request: np.ndarray, most: int) -> int:
+        """How many pods of ``request`` the job's queue takes, up to ``most`` (the
+        ``allocatable`` plugins all additive)."""
+        queue = self.queues[job.queue]
+        for plugin in self.framework.allocatables:
+            most = plugin.allocatable_pods(queue, request, most)
+        return most
+
     def preemptive(self, job: JobInfo, request: np.ndarray) -> bool:
         queue = self.queues[job.queue]
         return all(p.preemptive(queue, request) for p in self.framework.preemptives)

@@ -157,6 +157,25 @@ class QueueShare(Plugin):
                 return self.refusal(row, need)
         return None
 
+    def allocatable_pods(self, queue: Queue, request: np.ndarray, most: int) -> int:
+        """How many pods of ``request`` the queue takes (``allocatable`` refuses one more),
+        up to ``most``."""
+        need = self.columns.of(request)
+        asked = need > 0
+        if not asked.any():
+            return most
+        taken = most
+        for row in self.lineage(queue.name):
+            room = self.room(row)
+            k = int(min(taken, np.floor((room[asked] / need[asked]).min())))
+            # The division may round across a whole number: settle k on the check itself.
+            while k > 0 and not (need * k <= room).all():
+                k -= 1
+            while k < taken and (need * (k + 1) <= room).all():
+                k += 1
+            taken = k
+        return taken
+
     def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         if not any(self.any_limited):
             return [None] * len(jobs)  # no real limit anywhere: nothing to refuse
