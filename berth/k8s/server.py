@@ -33,7 +33,8 @@ from berth.k8s.colocation import attach
 from berth.k8s.conditions import SchedulingConditions
 from berth.k8s.dra import LiveClaims
 from berth.k8s.evictions import Evictions
-from berth.k8s.informer import Event, Informer
+from berth.k8s.informer import Informer
+from berth.k8s.intake import EventIntake
 from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
@@ -50,9 +51,6 @@ from berth.store import NotFound, WatchEvent
 
 log = logging.getLogger("berth.k8s")
 
-#: Events applied before the loop looks at cycles again: a burst of arrivals is scheduled (and
-#: its binds go out) while the rest of it is still being read.
-DRAIN_BATCH = 2000
 #: Seconds before a cycle whose evictions were refused is tried again (doubling to the max).
 RETRY_PAUSE = 1.0
 MAX_RETRY_PAUSE = 60.0
@@ -132,7 +130,6 @@ class Server:
         self.health: HealthServer | None = None
         if options.metrics_port is not None:
             self.health = HealthServer(self.metrics, self.ready, options.metrics_port)
-        self.synced = False
         self.stopping = threading.Event()
         #: Set whenever the loop has nothing left to do (no events, binds, cycle or timer due).
         self.settled = threading.Event()
@@ -158,8 +155,17 @@ class Server:
         self.evictions = Evictions(
             self.store, self.books, self.victims, self.metrics, clock, lambda: self.binder, self.dra
         )
-        self._buffered: dict[str, list[Event]] = {r.kind: [] for r in self.watched}
-        self._synced_kinds: set[str] = set()
+        see = None if self.gpu_profiles is None else self.gpu_profiles.see
+        self.intake = EventIntake(
+            self.events,
+            self.store,
+            self.watched,
+            self.books,
+            self.scheduler,
+            self.metrics,
+            self._bind_result,
+            see,
+        )
         self._timers: list[tuple[float, int, Callable[[], None]]] = []
         self._timer_seq = 0
         self._dirty = False
@@ -175,6 +181,11 @@ class Server:
         self.last_bound_at: float | None = None
 
     # ------------------------------------------------------------------ lifecycle
+
+    @property
+    def synced(self) -> bool:
+        """Whether every watched kind has listed and its list has been applied."""
+        return self.intake.synced
 
     def ready(self) -> bool:
         """Ready once the caches have synced; a standby waiting for the Lease is ready too
@@ -234,9 +245,9 @@ class Server:
             if self.elector is not None and self.elector.lost.is_set():
                 log.error("stopping: leadership lost")
                 return
-            self._drain(self._wait_time())
+            self.intake.drain(self._wait_time())
             if not self.synced:
-                self._try_sync()
+                self.intake.try_sync()
                 continue
             self.store.announce()
             try:
@@ -287,60 +298,6 @@ class Server:
         if self.loaning is not None and self.synced:
             wait = min(wait, max(0.0, self.loaning.due - now))
         return wait
-
-    def _drain(self, wait: float) -> None:
-        """Apply the queued events, at most DRAIN_BATCH of them (waiting up to ``wait``
-        seconds for the first)."""
-        try:
-            item = self.events.get(timeout=wait) if wait > 0 else self.events.get_nowait()
-        except queue.Empty:
-            return
-        self._handle(item)
-        for _ in range(DRAIN_BATCH - 1):
-            try:
-                item = self.events.get_nowait()
-            except queue.Empty:
-                return
-            self._handle(item)
-
-    def _handle(self, item: Event | BindResult) -> None:
-        try:
-            self._handle_one(item)
-        except (ApiError, ConnectionLost, NotFound) as exc:
-            # A write a controller made in reaction failed after its retries: the next event
-            # or resync brings the object round again.
-            kind = getattr(item, "kind", "bind")
-            log.error("event not handled", extra={"kind": kind, "error": str(exc)})
-
-    def _handle_one(self, item: Event | BindResult) -> None:
-        if isinstance(item, BindResult):
-            self._bind_result(item)
-        elif not self.synced:
-            if item.type == "SYNCED":
-                self._synced_kinds.add(item.kind)
-            else:
-                self._buffered[item.kind].append(item)
-        elif item.type != "SYNCED":
-            if self.gpu_profiles is not None:
-                self.gpu_profiles.see(item)
-            self.books.arrival = item.received
-            self.store.apply(item)
-            self.books.arrival = None
-
-    def _try_sync(self) -> None:
-        # A kind is synced once its marker is drained, so every object its list delivered is
-        # in hand (the informer's own flag is set before the main loop has drained them).
-        if len(self._synced_kinds) < len(self.watched):
-            return
-        for resource in self.watched:
-            for event in self._buffered.pop(resource.kind):
-                self.store.apply(event)
-        self.synced = True
-        self.metrics.skipped_objects.set(len(self.store.skipped))
-        log.info(
-            "caches synced",
-            extra={"nodes": self.scheduler.state.n, "pending": len(self.books.pending)},
-        )
 
     # ------------------------------------------------------------------ controller timers
 

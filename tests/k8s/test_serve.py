@@ -9,7 +9,7 @@ import urllib.request
 
 import pytest
 
-from berth.k8s.server import Server
+from berth.k8s.intake import EventIntake
 from tests.k8s.harness import (
     Cluster,
     config,
@@ -316,7 +316,7 @@ def test_health_ready_and_metrics_endpoints(cluster: Cluster):
 
 def test_no_event_is_lost_between_batches(cluster: Cluster, monkeypatch):
     """The loop applies events in batches; the one read when a batch fills must not drop."""
-    monkeypatch.setattr("berth.k8s.server.DRAIN_BATCH", 2)
+    monkeypatch.setattr("berth.k8s.intake.DRAIN_BATCH", 2)
     cluster.add(node_doc("n1", cpu="32"), *(pod_doc(f"p{i}") for i in range(9)))
     with serving(cluster) as server:
         settle(server)
@@ -354,17 +354,17 @@ def test_a_preemptor_is_bound_once_its_victims_have_gone(cluster: Cluster):
 def test_caches_sync_once_every_listed_object_is_applied(cluster: Cluster, monkeypatch):
     """The informers' lists are read before the loop has applied them; the first session must
     still see every node."""
-    monkeypatch.setattr("berth.k8s.server.DRAIN_BATCH", 2)
+    monkeypatch.setattr("berth.k8s.intake.DRAIN_BATCH", 2)
     cluster.add(*(node_doc(f"n{i}") for i in range(7)))
     nodes_at_sync: list[int] = []
-    try_sync = Server._try_sync
+    try_sync = EventIntake.try_sync
 
-    def spy(self: Server) -> None:
+    def spy(self: EventIntake) -> None:
         try_sync(self)
         if self.synced and not nodes_at_sync:
             nodes_at_sync.append(self.scheduler.state.n)
 
-    monkeypatch.setattr(Server, "_try_sync", spy)
+    monkeypatch.setattr(EventIntake, "try_sync", spy)
     with serving(cluster) as server:
         settle(server)
     assert nodes_at_sync == [7]
