@@ -26,8 +26,10 @@ Deadlines, for the jobs that have one:
   it counts as met may show up to one slot later here), missed otherwise; dropped: the trace's
   jobs that never appear in it.
 
-``--days D`` keeps the jobs submitted in the trace's first D days, on both sides (the same
-rows of both files): the artifact's ``edf`` slows down as its backlog of late jobs grows, and
+``--days D`` keeps the jobs submitted in D days from day ``--start`` (by default the day of
+the trace's first job: day 10 for cluster03, 0 for cluster04 and cluster06), on both sides
+(the same rows of both files), and runs them to completion on the cluster sized for the whole
+trace: the artifact's ``edf`` slows down as its backlog of late jobs grows, and
 took over 11 minutes for cluster04's first 14 days on this machine.
 
     .venv/bin/python benchmarks/peer_policies.py benchmarks/peers/ElasticFlow --policy edf
@@ -67,16 +69,24 @@ POLICIES = {
 }
 
 
-def first_days(path: Path, days: float, dest: Path) -> Path:
-    """The rows of the trace submitted before ``days`` days, in a copy at ``dest``."""
+def window(path: Path, start: float, days: float, dest: Path) -> Path:
+    """The rows of the trace submitted from day ``start`` for ``days`` days, in a copy at
+    ``dest`` (times unchanged)."""
     with path.open(newline="") as source, dest.open("w", newline="") as out:
         reader = csv.DictReader(source)
         writer = csv.DictWriter(out, reader.fieldnames or [], lineterminator="\n")
         writer.writeheader()
         for row in reader:
-            if float(row["submission_time"]) < days * 86400:
+            if 0 <= float(row["submission_time"]) / 86400 - start < days:
                 writer.writerow(row)
     return dest
+
+
+def first_day(path: Path) -> int:
+    """The day (from the trace's time 0) its first job is submitted on: cluster03's first job
+    comes on day 10.5, cluster04's and cluster06's on day 0."""
+    with path.open(newline="") as source:
+        return int(min(float(row["submission_time"]) for row in csv.DictReader(source)) // 86400)
 
 
 def sized_cluster(trace: Path, dest: Path) -> int:
@@ -171,7 +181,12 @@ def main() -> int:
         help="the peer's 8-GPU nodes (default: as many as --cluster-from-trace picks for the "
         "whole trace: 88 for cluster04, 25 for cluster03, 16 for cluster06)",
     )
-    parser.add_argument("--days", type=float, help="only the jobs of the first D days")
+    parser.add_argument("--days", type=float, help="only the jobs of D days from --start")
+    parser.add_argument(
+        "--start",
+        type=float,
+        help="with --days: the window's first day (default: the day of the trace's first job)",
+    )
     parser.add_argument("--seed", type=int, default=0, help="berth's seed (its deadline draw)")
     parser.add_argument("--berth-out", type=Path, help="an existing berth simulate folder")
     parser.add_argument("--peer-log", type=Path, help="an existing folder with the peer's job.csv")
@@ -190,9 +205,10 @@ def main() -> int:
         nodes = sized_cluster(berth_trace, cluster)
         if args.nodes is not None:
             nodes = args.nodes
+        start = first_day(berth_trace) if args.start is None else args.start
         if args.days is not None:
-            peer_trace = first_days(peer_trace, args.days, work / f"peer-{args.days:g}d.csv")
-            berth_trace = first_days(berth_trace, args.days, work / f"berth-{args.days:g}d.csv")
+            peer_trace = window(peer_trace, start, args.days, work / f"peer-{args.days:g}d.csv")
+            berth_trace = window(berth_trace, start, args.days, work / f"berth-{args.days:g}d.csv")
         jobs, _ = peer.compare_traces(berth_trace, peer_trace)
         berth_seconds = peer_seconds = None
         berth_out = args.berth_out
@@ -217,7 +233,9 @@ def main() -> int:
             for side in (ours, theirs):
                 side["met_share"] = side["met"] / jobs
     loads.append(os.getloadavg()[0])
-    days = "whole trace" if args.days is None else f"first {args.days:g} days"
+    days = "whole trace"
+    if args.days is not None:
+        days = f"jobs submitted on days {start:.1f} to {start + args.days:.1f}"
     print(f"ITP {args.cluster}, {days}: {jobs:,} jobs on {nodes} nodes × 8 GPUs")
     print(table(args.policy, schedule, ours, theirs))
     print(f"load average (1 min): {loads[0]:.1f} before, {loads[1]:.1f} after")
