@@ -37,6 +37,10 @@ QUEUEING_FILE = "compare_queueing_cdf.png"
 JCT_FILE = "compare_jct_cdf.png"
 ALLOCATION_FILE = "compare_allocation.png"
 COMPARE_PLOTS = (QUEUEING_FILE, JCT_FILE, ALLOCATION_FILE)
+PAPER_LINK = (
+    "<p>One page with the table and the JCT and queueing CDFs: <a href='paper.html'>paper.html</a>"
+    ".</p>"
+)
 #: Marks that say better or worse without colour (a printout, a colour-blind reader).
 MARKS = {BETTER: "✓", WORSE: "✗"}
 _BREAKDOWN_COLUMNS = (
@@ -228,11 +232,7 @@ def render_compare(table: dict[str, Any], plots: Sequence[Plot]) -> str:
     )
     breakdowns = table["breakdowns"]
     sections = [
-        heading("metrics", "Metrics")
-        + "<p>One page with the table and the JCT CDF: <a href='paper.html'>paper.html</a>.</p>"
-        + intro
-        + _metrics_table(table)
-        + _links(table),
+        heading("metrics", "Metrics") + PAPER_LINK + intro + _metrics_table(table) + _links(table),
         heading("breakdowns", "Per queue and per job size")
         + "<p class='note'>Job queueing delay and JCT of each group of jobs (means over "
         "seeds).</p>"

@@ -1,9 +1,9 @@
 """The one-page summary of ``berth compare``: one row per configuration (jobs completed, mean and
 p95 JCT, mean queueing delay, pods preempted, deadlines met, missed and dropped when the jobs
-have deadlines, GPU utilization) and one figure, the JCT CDF of every configuration, so that a
-comparison of policies can go into a paper or a slide as it is. ``paper.html`` is the page
-(self-contained, as every berth page), ``paper.md`` the same table in Markdown and
-``paper_jct_cdf.png`` the figure.
+have deadlines, GPU utilization) and one figure, the JCT and queueing delay CDFs of every
+configuration, so that a comparison of policies can go into a paper or a slide as it is.
+``paper.html`` is the page (self-contained, as every berth page), ``paper.md`` the same table in
+Markdown and ``paper_cdf.png`` the figure.
 
 The numbers are those of ``compare.json`` (means over seeds), which with one seed are each
 run's own ``summary.json``."""
@@ -18,12 +18,12 @@ from typing import Any
 import numpy as np
 
 from berth.metrics.comparison import RunOutcome, by_config
-from berth.report.figures import Plot, draw_cdfs, new_figure, save
+from berth.report.figures import WIDTH, Plot, draw_cdfs, row_figure, save
 from berth.report.page import figure, page, table
 
 PAGE_FILE = "paper.html"
 MARKDOWN_FILE = "paper.md"
-FIGURE_FILE = "paper_jct_cdf.png"
+FIGURE_FILE = "paper_cdf.png"
 GPU = "nvidia.com/gpu"
 
 #: Columns: (heading, compare.json metric, how a value is written). Deadline columns appear when
@@ -66,15 +66,18 @@ def paper_rows(table_: dict[str, Any]) -> tuple[list[str], list[list[str]]]:
     return header, body
 
 
-def plot_jct(outcomes: Sequence[RunOutcome], path: Path) -> Plot:
-    """Every configuration's JCT CDF on one full-width axis (its seeds' jobs pooled)."""
-    title = "Job completion time (submit to end), per policy"
-    figure_, (axes,) = new_figure(1, 4.2)
-    named = [
-        (name, np.concatenate([o.jct for o in seeds]))
-        for name, seeds in by_config(outcomes).items()
-    ]
-    draw_cdfs(axes, named, "JCT")
+def plot_cdfs(outcomes: Sequence[RunOutcome], path: Path) -> Plot:
+    """Every configuration's JCT CDF and, beside it, its queueing delay CDF (its seeds' jobs
+    pooled): on a trace at moderate load JCT is mostly run time and the curves of policies
+    lie close, while the wait before a first start tells them apart."""
+    title = "Job completion time and queueing delay, per policy"
+    figure_, (left, right) = row_figure(2, 4.0, WIDTH * 1.2)
+    runs = by_config(outcomes).items()
+    left.set_title("JCT")
+    draw_cdfs(left, [(name, np.concatenate([o.jct for o in seeds])) for name, seeds in runs], "JCT")
+    right.set_title("Queueing delay")
+    waits = [(name, np.concatenate([o.queueing for o in seeds])) for name, seeds in runs]
+    draw_cdfs(right, waits, "submit to first start")
     return Plot(save(figure_, path), title)
 
 
@@ -87,7 +90,7 @@ def markdown(header: list[str], body: list[list[str]]) -> str:
 def write_paper(out: Path, table_: dict[str, Any], outcomes: Sequence[RunOutcome]) -> Path:
     """Write the page, its Markdown table and its figure into ``out``; return the page."""
     header, body = paper_rows(table_)
-    plot = plot_jct(outcomes, out / FIGURE_FILE)
+    plot = plot_cdfs(outcomes, out / FIGURE_FILE)
     seeds = max(len(s) for s in table_["seeds"].values())
     over = f"means over {seeds} seeds" if seeds > 1 else "one run each"
     provenance = table_.get("provenance", {})

@@ -4,7 +4,7 @@
 # ElasticFlow artifact draws them. Writes OUT/paper.html: one page with a row per policy and
 # the JCT CDFs (OUT/paper.md: the table in Markdown; OUT/compare.html: every metric).
 #
-#   sh examples/policies/compare-cluster04.sh                 # about 15 minutes on 2 cores
+#   sh examples/policies/compare-cluster04.sh                 # about 7.5 minutes on 2 cores
 #   TRACE=../shared/traces/itp/cluster04.csv OUT=out/c04 sh examples/policies/compare-cluster04.sh
 #
 # TRACE defaults to the catalog's itp-cluster04 (downloaded into berth's cache on first use);

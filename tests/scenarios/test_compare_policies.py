@@ -108,7 +108,7 @@ def test_paper_page_matches_each_policys_own_simulate(tmp_path, capsys):
     assert header == ["policy", *SUMMARY]
     names = config_names(configs)
     assert [row[0] for row in rows] == names
-    assert (tmp_path / "cmp" / "paper_jct_cdf.png").stat().st_size > 0
+    assert (tmp_path / "cmp" / "paper_cdf.png").stat().st_size > 0
     preempted = dropped = 0
     for name, config, row in zip(names, configs, rows, strict=True):
         out = tmp_path / f"sim-{name}"
