@@ -32,6 +32,14 @@ METRICS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
     ("pods preempted", ("evictions", "preempted"), True, "count"),
     ("pods reclaimed", ("evictions", "reclaimed"), True, "count"),
 )
+#: Rows for runs with deadlines (``berth.io/deadline``, or ``--deadlines``): added when every
+#: run has a ``deadlines`` section.
+DEADLINE_METRICS: tuple[tuple[str, tuple[str, ...], bool, str], ...] = (
+    ("deadlines met", ("deadlines", "met"), False, "count"),
+    ("deadlines met, share", ("deadlines", "met_share"), False, "fraction"),
+    ("deadlines missed", ("deadlines", "missed"), True, "count"),
+    ("jobs dropped", ("deadlines", "dropped"), True, "count"),
+)
 #: Resources whose shares are too small or uniform to compare usefully.
 _SKIP_RESOURCES = {"pods"}
 #: A difference smaller than this share of the first configuration's value is no difference.
@@ -103,6 +111,8 @@ def verdict(base: dict[str, Any], other: dict[str, Any], lower_is_better: bool) 
 def _metrics(runs: dict[str, list[RunOutcome]]) -> list[tuple[str, tuple[str, ...], bool, str]]:
     metrics = list(METRICS)
     everyone = [o for outcomes in runs.values() for o in outcomes]
+    if everyone and all("deadlines" in o.summary for o in everyone):
+        metrics.extend(DEADLINE_METRICS)
     resources = everyone[0].resources if everyone else []
     for resource in resources:
         if resource in _SKIP_RESOURCES:

@@ -31,11 +31,16 @@ from berth.report.figures import (
     time_unit,
 )
 from berth.report.page import figures, heading, page
+from berth.report.paper import write_paper
 
 QUEUEING_FILE = "compare_queueing_cdf.png"
 JCT_FILE = "compare_jct_cdf.png"
 ALLOCATION_FILE = "compare_allocation.png"
 COMPARE_PLOTS = (QUEUEING_FILE, JCT_FILE, ALLOCATION_FILE)
+PAPER_LINK = (
+    "<p>One page with the table and the JCT and queueing CDFs: <a href='paper.html'>paper.html</a>"
+    ".</p>"
+)
 #: Marks that say better or worse without colour (a printout, a colour-blind reader).
 MARKS = {BETTER: "✓", WORSE: "✗"}
 _BREAKDOWN_COLUMNS = (
@@ -227,7 +232,7 @@ def render_compare(table: dict[str, Any], plots: Sequence[Plot]) -> str:
     )
     breakdowns = table["breakdowns"]
     sections = [
-        heading("metrics", "Metrics") + intro + _metrics_table(table) + _links(table),
+        heading("metrics", "Metrics") + PAPER_LINK + intro + _metrics_table(table) + _links(table),
         heading("breakdowns", "Per queue and per job size")
         + "<p class='note'>Job queueing delay and JCT of each group of jobs (means over "
         "seeds).</p>"
@@ -245,6 +250,7 @@ def write_compare_report(out: Path, table: dict[str, Any], outcomes: Sequence[Ru
     plots = write_compare_plots(out, outcomes)
     path = out / "compare.html"
     path.write_text(render_compare(table, plots), encoding="utf-8")
+    write_paper(out, table, outcomes)
     return path
 
 

@@ -86,6 +86,20 @@ def new_figure(
     return figure, axes
 
 
+def row_figure(panels: int, height: float, width: float = WIDTH) -> tuple[Figure, list[Axes]]:
+    """``panels`` axes side by side, each with its own x axis (distributions of different
+    ranges), on its own Agg canvas."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=(width, height), dpi=DPI)
+    FigureCanvasAgg(figure)
+    axes = figure.subplots(1, panels, squeeze=False).ravel().tolist()
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+    return figure, axes
+
+
 def stacked_figure(panels: int) -> tuple[Figure, list[Axes]]:
     """One panel per item (at least one, for a "no data" note), each PANEL_HEIGHT tall."""
     count = max(panels, 1)

@@ -1,5 +1,5 @@
-"""report.html and compare.html in a real browser: every image shows and the page asks for
-nothing outside itself. Headless Chromium, driven over the DevTools protocol (aiohttp's
+"""report.html, compare.html and paper.html in a real browser: every image shows and the page
+asks for nothing outside itself. Headless Chromium, driven over the DevTools protocol (aiohttp's
 websocket client); skipped where no Chromium is installed (``apt-get install chromium``)."""
 
 from __future__ import annotations
@@ -172,3 +172,4 @@ def test_compare_page_loads_whole_without_any_request(tmp_path):
     for png in out.glob("*.png"):
         png.unlink()
     _check(out / "compare.html", tmp_path)
+    _check(out / "paper.html", tmp_path)
