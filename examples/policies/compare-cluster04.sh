@@ -20,5 +20,6 @@ exec "${BERTH:-berth}" compare --trace "${TRACE:-itp-cluster04}" --cluster-from-
   --config examples/policies/edf.yaml \
   --config examples/policies/elasticflow.yaml \
   --config examples/policies/themis.yaml \
+  --config examples/policies/gandiva.yaml \
   --config docs/experiments/itp-queues/gang-drf.yaml \
   --out "${OUT:-out/compare-cluster04}" "$@"

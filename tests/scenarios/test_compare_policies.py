@@ -90,6 +90,7 @@ def test_script_names_every_policy_and_its_files_exist():
         "edf",
         "elasticflow",
         "themis",
+        "gandiva",
         "gang-drf",
     ]
     for config in configs[1:]:
