@@ -23,7 +23,7 @@ from berth.api.objects import GroupPhase, Pod, PodPhase, PriorityClass, task_nam
 from berth.api.problems import Problem
 from berth.api.workloads import KUBE_JOB, SIDECAR_SET, Workload
 from berth.controllers.sidecarset import CLUSTER_SCOPE
-from berth.k8s.client import ApiError, KubeClient
+from berth.k8s.client import ApiError, ConnectionLost, KubeClient
 from berth.k8s.convert import (
     from_api,
     group_phase,
@@ -224,13 +224,24 @@ class KubeStore:
         if kind == "Pod" and (read_pod_status(obj, raw) or named != _claim_statuses(raw)):
             self._unannounced[key] = obj
 
+    @property
+    def unannounced(self) -> bool:
+        """Whether pods wait for ``announce``."""
+        return bool(self._unannounced)
+
     def announce(self) -> None:
         """Tell the watchers of the pods ``keep`` found changed (called between handlers, not
-        inside one, so no watcher hears of a pod in the middle of another's work)."""
+        inside one, so no watcher hears of a pod in the middle of another's work). A write a
+        watcher makes in reaction and that fails after its retries is logged, as for a watch
+        event: the pod's next event or the resync brings it round again."""
         while self._unannounced:
             key, pod = self._unannounced.popitem()
-            if self._objects.get("Pod", {}).get(key) is pod:
+            if self._objects.get("Pod", {}).get(key) is not pod:
+                continue
+            try:
                 self.notify("Pod", WatchEvent.MODIFIED, pod)
+            except (ApiError, ConnectionLost, NotFound) as exc:
+                log.error("event not handled", extra={"kind": "Pod", "error": str(exc)})
 
     def delete(self, kind: str, key: str) -> Any:
         obj = self._objects.get(kind, {}).get(key)

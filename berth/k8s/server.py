@@ -267,6 +267,7 @@ class Server:
                     self.gpu_profiles.flush()
             except (ApiError, ConnectionLost, NotFound) as exc:
                 log.error("write failed", extra={"error": str(exc)})
+            self.store.announce()  # what the writes' answers brought, before a cycle
             due = self._dirty or (self._retry_at is not None and self.clock() >= self._retry_at)
             if due and self.clock() >= self._last_cycle + self.config.period:
                 self._cycle()
@@ -276,6 +277,7 @@ class Server:
                 and not self._in_flight
                 and not (self._dirty and self.scheduler.has_waiting)
                 and not self._timers
+                and not self.store.unannounced
             )
             if idle:
                 self.settled.set()

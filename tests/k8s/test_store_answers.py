@@ -102,3 +102,33 @@ def test_an_answer_with_only_berths_own_change_is_not_announced():
     store.write_status("Pod", "default/p", {"conditions": [condition]})
     store.announce()
     assert heard == [WatchEvent.ADDED]
+
+
+def test_a_watcher_write_that_fails_while_announced_is_logged_and_the_others_are_told(caplog):
+    pods = {name: _Api(_pod(1)) for name in ("p", "q")}
+    heard: list[str] = []
+
+    class _Both:
+        def request(self, method: str, path: str, body: Any = None, **_: Any) -> dict[str, Any]:
+            name = path.rstrip("/").split("/")[-1 if method == "GET" else -2]
+            return pods[name].request(method, path, body)
+
+    store = KubeStore(client=_Both())  # type: ignore[arg-type]
+
+    def watcher(event: WatchEvent, pod: Any) -> None:
+        if event == WatchEvent.MODIFIED and pod.name == "p":
+            raise ApiError(500, "InternalError", "etcd is away")
+        heard.append(pod.name)
+
+    store.watch("Pod", watcher)
+    for name, api in pods.items():
+        raw = _pod(1)
+        raw["metadata"]["name"] = api.stored["metadata"]["name"] = name
+        store.apply(Event("Pod", "ADDED", raw))
+        api.elsewhere({"resourceClaimStatuses": NAMED})
+        store.write_status("Pod", f"default/{name}", {"conditions": []})
+    heard.clear()
+    store.announce()  # does not raise
+    assert heard == ["q"]
+    assert not store.unannounced
+    assert any("event not handled" in r.getMessage() for r in caplog.records)
