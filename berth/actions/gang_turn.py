@@ -149,8 +149,8 @@ def _cannot_complete(
     - The nodes' room (the filters' bound) is short of what the gang still needs while its
       queue would take that many: no node for a later pod, that class the reason.
     - The queue refuses a pod first (the m-th) while the nodes hold m: the queue's refusal of
-      the m-th pod is the reason. Only where the nodes' room is exact and the queue's check
-      of m pods at once is that of the m-th (``allocatable_additive``): on a long backlog,
+      the m-th pod is the reason. Only where the nodes' room is exact and the queue plugins
+      can tell m and that reason without placing (``allocatable_additive``): on a long backlog,
       gangs of a queue at its share were placed and undone in every session.
 
     Anything else (pods of several classes, held or bounded regions, explained pods, sampled
@@ -184,7 +184,7 @@ def _cannot_complete(
         return Shortfall(cls) if room < need else None
     if cls.key in tasks.hopeless or not (exact or search.room_exact(cls)):
         return None  # (a hopeless class's pods are skipped as they are)
-    return Shortfall(cls, session.allocatable(job, cls.request * (taken + 1)))
+    return Shortfall(cls, session.allocatable_after(job, cls.request, taken))
 
 
 def keep_if_ready(

@@ -89,9 +89,10 @@ class Plugin:
     checks_free_capacity: ClassVar[bool] = False
     #: Default weight of the score, overridable with the ``weight`` argument.
     default_weight: ClassVar[float] = 1.0
-    #: Whether ``allocatable`` refuses k pods' request at once exactly when it would refuse
-    #: the k-th pod with the k-1 before it placed, and with the same reason (it compares the
-    #: queue's use plus the request with fixed limits).
+    #: Whether ``allocatable`` compares the queue's use (the sum of what was placed) plus the
+    #: request with limits fixed for the session, so that ``allocatable_pods`` and
+    #: ``allocatable_after`` can tell, without placing them, how many pods of a gang the
+    #: queue takes one by one and why it refuses the next.
     allocatable_additive: ClassVar[bool] = False
     #: Whether ``job_enqueueable`` can change its answer as time passes (e.g. a waiting-time
     #: limit); enqueue then re-examines every waiting job in every cycle.
@@ -288,6 +289,11 @@ class Plugin:
     def allocatable_pods(self, queue: Queue, request: np.ndarray, most: int) -> int:
         """Of an ``allocatable_additive`` plugin: how many pods of ``request`` the queue takes
         before ``allocatable`` refuses one, up to ``most``."""
+        raise NotImplementedError
+
+    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> str | None:
+        """Of an ``allocatable_additive`` plugin: ``allocatable`` of one more pod of
+        ``request`` once ``placed`` of them are placed."""
         raise NotImplementedError
 
     def preemptive(self, queue: Queue, request: np.ndarray) -> bool:

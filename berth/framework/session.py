@@ -320,6 +320,16 @@ class Session:
             most = plugin.allocatable_pods(queue, request, most)
         return most
 
+    def allocatable_after(self, job: JobInfo, request: np.ndarray, placed: int) -> str | None:
+        """Why the job's queue refuses one more pod of ``request`` once ``placed`` of them are
+        placed (the reason the pod-by-pod turn would record), or None."""
+        queue = self.queues[job.queue]
+        for plugin in self.framework.allocatables:
+            reason = plugin.allocatable_after(queue, request, placed)
+            if reason:
+                return reason
+        return None
+
     def preemptive(self, job: JobInfo, request: np.ndarray) -> bool:
         queue = self.queues[job.queue]
         return all(p.preemptive(queue, request) for p in self.framework.preemptives)

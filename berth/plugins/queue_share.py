@@ -159,22 +159,38 @@ class QueueShare(Plugin):
 
     def allocatable_pods(self, queue: Queue, request: np.ndarray, most: int) -> int:
         """How many pods of ``request`` the queue takes (``allocatable`` refuses one more),
-        up to ``most``."""
+        up to ``most``: each pod checked against the room the ones before it leave, as they
+        would be placed (use is a sum of whole amounts, so counting them at once is exact)."""
         need = self.columns.of(request)
-        asked = need > 0
-        if not asked.any():
+        if not (need > 0).any():
             return most
         taken = most
+        before = np.arange(most, dtype=np.float64)[:, None]  # pods placed before each one
         for row in self.lineage(queue.name):
-            room = self.room(row)
-            k = int(min(taken, np.floor((room[asked] / need[asked]).min())))
-            # The division may round across a whole number: settle k on the check itself.
-            while k > 0 and not (need * k <= room).all():
-                k -= 1
-            while k < taken and (need * (k + 1) <= room).all():
-                k += 1
-            taken = k
+            used = self.used[row] + before[:taken] * need
+            room = np.maximum(self.limits[row] - used, 0.0) + EPSILON
+            refused = np.flatnonzero(~(need <= room).all(axis=1))
+            if len(refused):
+                taken = int(refused[0])
         return taken
+
+    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> str | None:
+        """``allocatable`` of one more pod of ``request`` once ``placed`` of them are placed
+        (the reason the next pod would be given)."""
+        need = self.columns.of(request)
+        rows = self.lineage(queue.name)
+        saved = [self.used[row].copy() for row in rows]
+        try:
+            for row in rows:
+                self.used[row] += need * placed
+                self._shares.pop(row, None)
+                self._rooms.pop(row, None)
+            return self.allocatable(queue, request)
+        finally:
+            for row, used in zip(rows, saved, strict=True):
+                self.used[row] = used
+                self._shares.pop(row, None)
+                self._rooms.pop(row, None)
 
     def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         if not any(self.any_limited):

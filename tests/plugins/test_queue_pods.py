@@ -1,0 +1,80 @@
+"""proportion's and capacity's ``allocatable_pods`` and ``allocatable_after`` against placing
+the pods one by one (``on_allocate`` after each, ``allocatable`` before each): how many a queue
+takes and why it refuses the next must agree, also where a fractional limit meets byte-sized
+requests (the room left after each pod then rounds differently from the room for several at
+once)."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+
+from berth.api.objects import Queue
+from berth.plugins.queue_share import QueueShare
+from tests.builders import config, node, pod, queued, scheduler
+from tests.plugins.test_proportion import session_of
+
+GIB = 1 << 30
+# (limit of the queue's memory, memory it holds, memory per pod, most pods asked)
+CASES = {
+    "whole limit": (16 * GIB, 4 * GIB, 6 * GIB, 5),
+    "fractional limit just under a whole": (17179869183.999998, 4 * GIB, 6 * GIB, 5),
+    "fractional limit, many small pods": (1000.5, 0, 1, 2000),
+    "room for all": (64 * GIB, 0, GIB, 8),
+    "no room at all": (GIB, GIB, GIB, 3),
+    "exactly full after three": (7 * GIB, GIB, 2 * GIB, 6),
+}
+
+
+def _setup(plugin_name: str, limit: float, used: int):
+    held = [(queued(pod("held", cpu=0, mem=used >> 20), "q"), "n")] if used else []
+    s = scheduler(
+        [node("n", cpu=64000, mem=1 << 20)],
+        config(["gang", plugin_name, "resource-fit"], actions="enqueue, allocate"),
+        queues=[Queue("q", capability={"memory": 1 << 50})],
+        bound=held,
+    )
+    session = session_of(s)
+    plugin = next(p for p in s.framework.allocatables if isinstance(p, QueueShare))
+    memory = plugin.columns.names.index("memory")
+    plugin.limits = plugin.limits.copy()
+    plugin.limits[0, memory] = limit
+    plugin._rooms.clear()
+    return session, plugin
+
+
+def _one_by_one(session, plugin, request: np.ndarray, most: int) -> tuple[int, str | None]:
+    queue = session.queues["q"]
+    job = SimpleNamespace(queue="q")
+    placed = 0
+    saved = plugin.used.copy()
+    reason = None
+    while placed < most:
+        reason = plugin.allocatable(queue, request)
+        if reason:
+            break
+        plugin.on_allocate(job, None, request)  # type: ignore[arg-type]
+        placed += 1
+    else:
+        reason = None
+    plugin.used[:] = saved
+    plugin._rooms.clear()
+    plugin._shares.clear()
+    return placed, reason
+
+
+@pytest.mark.parametrize("plugin_name", ["proportion", "capacity"])
+@pytest.mark.parametrize(("limit", "used", "need", "most"), CASES.values(), ids=CASES.keys())
+def test_counted_at_once_as_placed_one_by_one(plugin_name, limit, used, need, most):
+    session, plugin = _setup(plugin_name, limit, used)
+    queue = session.queues["q"]
+    request = session.state.request_vector({"memory": int(need), "pods": 1})
+    placed, reason = _one_by_one(session, plugin, request, most)
+    before = plugin.used.copy()
+    assert plugin.allocatable_pods(queue, request, most) == placed
+    if placed < most:
+        assert reason
+        assert plugin.allocatable_after(queue, request, placed) == reason
+    assert np.array_equal(plugin.used, before)  # asking placed nothing
