@@ -24,6 +24,7 @@ webhook's calls to replicas that can answer them.
 
 from __future__ import annotations
 
+import logging
 import queue
 import threading
 import time
@@ -37,6 +38,8 @@ from berth.k8s.sidecarset import Admitted, SidecarSets
 
 #: What injection reads: a pod converts with the PriorityClasses, the sets decide its sidecars.
 WATCHED = (PRIORITY_CLASS, SIDECAR_SET)
+
+log = logging.getLogger("berth.k8s")
 
 
 def _no_timers(at: float, callback: Callable[[], None]) -> None:
@@ -104,4 +107,7 @@ class WebhookCache:
                 event = self.events.get(timeout=0.2)
             except queue.Empty:
                 continue
-            self.handle(event)
+            try:
+                self.handle(event)
+            except Exception:  # the thread must outlive one bad object, or the cache freezes
+                log.exception("webhook cache: event not applied", extra={"kind": event.kind})
