@@ -20,11 +20,11 @@ import numpy as np
 from berth.metrics.comparison import RunOutcome, by_config
 from berth.report.figures import WIDTH, Plot, draw_cdfs, row_figure, save
 from berth.report.page import figure, page, table
+from berth.resources import GPU
 
 PAGE_FILE = "paper.html"
 MARKDOWN_FILE = "paper.md"
 FIGURE_FILE = "paper_cdf.png"
-GPU = "nvidia.com/gpu"
 
 #: Columns: (heading, compare.json metric, how a value is written). Deadline columns appear when
 #: the comparison has deadline rows, the GPU column when the runs measured GPUs.

@@ -12,7 +12,8 @@ from pathlib import Path
 
 from berth.cli import main
 from berth.compare import config_names
-from berth.report.paper import COLUMNS, GPU, cell
+from berth.report.paper import COLUMNS, cell
+from berth.resources import GPU
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "policies" / "compare-cluster04.sh"
