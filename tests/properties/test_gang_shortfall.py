@@ -29,11 +29,27 @@ step = st.one_of(
 capability = st.one_of(st.none(), st.none(), st.sampled_from([4, 8, 16]))
 
 
-def build(nodes: list[tuple[int, int]], jobs: list, capabilities: list, plugin: str) -> tuple:
+def _capability(cap: int | None, cpu: int | None) -> dict[str, int]:
+    out = {} if cap is None else {"nvidia.com/gpu": cap * GPU}
+    return out if cpu is None else {**out, "cpu": cpu}
+
+
+def build(
+    nodes: list[tuple[int, int]],
+    jobs: list,
+    capabilities: list,
+    plugin: str,
+    cpu: int | None = None,
+    tree: bool = False,
+) -> tuple:
     queues = [
-        Queue(name, weight=weight, capability={} if cap is None else {"nvidia.com/gpu": cap * GPU})
+        Queue(name, weight=weight, capability=_capability(cap, cpu if name == "a" else None),
+              parent="org" if tree and name != "c" else "",
+              guarantee={"cpu": 1000} if tree and name == "b" else {})
         for name, weight, cap in zip("abc", (1, 2, 1), capabilities, strict=True)
-    ]
+    ]  # fmt: skip
+    if tree:  # capacity's hierarchy: a and b share org's capability, their use rolls up
+        queues.append(Queue("org", capability=_capability(capabilities[0], 12000)))
     s = scheduler(
         [node(f"n{i}", cpu=cpu, gpu=gpus) for i, (cpu, gpus) in enumerate(nodes)],
         config(["priority", GANG, plugin, "resource-fit"], actions="enqueue, allocate"),
@@ -74,13 +90,16 @@ def session(s, shortcut: bool, now: float) -> tuple:
     ),
     jobs=st.lists(job, min_size=1, max_size=10),
     capabilities=st.lists(capability, min_size=3, max_size=3),
-    plugin=st.sampled_from(["proportion", "capacity"]),
+    plugin=st.sampled_from(["proportion", "capacity", "capacity-tree"]),
+    cpu=st.one_of(st.none(), st.sampled_from([3000, 6000])),
     steps=st.lists(step, min_size=1, max_size=8),
 )
 def test_a_gang_refused_at_once_ends_as_one_tried_pod_by_pod(
-    nodes, jobs, capabilities, plugin, steps
+    nodes, jobs, capabilities, plugin, cpu, steps
 ):
-    runs = [build(nodes, jobs, capabilities, plugin) for _ in range(2)]
+    tree = plugin == "capacity-tree"
+    name = "capacity" if tree else plugin
+    runs = [build(nodes, jobs, capabilities, name, cpu, tree) for _ in range(2)]
     now = 0.0
     for kind, a in [("session", 0), *steps, ("session", 0)]:
         outcomes = []
