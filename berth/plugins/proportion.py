@@ -40,7 +40,7 @@ class Proportion(QueueShare):
     _total: np.ndarray | None = None
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
-        columns, total, guarantee = self.columns, self.total, self.guarantee
+        total, guarantee = self.total, self.guarantee
         capability = self._capability
         if self._capability_of is not self.guarantee or not np.array_equal(self._total, total):
             free = total - guarantee.sum(axis=0)
@@ -48,10 +48,8 @@ class Proportion(QueueShare):
             capability.flags.writeable = False
             self._capability, self._capability_of, self._total = capability, guarantee, total
         requests = self.used.copy()
-        for queue, asking in session.demand.items():
-            row = self.index.get(queue)
-            if row is not None:
-                requests[row] += columns.of(asking)
+        names, asking = self.per_queue(session.demand)
+        requests[[self.index[name] for name in names]] += asking
         deserved = guarantee.copy()
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.

@@ -75,14 +75,19 @@ class QueueShare(Plugin):
         self.capability_limits.flags.writeable = False
         self.weights = np.array([float(q.weight) for q in queues])
 
+    def per_queue(self, vectors: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
+        """The known queues among ``vectors``' keys, and their vectors as rows over the share
+        columns (``columns.of`` of each, at once)."""
+        names = [name for name in vectors if name in self.index]
+        if not names:
+            return names, np.zeros((0, len(self.total)))
+        width = self.columns.width
+        amounts = np.array([padded(vectors[name], width) for name in names])
+        return names, amounts[:, self.columns.columns].astype(np.float64)
+
     def _count_held(self, held: dict[str, np.ndarray]) -> None:
         """What each queue holds, counted against its rows (as ``_count`` does, at once)."""
-        names = [name for name in held if name in self.index]
-        if not names:
-            return
-        width = self.columns.width
-        amounts = np.array([padded(held[name], width) for name in names])
-        amounts = amounts[:, self.columns.columns].astype(np.float64)
+        names, amounts = self.per_queue(held)
         rows, sources = [], []
         for k, name in enumerate(names):
             for row in self.lineage(name):
