@@ -23,6 +23,9 @@ class LoaningConfig:
     #: Seconds an inference pod may wait for a server taken back from training: stated, then
     #: measured (summary.json's loaning.inference_wait).
     wait_bound: float = 60.0
+    #: Which training pods may run on lent nodes: ``all``, or ``elastic`` (only an elastic
+    #: job's, which keeps its progress when a reclaim takes a worker: a rigid job restarts).
+    lend_to: str = "all"
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> LoaningConfig:
@@ -39,6 +42,13 @@ class LoaningConfig:
             if key not in raw:
                 continue
             value, where = raw[key], f"{source}: simulation.loaning.{key}"
+            if attr == "lend_to":
+                if value not in LEND_TO:
+                    raise LoaningConfigError(
+                        f"{where}: expected one of {', '.join(LEND_TO)} (got {value!r})"
+                    )
+                values[attr] = value
+                continue
             if attr in _NAMES:
                 if not isinstance(value, str) or not value:
                     raise LoaningConfigError(f"{where}: expected a non-empty string")
@@ -65,5 +75,7 @@ _KEYS = {
     "idleBeforeLend": "idle_before_lend",
     "checkInterval": "check_interval",
     "waitBound": "wait_bound",
+    "lendTo": "lend_to",
 }
+LEND_TO = ("all", "elastic")
 _NAMES = ("pool_label", "inference_pool", "lent_pool")

@@ -180,7 +180,8 @@ class ServeLoaning:
         inference pod's wait from its first pending sight to its bind."""
         inference = self.is_inference(pod)
         toleration = self._inference_toleration if inference else self._lent_toleration
-        if toleration not in pod.tolerations:
+        lends = inference or self.config.lend_to == "all" or self.elastic(pod)
+        if lends and toleration not in pod.tolerations:
             pod.tolerations = (*pod.tolerations, toleration)
         if not inference:
             return
@@ -192,6 +193,11 @@ class ServeLoaning:
             wait = self.clock() - self._waiting_since.pop(pod.key)
             self.waits.append(wait)
             self.metrics.loaning_inference_wait.observe(wait)
+
+    def elastic(self, pod: Pod) -> bool:
+        """A pod of an elastic job (``lendTo: elastic`` lends only to those)."""
+        run = self.runs.runs.get(pod.owner)
+        return run is not None and run.job.elastic is not None
 
     def above_minimum(self, pod: Pod) -> bool:
         """A running worker of an elastic job with more running workers than its minimum:

@@ -121,12 +121,15 @@ class Loaning:
 
     def admit(self, pod: Pod) -> None:
         """Give a pod arriving at the scheduler the toleration of its side: inference pods
-        the inference pool's taint, training pods the lent nodes' taint."""
+        the inference pool's taint, training pods the lent nodes' taint (with ``lendTo:
+        elastic``, only an elastic job's)."""
         if self.is_inference(pod):
             toleration = self._inference_toleration
             self.inference_pods.append(pod)
-        else:
+        elif self.config.lend_to == "all" or self.keeps_work(pod):
             toleration = self._lent_toleration
+        else:
+            return
         if toleration not in pod.tolerations:
             pod.tolerations = (*pod.tolerations, toleration)
 

@@ -280,6 +280,27 @@ def test_a_restart_mid_scale_keeps_the_elastic_targets_and_the_loans(apps: Clust
     _no_pod_lost(apps, {"train": 3, "solo": 1})
 
 
+@pytest.mark.parametrize(("lend_to", "on_lent"), [("elastic", False), ("all", True)])
+def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_the_lent_nodes(
+    apps: Cluster, lend_to: str, on_lent: bool
+):
+    # Two rigid one-pod jobs, one training node, two lent nodes: with lendTo: elastic one runs
+    # on the training node and the other waits for it; with all both run, on lent nodes too.
+    start(apps)
+    loaning = LoaningConfig(idle_before_lend=0.5, check_interval=0.1, wait_bound=2.0,
+                            lend_to=lend_to)  # fmt: skip
+    with serving(apps, options=fast_options(loaning=loaning)) as server, apps.kubelet():
+        wait_for(lambda: len(lent(apps)) == 2)
+        apps.add(training_job("one", 1), training_job("two", 1))
+        wait_for(lambda: len(bound(apps, "one-")) + len(bound(apps, "two-")) >= 1)
+        settle(server)
+        nodes = [*bound(apps, "one-").values(), *bound(apps, "two-").values()]
+        if on_lent:
+            assert len(nodes) == 2 and any(node in ("inf-b", "inf-c") for node in nodes)
+        else:
+            assert nodes == ["train-1"]
+
+
 def test_without_loaning_no_node_is_lent(apps: Cluster):
     """Without --loaning nothing is lent, however idle the inference nodes."""
     start(apps)

@@ -288,6 +288,7 @@ def test_loaning_that_cannot_work_is_refused(loaning, period, message) -> None:
         ({"lentPool": "inference"}, "simulation.loaning.lentPool: must differ from inferencePool"),
         ({"poolLabel": ""}, "simulation.loaning.poolLabel: expected a non-empty string"),
         ([], "simulation.loaning: expected a mapping"),
+        ({"lendTo": "rigid"}, "simulation.loaning.lendTo: expected one of all, elastic"),
     ],
 )
 def test_bad_loaning_section(raw, message) -> None:
@@ -317,3 +318,33 @@ def test_taking_back_an_elastic_jobs_extra_worker_stops_no_job_and_loses_no_work
     assert (event.cost, event.jobs, event.gpu_hours_lost) == (0, [], 0)
     (job,) = sim.result.jobs
     assert job.phase.value == "Completed" and job.resizes >= 1
+
+
+ELASTIC_ONLY = LoaningConfig(
+    idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, lend_to="elastic"
+)
+
+
+def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_lent_nodes() -> None:
+    """With ``lendTo: elastic`` a rigid job waits for the training node, though both
+    inference nodes are lent, while an elastic job's workers take the lent nodes (a reclaim
+    costs them no work); with ``all`` the rigid job takes a lent node."""
+    doc = elastic_job_doc(
+        {"nvidia.com/gpu": "8"},
+        replicas=2,
+        min_available=1,
+        annotations={"berth.io/duration": "2000", "berth.io/submit-time": "200"},
+    )
+    for loaning, rigid_on_lent in ((ELASTIC_ONLY, False), (LOANING, True)):
+        manifests = parse_documents([doc], "test")
+        g1, p1 = training_job("first", 1, 8, 0.0, 3000.0)  # holds train-0
+        g2, p2 = training_job("rigid", 1, 8, 150.0, 500.0)
+        manifests.groups += [g1, g2]
+        manifests.pods += p1 + p2
+        sim = simulate(manifests, until=5000, loaning=loaning)
+        (rigid,) = [p for p in sim.result.pods if p.group == "rigid"]
+        assert rigid.bound_node.startswith("inf-") == rigid_on_lent
+        if not rigid_on_lent:
+            assert rigid.bound_node == "train-0" and rigid.bind_time >= 3000
+        workers = [p for p in sim.result.pods if p.owner == "default/train"]
+        assert workers and all(p.bound_node.startswith("inf-") for p in workers)
