@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -208,6 +208,19 @@ class Session:
 
     def job_of(self, pod: Pod) -> JobInfo | None:
         return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
+
+    def ranked_after(
+        self, preemptor: JobInfo, candidates: list[Pod], rank: Callable[[JobInfo], Any]
+    ) -> list[Pod]:
+        """The candidates whose job, another than ``preemptor``, ranks after it (a larger
+        ``rank``): the victims of the job-order plugins that preempt by their own order."""
+        mine = rank(preemptor)
+        victims = []
+        for candidate in candidates:
+            job = self.job_of(candidate)
+            if job is not None and job is not preemptor and rank(job) > mine:
+                victims.append(candidate)
+        return victims
 
     def promised(self) -> list[JobInfo]:
         """Admitted jobs that have not reached minMember yet as the session opened: their

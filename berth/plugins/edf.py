@@ -88,13 +88,7 @@ class Edf(Plugin):
         session = self.session
         if session is None or not self.preempts:
             return []
-        mine = self.deadline(preemptor)
-        victims = []
-        for candidate in candidates:
-            job = session.job_of(candidate)
-            if job is not None and job is not preemptor and self.deadline(job) > mine:
-                victims.append(candidate)
-        return victims
+        return session.ranked_after(preemptor, candidates, self.deadline)
 
     def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
         self.placed.add(job.key)

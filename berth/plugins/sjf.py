@@ -122,10 +122,4 @@ class Srtf(Sjf):
         session = self.session
         if session is None:
             return []
-        mine = self.key(preemptor)
-        victims = []
-        for candidate in candidates:
-            job = session.job_of(candidate)
-            if job is not None and job is not preemptor and self.key(job) > mine:
-                victims.append(candidate)
-        return victims
+        return session.ranked_after(preemptor, candidates, self.key)

@@ -148,15 +148,9 @@ class Themis(Plugin):
         session = self.session
         if session is None:
             return []
-        mine = self.share(preemptor)
-        victims = []
-        for candidate in candidates:
-            job = session.job_of(candidate)
-            if job is None or job is preemptor or self.share(job) >= mine:
-                continue
-            if self._leased(job):
-                victims.append(candidate)
-        return victims
+        # A job of a smaller share, once its lease is over.
+        ranked = session.ranked_after(preemptor, candidates, lambda job: -self.share(job))
+        return [c for c in ranked if self._leased(session.job_of(c))]  # type: ignore[arg-type]
 
     def _leased(self, job: JobInfo) -> bool:
         """Whether the job's lease is over: it has run a whole lease since it started."""

@@ -137,13 +137,7 @@ class Tiresias(Plugin):
         session = self.session
         if session is None:
             return []
-        mine = self.level(preemptor)
-        victims = []
-        for candidate in candidates:
-            job = session.job_of(candidate)
-            if job is not None and job is not preemptor and self.level(job) > mine:
-                victims.append(candidate)
-        return victims
+        return session.ranked_after(preemptor, candidates, self.level)
 
     def on_deallocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
         """An eviction (or a placement undone): a started pod's run joins the bank."""
