@@ -20,22 +20,23 @@ from typing import Any
 
 from berth.api.jobset import EXCLUSIVE_KEY, JOB_KEY, REPLICATED_JOB_NAME_KEY
 from berth.api.objects import Pod
-from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
+from berth.api.workloads import JOB_SET, KUBE_JOB
 from berth.controllers.jobset import JobSetController
 from berth.controllers.kube_job import KubeJobController
 from berth.k8s.cache import KubeStore
 from berth.k8s.convert import owner_reference, stamp
 from berth.k8s.kinds import BY_KIND
-from berth.k8s.kruise import ServeRuntime
-from berth.k8s.lws import group_pod, patch_metadata
-from berth.store import NotFound, WatchEvent
+from berth.k8s.lws import GroupWorkloads, group_pod
+from berth.store import NotFound
 
 _TERMINAL = {"Completed": "AllJobsCompleted", "Failed": "FailedJobs"}
 
 
-class JobSets:
+class JobSets(GroupWorkloads):
     """The JobSet and batch/v1 Job controllers of one serve loop, and the writer of their
     pods."""
+
+    kind, pods_of = JOB_SET, KUBE_JOB
 
     def __init__(
         self,
@@ -43,24 +44,14 @@ class JobSets:
         clock: Callable[[], float],
         at: Callable[[float, Callable[[], None]], None],
     ) -> None:
-        self.store = store
-        self.clock = clock
-        self.runtime = ServeRuntime(store, clock, at, self._resync)
+        super().__init__(store, clock, at)
         self.jobs = KubeJobController(self.runtime)
         self.controller = JobSetController(self.runtime)
-        #: What was last written for each JobSet (its controller publishes no event when its
-        #: status changes, so every JobSet is compared on each write).
-        self._written: dict[str, dict[str, Any]] = {}
-        store.pod_writers[KUBE_JOB] = self
-        store.watch(JOB_SET, self._on_set)
+        self._attach()
 
     def _resync(self) -> None:
         self.jobs.resync()
         self.controller.resync()
-
-    def _on_set(self, event: WatchEvent, js: Workload) -> None:
-        if event == WatchEvent.DELETED:
-            self._written.pop(js.key, None)
 
     # ------------------------------------------------------------------ the cache's pod writer
 
@@ -77,12 +68,6 @@ class JobSets:
                 template = job_spec.get("template") or {}
         owner = owner_reference(raw, BY_KIND[JOB_SET])
         return group_pod(pod, template, owner, JOB_KEY, EXCLUSIVE_KEY)
-
-    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
-        return raw
-
-    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
-        return patch_metadata(self.store, pod, raw)
 
     # ------------------------------------------------------------------ status
 

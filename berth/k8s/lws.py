@@ -31,8 +31,15 @@ from berth.k8s.kruise import ServeRuntime
 from berth.store import NotFound, WatchEvent
 
 
-class LeaderWorkerSets:
-    """The LeaderWorkerSet controller of one serve loop, and the writer of its pods."""
+class GroupWorkloads:
+    """What the LeaderWorkerSet and JobSet controllers of a serve loop share: the serve loop's
+    runtime, the cache's writer of pods they replace and never update in place (their labels
+    and annotations patched), and the status last written per object (their controllers
+    publish no event when a status changes, so every object is compared on each write)."""
+
+    #: The kind whose objects' status is written, and the owner kind of the pods written.
+    kind = ""
+    pods_of = ""
 
     def __init__(
         self,
@@ -41,20 +48,46 @@ class LeaderWorkerSets:
         at: Callable[[float, Callable[[], None]], None],
     ) -> None:
         self.store = store
+        self.clock = clock
         self.runtime = ServeRuntime(store, clock, at, self._resync)
-        self.controller = LeaderWorkerSetController(self.runtime)
-        #: What was last written for each LeaderWorkerSet (its controller publishes no event
-        #: when its status changes, so every one is compared on each write).
         self._written: dict[str, dict[str, Any]] = {}
-        store.pod_writers[LEADER_WORKER_SET] = self
-        store.watch(LEADER_WORKER_SET, self._on_set)
+
+    def _attach(self) -> None:
+        """Become the pods' writer and hear of deletions (once the controllers watch)."""
+        self.store.pod_writers[self.pods_of] = self
+        self.store.watch(self.kind, self._on_set)
+
+    def _resync(self) -> None:
+        raise NotImplementedError
+
+    def _on_set(self, event: WatchEvent, obj: Workload) -> None:
+        if event == WatchEvent.DELETED:
+            self._written.pop(obj.key, None)
+
+    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
+        return raw
+
+    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
+        return patch_metadata(self.store, pod, raw)
+
+
+class LeaderWorkerSets(GroupWorkloads):
+    """The LeaderWorkerSet controller of one serve loop, and the writer of its pods."""
+
+    kind = pods_of = LEADER_WORKER_SET
+
+    def __init__(
+        self,
+        store: KubeStore,
+        clock: Callable[[], float],
+        at: Callable[[float, Callable[[], None]], None],
+    ) -> None:
+        super().__init__(store, clock, at)
+        self.controller = LeaderWorkerSetController(self.runtime)
+        self._attach()
 
     def _resync(self) -> None:
         self.controller.resync()
-
-    def _on_set(self, event: WatchEvent, lws: Workload) -> None:
-        if event == WatchEvent.DELETED:
-            self._written.pop(lws.key, None)
 
     # ------------------------------------------------------------------ the cache's pod writer
 
@@ -69,12 +102,6 @@ class LeaderWorkerSets:
             template = templates.get("leaderTemplate") or worker
         owner = owner_reference(raw, BY_KIND[LEADER_WORKER_SET])
         return group_pod(pod, template, owner, GROUP_KEY_LABEL, EXCLUSIVE_ANNOTATION)
-
-    def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
-        return raw
-
-    def update(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any] | None:
-        return patch_metadata(self.store, pod, raw)
 
     # ------------------------------------------------------------------ status
 
