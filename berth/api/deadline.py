@@ -26,6 +26,21 @@ def deadline_of(annotations: Mapping[str, str]) -> float | None:
     return value if math.isfinite(value) and value >= 0 else None
 
 
+class Deadlines:
+    """Jobs' deadlines by job key, read once each (a job's annotations do not change);
+    infinity for a job without one, so that it orders after every job with one."""
+
+    def __init__(self) -> None:
+        self._by_key: dict[str, float] = {}
+
+    def of(self, key: str, annotations: Mapping[str, str]) -> float:
+        value = self._by_key.get(key)
+        if value is None:
+            found = deadline_of(annotations)
+            value = self._by_key[key] = math.inf if found is None else found
+        return value
+
+
 def deadline_problem(annotations: Mapping[str, str]) -> str | None:
     """Why the annotation is not a deadline, or None (absent or valid)."""
     text = annotations.get(DEADLINE_ANNOTATION)

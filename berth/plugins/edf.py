@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.deadline import deadline_of
+from berth.api.deadline import Deadlines
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
@@ -35,7 +35,7 @@ class Edf(Plugin):
         super().__init__(arguments)
         self.preempts = self.bool_arg("preempt", True)
         self.session: Session | None = None
-        self._deadlines: dict[str, float] = {}
+        self._deadlines = Deadlines()
         #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
         self.placed: set[str] = set()
         self._latest: float | None = None
@@ -47,11 +47,7 @@ class Edf(Plugin):
     def deadline(self, job: JobInfo) -> float:
         """The job's deadline; infinity without one (annotations do not change, so it is read
         once per job)."""
-        value = self._deadlines.get(job.key)
-        if value is None:
-            found = deadline_of(job.group.annotations)
-            value = self._deadlines[job.key] = math.inf if found is None else found
-        return value
+        return self._deadlines.of(job.key, job.group.annotations)
 
     def on_session_open(self, session: Session) -> None:
         self.session = session

@@ -32,7 +32,7 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.deadline import DROPPED_REASON, deadline_of
+from berth.api.deadline import DROPPED_REASON, Deadlines
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin
@@ -143,7 +143,7 @@ class ElasticFlow(Plugin):
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
         self.session: Session | None = None
-        self._deadlines: dict[str, float] = {}
+        self._deadlines = Deadlines()
         #: Verdict by job key: True admitted, False dropped (jobs never judged are absent).
         self.verdicts: dict[str, bool] = {}
         #: Admitted jobs with a deadline that have not finished (key → GPUs, duration).
@@ -151,11 +151,7 @@ class ElasticFlow(Plugin):
         self.dropped = 0
 
     def deadline(self, job: JobInfo) -> float:
-        value = self._deadlines.get(job.key)
-        if value is None:
-            found = deadline_of(job.group.annotations)
-            value = self._deadlines[job.key] = math.inf if found is None else found
-        return value
+        return self._deadlines.of(job.key, job.group.annotations)
 
     def job_order(self, job: JobInfo) -> float:
         return self.deadline(job)
