@@ -17,18 +17,10 @@ from dataclasses import dataclass, field
 
 from berth.api.elastic import ElasticSpec
 from berth.api.objects import BatchJob, Pod
-from berth.sim.events import Ev, EventQueue
+from berth.sim.events import Ev, EventQueue, MovableEnd
 
 #: Up to this many elastic jobs, the time series has a column of workers for each.
 PER_JOB_COLUMNS = 20
-
-
-@dataclass(slots=True)
-class _End:
-    """An elastic job's end event; ``cancelled`` once a change of its workers moved it."""
-
-    key: str
-    cancelled: bool = False
 
 
 @dataclass(slots=True)
@@ -43,7 +35,7 @@ class JobProgress:
     paused_until: float = 0.0
     last_resize: float | None = None
     running_since: float | None = None  # when it last reached its minimum
-    end: _End | None = None  # its standing end event
+    end: MovableEnd | None = None  # its standing end event
     done: bool = False
 
     def progressed(self, now: float) -> float:
@@ -110,7 +102,7 @@ class ElasticProgress:
         progress = self.jobs[key]
         return max(progress.remaining - progress.progressed(now), 0.0)
 
-    def ended(self, end: _End) -> list[Pod]:
+    def ended(self, end: MovableEnd) -> list[Pod]:
         """At an end event: the workers that finish now (none for a cancelled event)."""
         if end.cancelled:
             return []
@@ -147,7 +139,7 @@ class ElasticProgress:
         if after < spec.min_workers:
             return
         begin = max(now, progress.paused_until)
-        progress.end = _End(progress.job.key)
+        progress.end = MovableEnd(progress.job.key)
         at = begin + max(progress.remaining, 0.0) / spec.throughput.speed(after)
         self.queue.push(at, Ev.ELASTIC_END, progress.end)
         self.queue.live += 1

@@ -7,6 +7,7 @@ insertion order, so a run is a pure function of its inputs and seed.
 from __future__ import annotations
 
 import heapq
+from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
@@ -60,3 +61,13 @@ class EventQueue:
         self._seq += 1
         if kind not in UNCOUNTED:
             self.live += 1
+
+
+@dataclass(slots=True)
+class MovableEnd:
+    """A job's end event, whose time a change of the job's speed (its workers, its share of
+    a GPU) moves: the heap cannot take an event out, so the standing one is marked
+    ``cancelled`` and a new one pushed."""
+
+    key: str
+    cancelled: bool = False

@@ -24,15 +24,7 @@ from dataclasses import dataclass, field
 from berth.api.manifest import Manifests
 from berth.api.objects import Pod
 from berth.framework.scheduler import Scheduler
-from berth.sim.events import Ev, EventQueue
-
-
-@dataclass(slots=True)
-class SliceEnd:
-    """A sharing job's end event; ``cancelled`` once a change of its speed moved it."""
-
-    key: str
-    cancelled: bool = False
+from berth.sim.events import Ev, EventQueue, MovableEnd
 
 
 @dataclass(slots=True)
@@ -43,7 +35,7 @@ class Sharing:
     remaining: float | None = None  # full-speed seconds left, once its first pod started
     since: float = 0.0
     pods: list[Pod] = field(default_factory=list)
-    end: SliceEnd | None = None
+    end: MovableEnd | None = None
 
 
 class TimeSlicing:
@@ -117,7 +109,7 @@ class TimeSlicing:
             self._schedule(sharing, key, now)
         return True
 
-    def ended(self, end: SliceEnd, now: float) -> list[Pod]:
+    def ended(self, end: MovableEnd, now: float) -> list[Pod]:
         """At an end event: the job's running pods, which finish now (none if cancelled)."""
         if end.cancelled:
             return []
@@ -165,7 +157,7 @@ class TimeSlicing:
         self._cancel(sharing)
         if sharing.speed <= 0:
             return  # waiting its turn: no end yet
-        sharing.end = SliceEnd(key)
+        sharing.end = MovableEnd(key)
         left = max(sharing.remaining or 0.0, 0.0)
         self.queue.push(now + left / sharing.speed, Ev.SLICE_END, sharing.end)
         self.queue.live += 1
