@@ -168,21 +168,19 @@ def _cannot_complete(
     room = search.room(cls)
     if room is None:
         return None
-    exact = room >= need and search.room_exact(cls) and session.allocatable_additive
+    additive = session.allocatable_additive
+    exact = additive and search.room_exact(cls)
     if room >= need and not exact:
         return None  # (the common case: asked before compiling every pod of the gang)
     if any(search.compile(pod) is not cls for pod in rest[1:]):
         return None
     most = min(room, need)
-    additive = session.allocatable_additive
-    if not additive:
-        if not session.allocatable(job, cls.request * most):
-            return Shortfall(cls) if room < need else None
-        return None
+    if not additive:  # (so the nodes' room is short)
+        return None if session.allocatable(job, cls.request * most) else Shortfall(cls)
     taken = session.allocatable_pods(job, cls.request, most)
     if taken >= most:
         return Shortfall(cls) if room < need else None
-    if cls.key in tasks.hopeless or not (exact or search.room_exact(cls)):
+    if cls.key in tasks.hopeless or not exact:
         return None  # (a hopeless class's pods are skipped as they are)
     return Shortfall(cls, session.allocatable_after(job, cls.request, taken))
 
