@@ -185,8 +185,8 @@ def ready(raw: dict[str, Any]) -> tuple[bool, float | None]:
 def read_pod_status(pod: Pod, raw: dict[str, Any]) -> bool:
     """Copy the API pod's node, phase, readiness, container restarts and whether it is being
     deleted onto ``pod``; True if anything changed. Its start time (the kubelet's
-    ``status.startTime``) is taken once, for the pods a scaling policy may take away (the
-    latest started go first)."""
+    ``status.startTime``) is taken once: a scaling policy orders the workers berth did not
+    place by it."""
     status = raw.get("status") or {}
     if pod.start_time is None:
         pod.start_time = _seconds(status.get("startTime"))

@@ -408,7 +408,8 @@ class Server:
             return
         self.status.groups.update(self.scheduler.waiting)  # the groups a session may move
         started = time.perf_counter()
-        binds = self.scheduler.run_session(self.clock())
+        now = self.clock()
+        binds = self.scheduler.run_session(now)
         self.metrics.cycle_duration.observe(time.perf_counter() - started)
         assert self.binder is not None
         refused = self.evictions.of_session(self.scheduler.evictions)
@@ -427,7 +428,7 @@ class Server:
                 self.books.requeue(pod)  # its claims could not be written: next cycle
                 continue
             pod.phase = PodPhase.BOUND
-            pod.bind_time = self.clock()
+            pod.bind_time = now  # the session's, shared by the pods it placed
             self._in_flight[pod.key] = bind.node
             if self.victims.hold(pod, bind.node):
                 held += 1

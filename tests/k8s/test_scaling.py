@@ -238,18 +238,42 @@ def test_a_worker_in_its_grace_period_is_not_cut_twice(cluster: Cluster):
         wait_for(lambda: not any(p.terminating for p in list(bound.values())))  # gone at last
 
 
-def test_the_latest_started_worker_is_taken_away_first(cluster: Cluster):
-    # The kubelet's startTime orders them: worker-0 started last, so it goes first.
+def _report_starts(cluster: Cluster, minutes: tuple[int, ...]) -> None:
+    """The kubelet's startTime of train-worker-<i>: 10:<minutes[i]>:00."""
+    for index, minute in enumerate(minutes):
+        status = {"phase": "Running", "startTime": f"2026-11-26T10:{minute}:00Z"}
+        cluster.patch("Pod", "default", f"train-worker-{index}", {"status": status})
+
+
+def _started_seen(server: Server) -> bool:
+    job = server.scheduler.jobs.get("default/train")
+    return job is not None and len(job.bound) == 4 and all(p.start_time for p in job.bound.values())
+
+
+def test_workers_placed_together_go_by_name_whatever_their_kubelets_report(cluster: Cluster):
+    # One session placed all four; their kubelets' whole-second stamps do not reorder them
+    # (the simulator starts them together), so the last by name goes first.
     cluster.add(node_doc("n1", cpu="4"), elastic_job())
     with serving(cluster, options=options()) as server:
         wait_for(lambda: len(workers(cluster, bound=True)) == 4)
-        for index, minute in enumerate((40, 10, 20, 30)):
-            stamp = f"2026-11-26T10:{minute}:00Z"
-            status = {"phase": "Running", "startTime": stamp}
-            cluster.patch("Pod", "default", f"train-worker-{index}", {"status": status})
-        wait_for(
-            lambda: all(p.start_time for p in server.scheduler.jobs["default/train"].bound.values())
-        )
+        bound = server.scheduler.jobs["default/train"].bound.values()
+        assert len({p.bind_time for p in bound}) == 1
+        _report_starts(cluster, (40, 30, 20, 10))  # worker-0 reported last
+        wait_for(lambda: _started_seen(server))
+        cluster.add(pod_doc("other", cpu="1"))
+        wait_for(lambda: len(cluster.api.evictions) == 1)
+        assert cluster.api.evictions == ["default/train-worker-3"]
+
+
+def test_workers_placed_before_berth_started_go_latest_started_first(cluster: Cluster):
+    # A restarted berth did not see them placed: the kubelet's startTime orders them, and
+    # worker-0 started last.
+    cluster.add(node_doc("n1", cpu="4"), elastic_job())
+    with serving(cluster, options=options()):
+        wait_for(lambda: len(workers(cluster, bound=True)) == 4)
+    _report_starts(cluster, (40, 10, 20, 30))
+    with serving(cluster, options=options()) as server:
+        wait_for(lambda: _started_seen(server))
         cluster.add(pod_doc("other", cpu="1"))
         wait_for(lambda: len(cluster.api.evictions) == 1)
         assert cluster.api.evictions == ["default/train-worker-0"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from berth.api.objects import Pod, PodPhase
+from berth.api.objects import Pod
 from berth.framework.scheduler import Scheduler
 
 #: How the reason of a worker taken away by a scaling policy begins (summary.json counts them).
@@ -169,20 +169,22 @@ class Holding:
         lent = set(self.lent())
         now = self.now()
 
-        def started(pod: Pod) -> float:
-            # Not started yet: the latest of all. A running pod whose start berth did not
-            # see (serve) counts from its bind.
+        def placed(pod: Pod) -> float:
+            # The newest placed go first. Pods placed in one session tie (the simulator
+            # starts them together; on a cluster their kubelets report whole seconds in
+            # whatever order), so the name decides. A pod placed before this berth started
+            # counts from its kubelet's start, one with neither from now.
+            if pod.bind_time is not None:
+                return pod.bind_time
             if pod.start_time is not None:
                 return pod.start_time
-            if pod.phase == PodPhase.RUNNING and pod.bind_time is not None:
-                return pod.bind_time
             return now
 
         candidates = [p for p in bound if not p.terminating and self.removable(p)]
         chosen = first or set()
         victims = sorted(
             candidates,
-            key=lambda p: (id(p) in chosen, p.bound_node in lent, started(p), p.name),
+            key=lambda p: (id(p) in chosen, p.bound_node in lent, placed(p), p.name),
             reverse=True,
         )[:count]
         if not victims:
