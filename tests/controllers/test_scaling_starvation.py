@@ -97,6 +97,7 @@ def test_a_freed_cut_always_fits_the_gang_and_keeps_every_minimum() -> None:
         ({}, False, math.inf),  # without loaning, as before the guard unless set
         ({"starvationWait": 600}, False, 600.0),
         ({"starvationWait": "off"}, True, math.inf),
+        ({"starvationWait": False}, True, math.inf),  # `off` unquoted in YAML
         ({"starvationWait": 0}, True, 0.0),
     ],
 )

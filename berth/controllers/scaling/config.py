@@ -59,7 +59,7 @@ class ScalingConfig:
                 f"{where}.maxLoadDesired: expected a share in (0, 1] (got {load!r})"
             )
         wait = raw.get("starvationWait")
-        if wait == "off":
+        if wait == "off" or wait is False:  # YAML reads a bare off as false
             wait = math.inf
         elif wait is not None and (
             isinstance(wait, bool) or not isinstance(wait, int | float) or wait < 0
