@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from berth.api.objects import Pod
-from berth.api.pod_spec import ArgumentProblem, node_affinity
+from berth.api.pod_placement import ArgumentProblem, node_affinity
 from berth.api.selectors import NodeSelectorTerm, PreferredNodeTerm, Requirement, valid_requirement
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows

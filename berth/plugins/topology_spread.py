@@ -30,7 +30,7 @@ import numpy as np
 
 from berth.api.keys import HOSTNAME_LABEL, JOB_NAME_LABEL, ZONE_LABEL
 from berth.api.objects import Pod
-from berth.api.pod_spec import ArgumentProblem, spread_constraints
+from berth.api.pod_placement import ArgumentProblem, spread_constraints
 from berth.api.selectors import (
     MATCH_NOTHING,
     LabelSelector,
