@@ -1,10 +1,7 @@
 """KubeSchedulerConfiguration (``kubescheduler.config.k8s.io/v1``) as a berth configuration.
 
-The profile's plugins are resolved the way kube-scheduler resolves them: the default
-``multiPoint`` set, merged with the profile's ``multiPoint`` (``disabled: '*'`` drops every
-default), then expanded to each extension point unless that point disables the plugin or
-configures it itself; score weights come from ``score``, then ``multiPoint``, then the
-defaults. Each enabled upstream plugin becomes the berth plugin (or action) that does its work,
+The profile's plugins are resolved the way kube-scheduler resolves them (``kube_profile``).
+Each enabled upstream plugin becomes the berth plugin (or action) that does its work,
 with its ``pluginConfig`` arguments; an upstream plugin berth lacks is named in a warning
 saying what it would have done, never replaced silently.
 
@@ -16,79 +13,16 @@ adaptive sampling from a rotating start when unset or 0, a full scan at 100.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 from berth.api.keys import DEFAULT_SCHEDULER
 from berth.framework.config import ConfigError, PluginSpec, SchedulerConfig
+from berth.framework.kube_profile import IMPLEMENTS, Profile, list_of, resolve
 from berth.framework.search import SearchConfig
 
 KUBE_API = "kubescheduler.config.k8s.io/v1"
 KUBE_KIND = "KubeSchedulerConfiguration"
 DEFAULT_PROFILE = "default-scheduler"
-
-#: kube-scheduler's default multiPoint plugins, in order, with their default score weights.
-DEFAULT_PLUGINS: tuple[tuple[str, int | None], ...] = (
-    ("SchedulingGates", None),
-    ("PrioritySort", None),
-    ("NodeUnschedulable", None),
-    ("NodeName", None),
-    ("TaintToleration", 3),
-    ("NodeAffinity", 2),
-    ("NodePorts", None),
-    ("NodeResourcesFit", 1),
-    ("VolumeRestrictions", None),
-    ("NodeVolumeLimits", None),
-    ("VolumeBinding", None),
-    ("VolumeZone", None),
-    ("PodTopologySpread", 2),
-    ("InterPodAffinity", 2),
-    ("DefaultPreemption", None),
-    ("NodeResourcesBalancedAllocation", 1),
-    ("ImageLocality", 1),
-    ("DefaultBinder", None),
-)
-
-POINTS = (
-    "preEnqueue",
-    "queueSort",
-    "preFilter",
-    "filter",
-    "postFilter",
-    "preScore",
-    "score",
-    "reserve",
-    "permit",
-    "preBind",
-    "bind",
-    "postBind",
-)
-
-#: The extension points each in-tree plugin implements.
-IMPLEMENTS: dict[str, frozenset[str]] = {
-    name: frozenset(points.split())
-    for name, points in (
-        ("SchedulingGates", "preEnqueue"),
-        ("PrioritySort", "queueSort"),
-        ("NodeUnschedulable", "filter"),
-        ("NodeName", "filter"),
-        ("TaintToleration", "filter preScore score"),
-        ("NodeAffinity", "preFilter filter preScore score"),
-        ("NodePorts", "preFilter filter"),
-        ("NodeResourcesFit", "preFilter filter preScore score"),
-        ("VolumeRestrictions", "preFilter filter"),
-        ("NodeVolumeLimits", "filter"),
-        ("VolumeBinding", "preFilter filter reserve preBind score"),
-        ("VolumeZone", "preFilter filter"),
-        ("PodTopologySpread", "preFilter filter preScore score"),
-        ("InterPodAffinity", "preFilter filter preScore score"),
-        ("DefaultPreemption", "postFilter"),
-        ("NodeResourcesBalancedAllocation", "preScore score"),
-        ("ImageLocality", "score"),
-        ("DefaultBinder", "bind"),
-        ("DynamicResources", "preEnqueue preFilter filter postFilter reserve preBind"),
-    )
-}
 
 #: Upstream plugins with nothing to act on in berth's inputs, and why.
 NOTHING_TO_DO = {
@@ -131,31 +65,6 @@ def is_kube_scheduler_configuration(raw: Any) -> bool:
     return isinstance(raw, dict) and raw.get("kind") == KUBE_KIND
 
 
-@dataclass
-class _Profile:
-    """One profile's plugins, resolved to extension points."""
-
-    source: str
-    warnings: list[str]
-    #: Per extension point: enabled plugin names in order.
-    enabled: dict[str, list[str]] = field(default_factory=dict)
-    weights: dict[str, int] = field(default_factory=dict)
-    args: dict[str, dict[str, Any]] = field(default_factory=dict)
-    #: Every plugin enabled somewhere, in order (those whose extension points are unknown
-    #: included).
-    named: list[str] = field(default_factory=list)
-
-    def on(self, plugin: str, point: str) -> bool:
-        return plugin in self.enabled.get(point, [])
-
-    def anywhere(self, plugin: str) -> bool:
-        return any(plugin in names for names in self.enabled.values())
-
-    def configured(self, plugin: str) -> bool:
-        """Enabled somewhere, or named by the profile where its extension points are unknown."""
-        return self.anywhere(plugin) or (plugin in self.named and plugin not in IMPLEMENTS)
-
-
 def parse_kube_config(raw: dict[str, Any], source: str) -> SchedulerConfig:
     """A SchedulerConfig that runs the configuration's one profile."""
     api = raw.get("apiVersion")
@@ -173,7 +82,7 @@ def parse_kube_config(raw: dict[str, Any], source: str) -> SchedulerConfig:
                 "session), ignored"
             )
         elif key == "extenders":
-            for index, extender in enumerate(_list(raw[key], f"{source}: extenders")):
+            for index, extender in enumerate(list_of(raw[key], f"{source}: extenders")):
                 prefix = extender.get("urlPrefix", "?") if isinstance(extender, dict) else "?"
                 warnings.append(
                     f"{source}: extenders[{index}]: extender {prefix} is not available in berth: "
@@ -181,7 +90,7 @@ def parse_kube_config(raw: dict[str, Any], source: str) -> SchedulerConfig:
                 )
         elif key not in _QUIET | {"apiVersion", "kind", "profiles", "percentageOfNodesToScore"}:
             warnings.append(f"{source}: {key}: unknown field, ignored")
-    profiles = _list(raw.get("profiles") or [{}], f"{source}: profiles")
+    profiles = list_of(raw.get("profiles") or [{}], f"{source}: profiles")
     if len(profiles) > 1:
         names = ", ".join(
             str(p.get("schedulerName", DEFAULT_PROFILE)) if isinstance(p, dict) else "?"
@@ -202,7 +111,7 @@ def parse_kube_config(raw: dict[str, Any], source: str) -> SchedulerConfig:
     if not isinstance(name, str) or not name:
         raise ConfigError(f"{where}.schedulerName: expected a name (got {name!r})")
     percentage = profile.get("percentageOfNodesToScore", raw.get("percentageOfNodesToScore"))
-    resolved = _resolve(profile.get("plugins") or {}, where, warnings)
+    resolved = resolve(profile.get("plugins") or {}, where, warnings)
     resolved.args = _plugin_config(profile.get("pluginConfig") or [], where, resolved)
     actions, tiers = _berth_plugins(resolved)
     names = (name, DEFAULT_SCHEDULER) if name == DEFAULT_PROFILE else (name,)
@@ -214,76 +123,6 @@ def parse_kube_config(raw: dict[str, Any], source: str) -> SchedulerConfig:
         warnings=warnings,
         source=source,
     )
-
-
-def _list(value: Any, where: str) -> list[Any]:
-    if not isinstance(value, list):
-        raise ConfigError(f"{where}: expected a list")
-    return value
-
-
-def _plugin_list(raw: Any, where: str) -> list[tuple[str, int | None]]:
-    """(name, weight) pairs of an ``enabled`` or ``disabled`` list."""
-    result = []
-    for index, item in enumerate(_list(raw, where)):
-        at = f"{where}[{index}]"
-        if not isinstance(item, dict) or not isinstance(item.get("name"), str):
-            raise ConfigError(f"{at}: expected {{name: ..., weight: ...}}")
-        weight = item.get("weight")
-        if weight is not None and (
-            isinstance(weight, bool) or not isinstance(weight, int) or weight < 0
-        ):
-            raise ConfigError(f"{at}.weight: expected a whole number >= 0 (got {weight!r})")
-        result.append((item["name"], weight or None))
-    return result
-
-
-def _resolve(plugins: Any, where: str, warnings: list[str]) -> _Profile:
-    if not isinstance(plugins, dict):
-        raise ConfigError(f"{where}.plugins: expected a mapping of extension points")
-    sets: dict[str, tuple[list[tuple[str, int | None]], set[str]]] = {}
-    for point, value in plugins.items():
-        at = f"{where}.plugins.{point}"
-        if point not in (*POINTS, "multiPoint"):
-            raise ConfigError(
-                f"{at}: unknown extension point (expected multiPoint or one of {', '.join(POINTS)})"
-            )
-        if not isinstance(value, dict):
-            raise ConfigError(f"{at}: expected {{enabled: [...], disabled: [...]}}")
-        enabled = _plugin_list(value.get("enabled") or [], f"{at}.enabled")
-        disabled = {n for n, _ in _plugin_list(value.get("disabled") or [], f"{at}.disabled")}
-        sets[point] = (enabled, disabled)
-    # multiPoint: the defaults, minus the disabled (all with '*'), with the enabled merged in.
-    custom, off = sets.get("multiPoint", ([], set()))
-    multi: list[tuple[str, int | None]] = (
-        [] if "*" in off else [(n, w) for n, w in DEFAULT_PLUGINS if n not in off]
-    )
-    for name, weight in custom:
-        existing = [i for i, (n, _) in enumerate(multi) if n == name]
-        if existing:
-            default = multi[existing[0]][1]
-            multi[existing[0]] = (name, weight or default)
-        else:
-            multi.append((name, weight))
-    resolved = _Profile(where, warnings)
-    for name, weight in multi:
-        if weight:
-            resolved.weights[name] = weight
-    for point in POINTS:
-        enabled, disabled = sets.get(point, ([], set()))
-        names = [n for n, _ in enabled]
-        for name, weight in enabled:
-            if point == "score" and weight:
-                resolved.weights[name] = weight
-        for name, _ in multi:
-            if name in names or name in disabled or "*" in disabled:
-                continue
-            if point in IMPLEMENTS.get(name, frozenset()):
-                names.append(name)
-        resolved.enabled[point] = names
-    listed = [n for n, _ in multi] + [n for e, _ in sets.values() for n, _ in e]
-    resolved.named = list(dict.fromkeys(listed))
-    return resolved
 
 
 #: Score plugins and the berth plugin that does their scoring (NodeResourcesFit: by strategy).
@@ -321,7 +160,7 @@ _HANDLED = (
 )
 
 
-def _berth_plugins(profile: _Profile) -> tuple[list[str], list[list[PluginSpec]]]:
+def _berth_plugins(profile: Profile) -> tuple[list[str], list[list[PluginSpec]]]:
     """berth's actions and plugin tiers for a resolved profile."""
     warnings, where = profile.warnings, profile.source
     specs: dict[str, PluginSpec] = {}
@@ -367,7 +206,7 @@ def _berth_plugins(profile: _Profile) -> tuple[list[str], list[list[PluginSpec]]
     return actions, tiers
 
 
-def _check_combined(profile: _Profile) -> None:
+def _check_combined(profile: Profile) -> None:
     """Where berth cannot switch off what kube-scheduler can, say so."""
     warnings, where = profile.warnings, profile.source
     name, affinity = profile.on("NodeName", "filter"), profile.on("NodeAffinity", "filter")
@@ -397,7 +236,7 @@ def _check_combined(profile: _Profile) -> None:
                 )
 
 
-def _warn_missing(profile: _Profile) -> None:
+def _warn_missing(profile: Profile) -> None:
     names = [n for n in profile.named if n not in IMPLEMENTS or profile.anywhere(n)]
     idle = sorted({n for n in names if n in NOTHING_TO_DO})
     if idle:
@@ -415,7 +254,7 @@ def _warn_missing(profile: _Profile) -> None:
         )
 
 
-def _strategy(profile: _Profile) -> dict[str, Any]:
+def _strategy(profile: Profile) -> dict[str, Any]:
     """NodeResourcesFit's scoringStrategy as a berth scorer and its arguments."""
     args = profile.args.get("NodeResourcesFit", {})
     strategy = args.get("scoringStrategy") or {}
@@ -429,7 +268,7 @@ def _strategy(profile: _Profile) -> dict[str, Any]:
         {"name": "cpu", "weight": 1},
         {"name": "memory", "weight": 1},
     ]
-    for index, item in enumerate(_list(resources, f"{where}.resources")):
+    for index, item in enumerate(list_of(resources, f"{where}.resources")):
         weight = item.get("weight", 1) if isinstance(item, dict) else None
         if isinstance(weight, bool) or not isinstance(weight, int) or not 1 <= weight <= 100:
             raise ConfigError(
@@ -466,7 +305,7 @@ _ARGUMENTS: dict[str, dict[str, str]] = {
 }
 
 
-def _arguments(upstream: str, profile: _Profile) -> dict[str, Any]:
+def _arguments(upstream: str, profile: Profile) -> dict[str, Any]:
     """berth plugin arguments from an upstream plugin's pluginConfig args; kube-scheduler's
     PodTopologySpread defaults to the System default constraints."""
     args = profile.args.get(upstream, {})
@@ -481,9 +320,9 @@ def _arguments(upstream: str, profile: _Profile) -> dict[str, Any]:
     return result
 
 
-def _plugin_config(raw: Any, where: str, profile: _Profile) -> dict[str, dict[str, Any]]:
+def _plugin_config(raw: Any, where: str, profile: Profile) -> dict[str, dict[str, Any]]:
     args: dict[str, dict[str, Any]] = {}
-    for index, item in enumerate(_list(raw, f"{where}.pluginConfig")):
+    for index, item in enumerate(list_of(raw, f"{where}.pluginConfig")):
         at = f"{where}.pluginConfig[{index}]"
         if not isinstance(item, dict) or not isinstance(item.get("name"), str):
             raise ConfigError(f"{at}: expected {{name: ..., args: {{...}}}}")
