@@ -30,6 +30,10 @@ BENCH_SCENARIOS = (
 SCALING_INTERVAL = 60.0
 #: The edl scaling policy's ``maxLoadDesired``: the cluster's load that growth stays within.
 EDL_MAX_LOAD = 0.97
+#: Seconds a gang waits before a scaling policy frees whole servers for it, taking elastic
+#: workers above their minimum off (``berth.controllers.scaling.starvation``), when capacity
+#: loaning is on and ``starvationWait`` (``--starvation-wait``) is not set.
+STARVATION_WAIT = 7200.0
 #: The scaling policies ``berth serve`` can run (aryl reads each job's remaining work from its
 #: trainer's berth.io/progress, or estimates it: berth.k8s.remaining).
 SERVE_SCALING_POLICIES = ("edl", "aryl")

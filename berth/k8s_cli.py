@@ -18,12 +18,13 @@ from berth.defaults import (
     EDL_MAX_LOAD,
     SCALING_INTERVAL,
     SERVE_SCALING_POLICIES,
+    STARVATION_WAIT,
     WEBHOOK_CERT,
     WEBHOOK_KEY,
     WEBHOOK_PORT,
 )
 from berth.input_failures import EXIT_INPUT
-from berth.traces.arguments import positive, positive_seconds, share
+from berth.traces.arguments import positive, positive_seconds, seconds, share
 
 
 def _configmap_ref(text: str) -> str:
@@ -79,6 +80,12 @@ def add_k8s_commands(sub: argparse._SubParsersAction) -> None:
         "--max-load-desired",
         type=share,
         help=f"edl: the cluster's load that growth stays within ({EDL_MAX_LOAD})",
+    )
+    serve.add_argument(
+        "--starvation-wait",
+        type=_wait,
+        help="seconds a gang waits before whole servers are freed for it by taking elastic "
+        f"workers above their minimum off, or off ({STARVATION_WAIT:g} with --loaning, else off)",
     )
     serve.add_argument(
         "--kruise",
@@ -203,6 +210,16 @@ def _client(kubeconfig: str | None):  # type: ignore[no-untyped-def]
         return None
 
 
+def _wait(text: str) -> float:
+    """argparse type: seconds >= 0 (90s, 2h) or off (never)."""
+    if text == "off":
+        return float("inf")
+    value = seconds(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text} must be >= 0 or off")
+    return value
+
+
 def _serve(args: argparse.Namespace) -> int:
     # Importing berth.k8s registers the plugins and actions the Framework below looks up.
     from berth.controllers.loaning_config import LoaningConfigError
@@ -229,6 +246,7 @@ def _serve(args: argparse.Namespace) -> int:
         for flag, value in (
             ("--scaling-interval", args.scaling_interval),
             ("--max-load-desired", args.max_load_desired),
+            ("--starvation-wait", args.starvation_wait),
         )
         if value is not None
     ]
@@ -292,6 +310,7 @@ def _serve(args: argparse.Namespace) -> int:
                 args.scaling,
                 args.scaling_interval or SCALING_INTERVAL,
                 args.max_load_desired or EDL_MAX_LOAD,
+                args.starvation_wait,
             )
             if args.scaling
             else None

@@ -164,6 +164,7 @@ class ServeLoaning:
         if scaling is not None:
             scaling.training_rows = loaning.training_rows
             scaling.is_training = loaning.is_training
+            scaling.wait = scaling.config.wait_with(loaning=True)
             scaling.holding.lent = lambda: loaning.lent
         return loaning
 

@@ -18,8 +18,10 @@ comes from its trainer's report or an estimate (``berth.k8s.remaining``).
 
 from __future__ import annotations
 
+import math
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
+from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,6 +29,7 @@ import numpy as np
 from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
+from berth.controllers.scaling.starvation import alive_workers, guarded, starving_cuts
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets, request_vector
 from berth.defaults import SERVE_SCALING_POLICIES
 from berth.framework.scheduler import Scheduler
@@ -102,6 +105,9 @@ class ServeScaling:
         #: waiting pod is training's (inference pods are no load for the policy).
         self.training_rows: Callable[[np.ndarray], np.ndarray] = lambda rows: rows
         self.is_training: Callable[[Pod], bool] = lambda pod: True
+        #: Seconds before the starvation guard serves a waiting gang (inf: never); capacity
+        #: loaning turns it on by default.
+        self.wait = config.wait_with(loaning=False)
         self.aryl = ArylRound(scheduler, lambda pod: self.is_training(pod), self._batch_job)
 
     # ------------------------------------------------------------------ pods
@@ -210,8 +216,21 @@ class ServeScaling:
                 departing=self._departing(jobs, rows),
             )
         minimum = {job.key: job.min_workers for job in jobs}
-        for key, target in targets.items():
-            self.holding.apply(key, target, minimum[key])
+        cuts = None
+        if self.wait < math.inf:
+            cuts = starving_cuts(
+                self.scheduler,
+                list(minimum.items()),
+                rows,
+                self.wait,
+                self.clock(),
+                self.is_training,
+                self._batch_job,
+                self.holding.removable,
+            )
+        alive = partial(alive_workers, self.scheduler)
+        for key, target, cut in guarded(targets, cuts, minimum, alive):
+            self.holding.apply(key, target, minimum[key], cut)
         # A round is not run again for the same cluster only when it went through and every
         # cut was made: a write that failed, a bind still in flight or an eviction a budget
         # refused leaves the next round to try again.

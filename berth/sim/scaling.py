@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -24,7 +25,7 @@ from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling import elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.starvation import starving_cuts
+from berth.controllers.scaling.starvation import alive_workers, guarded, starving_cuts
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, NodeAgent
@@ -145,33 +146,23 @@ class Scaler:
             targets = elasticflow.scale(jobs, deadlines, idle, self.clock.now)
         else:
             targets = self.aryl.targets(self._remaining(live), rows)
+        minimum = {key: progress.spec.min_workers for key, progress in live.items()}
         wait = self._wait
         cuts = None
         if wait < math.inf:
-            minimums = [(key, progress.spec.min_workers) for key, progress in live.items()]
             cuts = starving_cuts(
                 self.scheduler,
-                minimums,
+                list(minimum.items()),
                 rows,
                 wait,
                 self.clock.now,
                 self._is_training,
                 self.batch_jobs.get,
             )
-        for key, target in targets.items():
-            cut = () if cuts is None else cuts.get(key, ())
-            if cuts:
-                # Whole servers are freed for a starving job: no growth in this round, and
-                # the workers chosen go.
-                alive = self._alive(key) - len(cut)
-                target = min(target, max(alive, live[key].spec.min_workers))
-            if self.holding.apply(key, target, live[key].spec.min_workers, cut):
+        alive = partial(alive_workers, self.scheduler)
+        for key, target, cut in guarded(targets, cuts, minimum, alive):
+            if self.holding.apply(key, target, minimum[key], cut):
                 self.request_session()
-
-    def _alive(self, key: str) -> int:
-        """The job's running workers, less those on their way out."""
-        job = self.scheduler.jobs.get(key)
-        return 0 if job is None else sum(not p.terminating for p in job.bound.values())
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's

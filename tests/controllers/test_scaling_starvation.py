@@ -11,8 +11,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.controllers.scaling.config import STARVATION_WAIT, ScalingConfig, ScalingConfigError
+from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
 from berth.controllers.scaling.starvation import free_servers, slots
+from berth.defaults import STARVATION_WAIT
 
 SERVER = (0, 0, 8)  # a slot of a whole 8-GPU server (cpu and memory not asked)
 

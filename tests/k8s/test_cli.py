@@ -65,6 +65,9 @@ def test_serve_refuses_a_bad_configuration(tmp_path: Path, capsys):
         (["--scaling", "edl", "--scaling-interval", "-5"], "-5 must be > 0"),
         (["--scaling", "edl", "--scaling-interval", "soon"], "'soon' is not a"),
         (["--max-load-desired", "0.9"], "--max-load-desired needs --scaling"),
+        (["--scaling", "aryl", "--starvation-wait", "-1"], "-1 must be >= 0 or off"),
+        (["--scaling", "aryl", "--starvation-wait", "soon"], "'soon' is not a"),
+        (["--starvation-wait", "off"], "--starvation-wait needs --scaling"),
     ],
 )
 def test_serve_refuses_a_bad_scaling_policy(arguments, message, capsys):

@@ -15,6 +15,7 @@ import pytest
 from berth.cli import main
 from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.controllers.scaling.config import ScalingConfig
+from berth.defaults import STARVATION_WAIT
 from berth.input_failures import EXIT_INPUT
 from berth.k8s.kinds import Resource
 from berth.k8s.loaning import read_config
@@ -270,6 +271,7 @@ def test_a_restart_mid_scale_keeps_the_elastic_targets_and_the_loans(apps: Clust
     with serving(apps, options=scaled) as server, apps.kubelet():
         settle(server)
         assert server.scaling is not None
+        assert server.scaling.wait == STARVATION_WAIT  # loaning turns the guard on
         assert server.scaling.holding.targets == {"default/train": 2}
         scale(apps, 2)
         wait_for(lambda: len(bound(apps, "chat-")) == 2)

@@ -342,3 +342,43 @@ def test_aryl_scales_pytorch_jobs_by_their_reported_progress(cluster: Cluster):
         )
         wait_for(lambda: targets == {"default/llama": 1, "default/short": 3}, timeout=30)
         wait_for(lambda: bound_workers(cluster, "short") == 3 and replicas() == 1, timeout=30)
+
+
+def _wide_gang() -> dict[str, Any]:
+    """A rigid Volcano Job of two 4-GPU pods, all or nothing: a whole server each."""
+    doc = gpu_job("wide", {})
+    del doc["metadata"]["annotations"]["berth.io/elastic"]
+    doc["spec"]["minAvailable"] = 2
+    task = doc["spec"]["tasks"][0]
+    task["replicas"] = 2
+    (container,) = task["template"]["spec"]["containers"]
+    container["resources"] = {
+        "requests": {"cpu": "1", "nvidia.com/gpu": "4"},
+        "limits": {"nvidia.com/gpu": "4"},
+    }
+    return doc
+
+
+@pytest.mark.parametrize("policy", ["edl", "aryl"])
+def test_the_starvation_guard_frees_whole_servers_for_a_waiting_gang(cluster: Cluster, policy: str):
+    # As tests/sim/test_scaling_starvation.py: two elastic jobs of eight 1-GPU workers (at
+    # least two) fill four 4-GPU servers; a gang of two whole-server pods comes. The policies
+    # alone never make room for it (the simulator shows it with the guard off).
+    jobs = []
+    for name in ("e0", "e1"):
+        job = gpu_job(name, {"berth.io/duration": "400000"})
+        job["spec"]["minAvailable"] = 2
+        job["spec"]["tasks"][0]["replicas"] = 8
+        jobs.append(job)
+    cluster.add(*(gpu_node(f"n{i}", 4) for i in range(4)), *jobs)
+    guard = ScalingConfig(policy, 0.05, max_load_desired=1.0, starvation_wait=0.0)
+    with serving(cluster, options=fast_options(scaling=guard)) as server, cluster.kubelet():
+        wait_for(lambda: bound_workers(cluster, "e0") + bound_workers(cluster, "e1") == 16)
+        cluster.add(_wide_gang())
+        wait_for(lambda: bound_workers(cluster, "wide") == 2)
+        record = scaling(server).holding.record
+        assert record.workers_removed >= 8  # two whole servers freed, through the Eviction API
+        assert len(cluster.api.evictions) == record.workers_removed
+        assert bound_workers(cluster, "e0") >= 2 and bound_workers(cluster, "e1") >= 2
+        nodes = {p["spec"]["nodeName"] for n, p in pods(cluster).items() if n.startswith("wide-")}
+        assert len(nodes) == 2

@@ -10,12 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.controllers.scaling import POLICIES
-from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL
-
-#: Seconds a gang waits before a scaling policy frees whole servers for it, taking elastic
-#: workers above their minimum off (``berth.controllers.scaling.starvation``), when capacity
-#: loaning is on and ``starvationWait`` is not set.
-STARVATION_WAIT = 7200.0
+from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL, STARVATION_WAIT
 
 
 class ScalingConfigError(ValueError):

@@ -19,7 +19,7 @@ admission is admitted once its room is idle).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -184,3 +184,26 @@ def _gang(
     if batch is None or not batch.tasks:
         return None
     return need, np.max([request_vector(t.template.requests) for t in batch.tasks], axis=0)
+
+
+def alive_workers(scheduler: Scheduler, key: str) -> int:
+    """The job's running workers, less those on their way out."""
+    job = scheduler.jobs.get(key)
+    return 0 if job is None else sum(not p.terminating for p in job.bound.values())
+
+
+def guarded(
+    targets: dict[str, int],
+    cuts: dict[str, list[Pod]] | None,
+    minimum: dict[str, int],
+    alive: Callable[[str], int],
+) -> Iterator[tuple[str, int, list[Pod]]]:
+    """Each job's target and the workers to take off first, once the guard has spoken
+    (``cuts``, from ``starving_cuts``): while whole servers are freed for a starving job no job
+    grows, and each keeps at most what it runs less its chosen workers (never below its
+    minimum)."""
+    for key, target in targets.items():
+        cut = [] if cuts is None else cuts.get(key, [])
+        if cuts:
+            target = min(target, max(alive(key) - len(cut), minimum[key]))
+        yield key, target, cut
