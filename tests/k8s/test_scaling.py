@@ -250,6 +250,13 @@ def _started_seen(server: Server) -> bool:
     return job is not None and len(job.bound) == 4 and all(p.start_time for p in job.bound.values())
 
 
+def _cut_for_another_pod(cluster: Cluster) -> list[str]:
+    """The workers evicted to make room for a one-core pod."""
+    cluster.add(pod_doc("other", cpu="1"))
+    wait_for(lambda: len(cluster.api.evictions) == 1)
+    return cluster.api.evictions
+
+
 def test_workers_placed_together_go_by_name_whatever_their_kubelets_report(cluster: Cluster):
     # One session placed all four; their kubelets' whole-second stamps do not reorder them
     # (the simulator starts them together), so the last by name goes first.
@@ -260,9 +267,7 @@ def test_workers_placed_together_go_by_name_whatever_their_kubelets_report(clust
         assert len({p.bind_time for p in bound}) == 1
         _report_starts(cluster, (40, 30, 20, 10))  # worker-0 reported last
         wait_for(lambda: _started_seen(server))
-        cluster.add(pod_doc("other", cpu="1"))
-        wait_for(lambda: len(cluster.api.evictions) == 1)
-        assert cluster.api.evictions == ["default/train-worker-3"]
+        assert _cut_for_another_pod(cluster) == ["default/train-worker-3"]
 
 
 def test_workers_placed_before_berth_started_go_latest_started_first(cluster: Cluster):
@@ -274,9 +279,7 @@ def test_workers_placed_before_berth_started_go_latest_started_first(cluster: Cl
     _report_starts(cluster, (40, 10, 20, 30))
     with serving(cluster, options=options()) as server:
         wait_for(lambda: _started_seen(server))
-        cluster.add(pod_doc("other", cpu="1"))
-        wait_for(lambda: len(cluster.api.evictions) == 1)
-        assert cluster.api.evictions == ["default/train-worker-0"]
+        assert _cut_for_another_pod(cluster) == ["default/train-worker-0"]
 
 
 def test_a_cut_that_could_not_be_made_is_tried_again(cluster: Cluster):
