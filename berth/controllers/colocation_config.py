@@ -12,6 +12,7 @@ from typing import Any
 
 from berth.cluster.batch import CPU_POLICIES, MEMORY_POLICIES, ReclaimPolicy
 from berth.durations import non_negative
+from berth.sections import section
 
 #: key → (attribute, default); None defaults are switched off unless given.
 _PERCENTS: dict[str, tuple[str, float | None]] = {
@@ -58,15 +59,9 @@ class ColocationConfig:
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> ColocationConfig:
         where = "simulation.colocation"
-        if raw is None:
-            raw = {}
-        if not isinstance(raw, dict):
-            raise ColocationConfigError(f"{source}: {where}: expected a mapping")
-        unknown = sorted(set(raw) - set(_KEYS))
-        if unknown:
-            raise ColocationConfigError(
-                f"{source}: {where}.{unknown[0]}: unknown field (expected {', '.join(_KEYS)})"
-            )
+        raw = section(
+            {} if raw is None else raw, f"{source}: {where}", _KEYS, ColocationConfigError
+        )
 
         def optional(key: str, top: float | None = None) -> float | None:
             return None if raw.get(key) is None else number(key, 0.0, top)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from berth.durations import non_negative
+from berth.sections import section
 
 
 class LoaningConfigError(ValueError):
@@ -29,14 +30,7 @@ class LoaningConfig:
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> LoaningConfig:
-        if not isinstance(raw, dict):
-            raise LoaningConfigError(f"{source}: simulation.loaning: expected a mapping")
-        unknown = sorted(set(raw) - set(_KEYS))
-        if unknown:
-            raise LoaningConfigError(
-                f"{source}: simulation.loaning.{unknown[0]}: unknown field "
-                f"(expected {', '.join(_KEYS)})"
-            )
+        raw = section(raw, f"{source}: simulation.loaning", _KEYS, LoaningConfigError)
         values: dict[str, Any] = {}
         for key, attr in _KEYS.items():
             if key not in raw:

@@ -12,6 +12,7 @@ from berth.controllers.colocation_config import ColocationConfig, ColocationConf
 from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.controllers.scaling.config import ScalingConfig, ScalingConfigError
 from berth.durations import non_negative
+from berth.sections import section
 from berth.sim.preemption_config import PreemptionConfig, PreemptionConfigError
 
 
@@ -67,11 +68,7 @@ class SimConfig:
 
     @classmethod
     def from_raw(cls, raw: dict[str, Any], source: str) -> SimConfig:
-        unknown = sorted(set(raw) - set(_KEYS))
-        if unknown:
-            raise SimConfigError(
-                f"{source}: simulation.{unknown[0]}: unknown field (expected {', '.join(_KEYS)})"
-            )
+        section(raw, f"{source}: simulation", _KEYS, SimConfigError)
         config = cls(source=source)
         for key, attr in (
             ("startLatency", "start_latency"),
@@ -144,14 +141,10 @@ def _node_failures(raw: Any, source: str) -> tuple[NodeFailure, ...]:
     failures = []
     for index, item in enumerate(raw):
         where = f"simulation.nodeFailures[{index}]"
-        if not isinstance(item, dict):
-            raise SimConfigError(f"{source}: {where}: expected a mapping with node and at")
-        unknown = set(item) - {"node", "at", "recoverAfter"}
-        if unknown:
-            raise SimConfigError(
-                f"{source}: {where}.{sorted(unknown)[0]}: unknown field "
-                "(expected node, at, recoverAfter)"
-            )
+        known = ("node", "at", "recoverAfter")
+        item = section(
+            item, f"{source}: {where}", known, SimConfigError, "a mapping with node and at"
+        )
         node = item.get("node")
         if not isinstance(node, str) or not node:
             raise SimConfigError(f"{source}: {where}.node: expected a node name")

@@ -9,6 +9,7 @@ from typing import Any
 
 from berth.api.objects import Pod
 from berth.durations import non_negative
+from berth.sections import section
 
 _WORK = ("keep", "restart")
 
@@ -26,15 +27,9 @@ class PreemptionConfig:
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> PreemptionConfig:
         where = f"{source}: simulation.preemption"
-        if not isinstance(raw, dict):
-            raise PreemptionConfigError(f"{where}: expected a mapping")
         keys = {"work": "work", "checkpointInterval": "checkpoint_interval"}
         keys["restartCost"] = "restart_cost"
-        unknown = sorted(set(raw) - set(keys))
-        if unknown:
-            raise PreemptionConfigError(
-                f"{where}.{unknown[0]}: unknown field (expected {', '.join(keys)})"
-            )
+        raw = section(raw, where, keys, PreemptionConfigError)
         work = raw.get("work", "keep")
         if work not in _WORK:
             raise PreemptionConfigError(f"{where}.work: expected keep or restart (got {work!r})")

@@ -11,6 +11,7 @@ from typing import Any
 
 from berth.controllers.scaling import POLICIES
 from berth.defaults import EDL_MAX_LOAD, SCALING_INTERVAL, STARVATION_WAIT
+from berth.sections import section
 
 
 class ScalingConfigError(ValueError):
@@ -31,14 +32,8 @@ class ScalingConfig:
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> ScalingConfig:
         where = f"{source}: simulation.scaling"
-        if not isinstance(raw, dict):
-            raise ScalingConfigError(f"{where}: expected a mapping with a policy")
-        unknown = sorted(set(raw) - {"policy", "interval", "maxLoadDesired", "starvationWait"})
-        if unknown:
-            raise ScalingConfigError(
-                f"{where}.{unknown[0]}: unknown field (expected policy, interval, "
-                "maxLoadDesired, starvationWait)"
-            )
+        known = ("policy", "interval", "maxLoadDesired", "starvationWait")
+        raw = section(raw, where, known, ScalingConfigError, "a mapping with a policy")
         policy = raw.get("policy")
         if policy not in POLICIES:
             raise ScalingConfigError(
