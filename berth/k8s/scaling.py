@@ -18,10 +18,8 @@ comes from its trainer's report or an estimate (``berth.k8s.remaining``).
 
 from __future__ import annotations
 
-import math
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping
-from functools import partial
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,7 +27,7 @@ import numpy as np
 from berth.api.objects import FINAL_JOB_PHASES, BatchJob, Pod
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.starvation import alive_workers, guarded, starving_cuts
+from berth.controllers.scaling.starvation import apply_guarded
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets, request_vector
 from berth.defaults import SERVE_SCALING_POLICIES
 from berth.framework.scheduler import Scheduler
@@ -216,21 +214,8 @@ class ServeScaling:
                 departing=self._departing(jobs, rows),
             )
         minimum = {job.key: job.min_workers for job in jobs}
-        cuts = None
-        if self.wait < math.inf:
-            cuts = starving_cuts(
-                self.scheduler,
-                list(minimum.items()),
-                rows,
-                self.wait,
-                self.clock(),
-                self.is_training,
-                self._batch_job,
-                self.holding.removable,
-            )
-        alive = partial(alive_workers, self.scheduler)
-        for key, target, cut in guarded(targets, cuts, minimum, alive):
-            self.holding.apply(key, target, minimum[key], cut)
+        args = (rows, self.wait, self.clock(), self.is_training, self._batch_job)
+        apply_guarded(self.holding, targets, minimum, *args)
         # A round is not run again for the same cluster only when it went through and every
         # cut was made: a write that failed, a bind still in flight or an eviction a budget
         # refused leaves the next round to try again.

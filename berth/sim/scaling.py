@@ -13,9 +13,7 @@ starvation``).
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
-from functools import partial
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +23,7 @@ from berth.api.objects import BatchJob, Pod
 from berth.controllers.scaling import elasticflow
 from berth.controllers.scaling.config import ScalingConfig
 from berth.controllers.scaling.holding import Holding
-from berth.controllers.scaling.starvation import alive_workers, guarded, starving_cuts
+from berth.controllers.scaling.starvation import apply_guarded
 from berth.controllers.scaling.view import ArylRound, ElasticJob, edl_targets
 from berth.framework.scheduler import Scheduler
 from berth.sim.agent import Clock, NodeAgent
@@ -147,22 +145,9 @@ class Scaler:
         else:
             targets = self.aryl.targets(self._remaining(live), rows)
         minimum = {key: progress.spec.min_workers for key, progress in live.items()}
-        wait = self._wait
-        cuts = None
-        if wait < math.inf:
-            cuts = starving_cuts(
-                self.scheduler,
-                list(minimum.items()),
-                rows,
-                wait,
-                self.clock.now,
-                self._is_training,
-                self.batch_jobs.get,
-            )
-        alive = partial(alive_workers, self.scheduler)
-        for key, target, cut in guarded(targets, cuts, minimum, alive):
-            if self.holding.apply(key, target, minimum[key], cut):
-                self.request_session()
+        args = (rows, self._wait, self.clock.now, self._is_training, self.batch_jobs.get)
+        if apply_guarded(self.holding, targets, minimum, *args):
+            self.request_session()
 
     def _rows(self) -> np.ndarray:
         """Rows of the nodes training may use: schedulable, and not the inference pool's

@@ -19,11 +19,13 @@ admission is admitted once its room is idle).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
+import math
+from collections.abc import Callable, Iterable
 
 import numpy as np
 
 from berth.api.objects import BatchJob, Pod
+from berth.controllers.scaling.holding import Holding
 from berth.controllers.scaling.view import Columns, request_vector
 from berth.framework.job_info import JobInfo
 from berth.framework.scheduler import Scheduler
@@ -186,24 +188,37 @@ def _gang(
     return need, np.max([request_vector(t.template.requests) for t in batch.tasks], axis=0)
 
 
-def alive_workers(scheduler: Scheduler, key: str) -> int:
-    """The job's running workers, less those on their way out."""
-    job = scheduler.jobs.get(key)
-    return 0 if job is None else sum(not p.terminating for p in job.bound.values())
-
-
-def guarded(
+def apply_guarded(
+    holding: Holding,
     targets: dict[str, int],
-    cuts: dict[str, list[Pod]] | None,
     minimum: dict[str, int],
-    alive: Callable[[str], int],
-) -> Iterator[tuple[str, int, list[Pod]]]:
-    """Each job's target and the workers to take off first, once the guard has spoken
-    (``cuts``, from ``starving_cuts``): while whole servers are freed for a starving job no job
-    grows, and each keeps at most what it runs less its chosen workers (never below its
-    minimum)."""
+    rows: np.ndarray,
+    wait: float,
+    now: float,
+    counts: Callable[[Pod], bool],
+    batch_job: Callable[[str], BatchJob | None],
+) -> bool:
+    """Apply a round's targets (``Holding.apply``) once the guard has spoken: when whole
+    servers are freed for a job starving since ``wait`` (``starving_cuts``; its arguments as
+    there), no job grows, each keeps at most what it runs less the workers chosen, which go
+    first, and none goes below its minimum. True when the scheduler has new work."""
+    scheduler = holding.scheduler
+    cuts = None
+    if wait < math.inf:
+        elastic = list(minimum.items())
+        cuts = starving_cuts(
+            scheduler, elastic, rows, wait, now, counts, batch_job, holding.removable
+        )
+    work = False
     for key, target in targets.items():
         cut = [] if cuts is None else cuts.get(key, [])
         if cuts:
-            target = min(target, max(alive(key) - len(cut), minimum[key]))
-        yield key, target, cut
+            target = min(target, max(_alive(scheduler, key) - len(cut), minimum[key]))
+        work |= holding.apply(key, target, minimum[key], cut)
+    return work
+
+
+def _alive(scheduler: Scheduler, key: str) -> int:
+    """The job's running workers, less those on their way out."""
+    job = scheduler.jobs.get(key)
+    return 0 if job is None else sum(not p.terminating for p in job.bound.values())
