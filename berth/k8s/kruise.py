@@ -279,6 +279,21 @@ class KruiseWorkloads:
                 return None
             raise
 
+    def _prune(self, obj: Workload, raw: dict[str, Any]) -> None:
+        """Kruise's truncation of the workload's revision history; the templates of the
+        revisions deleted are let go (no pod uses them)."""
+        controller = self.controllers[obj.kind]
+        live = {obj.status.current_revision, obj.spec.template.revision}
+        live |= {controller.pod_revision(p) for p in controller.owned.get(obj.key, {}).values()}
+        try:
+            pruned = self.revisions.prune(obj.kind, raw, live)
+        except (ApiError, ConnectionLost) as exc:
+            log.error("revisions not pruned", extra={"key": obj.key, "error": str(exc)})
+            return
+        for revision in pruned:
+            self.templates.get(obj.key, {}).pop(revision, None)
+            controller.history.get(obj.key, {}).pop(revision, None)
+
     def _patch(self, pod: Pod, subresource: str, body: dict[str, Any]) -> dict[str, Any]:
         """A strategic merge patch on the pod (only while it is this pod, by uid); the cache
         keeps the answer."""
@@ -301,6 +316,8 @@ class KruiseWorkloads:
             raw = self.store.raw(kind, key)
             if obj is None or raw is None:
                 continue
+            if kind in REVISIONED:
+                self._prune(obj, raw)
             status = workload_status(obj, raw, self.controllers[kind])
             if status is None or self._written.get((kind, key)) == status:
                 continue

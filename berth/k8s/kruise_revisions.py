@@ -8,7 +8,9 @@ They are what lets a restarted berth update in place a pod of a revision older t
 workload's template: the controller needs that revision's template to tell whether only
 images changed, and the API no longer has it anywhere else. Revisions are written from the
 serve loop (``write``), never from an informer event; they are read once per workload, on
-first sight, before its controller's first pass.
+first sight, before its controller's first pass. As Kruise does, ``prune`` deletes the oldest
+revisions no pod and neither the current nor the update revision uses, beyond the workload's
+``revisionHistoryLimit`` (10 unless set).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from berth.k8s.convert import owner_reference
 from berth.k8s.kinds import BY_KIND, CONTROLLER_REVISION
 
 HASH_LABEL = "controller.kubernetes.io/hash"
+#: Kruise's default ``revisionHistoryLimit``.
+HISTORY_LIMIT = 10
 
 
 def template_of(revision: dict[str, Any]) -> dict[str, Any] | None:
@@ -91,6 +95,28 @@ class Revisions:
                 numbers[revision] = number
                 del pending[revision]
             del self.pending[(kind, key)]
+
+    def prune(self, kind: str, owner_raw: dict[str, Any], live: set[str]) -> list[str]:
+        """Delete the oldest revisions of ``owner_raw`` that are not ``live`` (used by a pod,
+        or the current or update revision) beyond its ``revisionHistoryLimit``; returns the
+        revisions deleted (one already gone counts)."""
+        meta = owner_raw.get("metadata") or {}
+        numbers = self.numbers.get((kind, f"{meta.get('namespace')}/{meta.get('name')}"), {})
+        limit = (owner_raw.get("spec") or {}).get("revisionHistoryLimit")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
+            limit = HISTORY_LIMIT
+        history = sorted((n, r) for r, n in numbers.items() if r not in live)
+        pruned = []
+        for _, revision in history[: max(len(history) - limit, 0)]:
+            path = CONTROLLER_REVISION.item(meta.get("namespace"), f"{meta.get('name')}-{revision}")
+            try:
+                self.client.request("DELETE", path)
+            except ApiError as exc:
+                if exc.status != 404:
+                    raise
+            del numbers[revision]
+            pruned.append(revision)
+        return pruned
 
     def _create(
         self,

@@ -222,9 +222,9 @@ def test_rbac_grants_exactly_the_dra_requests_serve_makes(cluster: Cluster):
 
 def _kruise_needs() -> set[tuple[str, str, str]]:
     """What ``serve --kruise`` asks beyond deploy/rbac.yaml, by what it runs: each Kruise
-    workload listed, watched, read after a conflict and its status updated; revisions kept
-    and read back; the in-place readiness gate patched."""
-    needs = {("apps", "controllerrevisions", verb) for verb in ("create", "list")}
+    workload listed, watched, read after a conflict and its status updated; revisions kept,
+    read back and pruned; the in-place readiness gate patched."""
+    needs = {("apps", "controllerrevisions", verb) for verb in ("create", "list", "delete")}
     needs.add(("", "pods/status", "patch"))
     for resource in KRUISE:
         needs.update((resource.group, resource.plural, v) for v in ("get", "list", "watch"))

@@ -235,7 +235,9 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
     from tests.k8s.test_kruise_broadcastjob import job_doc
     from tests.k8s.test_kruise_statefulset import KIND, asts_doc
 
-    workloads = [clone_set_doc(replicas=2, maxUnavailable=1), asts_doc(replicas=1), job_doc()]
+    web = clone_set_doc(replicas=2, maxUnavailable=1)
+    web["spec"]["revisionHistoryLimit"] = 0  # its first revision is pruned once unused
+    workloads = [web, asts_doc(replicas=1), job_doc()]
     cluster.add(node_doc("n1"), node_doc("n2"), *workloads)
     server = Server(cluster.client(), config(), kruise_options())
     thread = threading.Thread(target=server.run, daemon=True)
@@ -263,6 +265,7 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
             wait_for(lambda: len(pods_of(cluster)) == 1, timeout=30)
             wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 1, timeout=30)
             wait_for(lambda: len(_conflicts(cluster)) == 3, timeout=30)
+            wait_for(lambda: len(_revisions_of(cluster, "web")) == 1, timeout=30)
             settle(server)
     finally:
         server.stop()
@@ -281,6 +284,14 @@ def test_rbac_allows_every_request_serve_kruise_makes(cluster: Cluster):
     kruise_only = _granted(KRUISE / "rbac.yaml") - _granted()
     unused = kruise_only - used
     assert not unused, unused  # deploy/kruise grants nothing serve --kruise does not use
+
+
+def _revisions_of(cluster: Cluster, owner: str) -> list[str]:
+    return [
+        r["metadata"]["name"]
+        for r in cluster.objects("ControllerRevision")
+        if r["metadata"]["ownerReferences"][0]["name"] == owner
+    ]
 
 
 def _conflicts(cluster: Cluster) -> list[str]:

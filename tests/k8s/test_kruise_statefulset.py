@@ -357,3 +357,34 @@ def test_kruises_rolling_update_with_paused(case: str):
     status = _status(h, obj)
     assert status["updatedReplicas"] == images.count("foo")
     assert status["currentReplicas"] == (replicas if not paused else images.count("app:1"))
+
+
+def _revisions(cluster: Cluster) -> list[str]:
+    return sorted(r["metadata"]["name"] for r in cluster.objects("ControllerRevision"))
+
+
+def test_revisions_no_pod_uses_are_pruned_beyond_the_history_limit(cluster: Cluster):
+    """Kruise's truncateHistory with ``revisionHistoryLimit: 0``: a revision goes once no pod
+    and neither the current nor the update revision uses it, not before."""
+    doc = asts_doc(replicas=2, partition=1)
+    doc["spec"]["revisionHistoryLimit"] = 0
+    cluster.add(node_doc("n1"), node_doc("n2"), doc)
+    with serving(cluster, config(), kruise_options()) as server, cluster.kubelet():
+        wait_for(lambda: status_of(cluster).get("readyReplicas") == 2)
+        first = status_of(cluster)["updateRevision"]
+        patch(cluster, {"template": asts_doc(image="redis:7.2")["spec"]["template"]})
+        wait_for(lambda: status_of(cluster).get("updatedReadyReplicas") == 1, timeout=30)
+        settle(server)
+        second = status_of(cluster)["updateRevision"]
+        # db-0 is held at the first revision by the partition: both are live
+        assert _revisions(cluster) == sorted([first, second])
+        patch(cluster, {"updateStrategy": {"rollingUpdate": {"partition": 0}}})
+        wait_for(lambda: status_of(cluster).get("currentRevision") == second, timeout=30)
+        wait_for(lambda: _revisions(cluster) == [second])
+        patch(cluster, {"template": asts_doc(image="redis:7.4")["spec"]["template"]})
+        wait_for(lambda: status_of(cluster).get("updateRevision") not in (first, second))
+        third = status_of(cluster)["updateRevision"]
+        wait_for(lambda: status_of(cluster).get("currentRevision") == third, timeout=30)
+        wait_for(lambda: _revisions(cluster) == [third])
+        settle(server)
+    assert {image_of(p) for p in pods(cluster).values()} == {"redis:7.4"}
