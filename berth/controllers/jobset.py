@@ -104,7 +104,7 @@ class JobSetController(WorkloadController):
             for i in range(rjob.replicas):
                 name = f"{js.name}-{rjob.name}-{i}"
                 if name not in jobs:
-                    jobs[name] = self._create_job(js, rjob, i, index)
+                    jobs[name] = self.create_job(js, rjob, i, index)
                 index += 1
         status.desired = index
         status.replicas = sum(
@@ -122,7 +122,9 @@ class JobSetController(WorkloadController):
             if job.owner == js.key and job.namespace == js.namespace
         }
 
-    def _create_job(self, js: Workload, rjob: ReplicatedJob, index: int, glob: int) -> Workload:
+    def create_job(self, js: Workload, rjob: ReplicatedJob, index: int, glob: int) -> Workload:
+        """Job ``index`` of ``rjob`` (``glob``: its index over every replicated Job), made
+        in the store."""
         name = f"{js.name}-{rjob.name}-{index}"
         key = job_key(js.namespace, name)
         labels = {

@@ -11,6 +11,12 @@ characters>``, an Indexed Job's with its completion index before the suffix;
 ``alpha.jobset.sigs.k8s.io/exclusive-topology`` they carry upstream's affinity terms. Each
 JobSet's status (``restarts``, ``terminalState``, a ``Completed`` or ``Failed`` condition) is
 written through ``/status`` when it changes.
+
+A restarted berth has none of those Jobs: before the controller's first pass over a JobSet
+whose pods exist, its Jobs are made again from the pods' replicated Job and index labels (the
+pods of the JobSet's current restart attempt), each with the PodGroup its pods joined, and the
+pods are given back to them; the restarts and verdict the API's status holds are taken back.
+So no pod is made twice.
 """
 
 from __future__ import annotations
@@ -18,16 +24,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from berth.api.jobset import EXCLUSIVE_KEY, JOB_KEY, REPLICATED_JOB_NAME_KEY
+from berth.api.jobset import (
+    EXCLUSIVE_KEY,
+    JOB_INDEX_KEY,
+    JOB_KEY,
+    JOBSET_NAME_KEY,
+    REPLICATED_JOB_NAME_KEY,
+    RESTART_ATTEMPT_KEY,
+)
 from berth.api.objects import Pod
-from berth.api.workloads import JOB_SET, KUBE_JOB
+from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
 from berth.controllers.jobset import JobSetController
 from berth.controllers.kube_job import KubeJobController
 from berth.k8s.cache import KubeStore
 from berth.k8s.convert import owner_reference, stamp
 from berth.k8s.kinds import BY_KIND
 from berth.k8s.lws import GroupWorkloads, group_pod
-from berth.store import NotFound
+from berth.store import NotFound, WatchEvent
 
 _TERMINAL = {"Completed": "AllJobsCompleted", "Failed": "FailedJobs"}
 
@@ -47,11 +60,58 @@ class JobSets(GroupWorkloads):
         super().__init__(store, clock, at)
         self.jobs = KubeJobController(self.runtime)
         self.controller = JobSetController(self.runtime)
+        self._seen: set[str] = set()
+        reconcile = self.controller.reconcile
+
+        def first_adopting(js: Workload) -> None:
+            if js.key not in self._seen:
+                self._seen.add(js.key)
+                self._adopt(js)
+            reconcile(js)
+
+        self.controller.reconcile = first_adopting  # type: ignore[method-assign]
         self._attach()
 
     def _resync(self) -> None:
         self.jobs.resync()
         self.controller.resync()
+
+    def _adopt(self, js: Workload) -> None:
+        """Make the Jobs of a JobSet seen for the first time again from its pods (see the
+        module's docstring); nothing when it has Jobs or no pods."""
+        if any(job.owner == js.key for job in self.store.list(KUBE_JOB)):
+            return
+        status = (self.store.raw(JOB_SET, js.key) or {}).get("status") or {}
+        restarts = status.get("restarts")
+        if isinstance(restarts, int) and not isinstance(restarts, bool):
+            js.status.restarts = max(js.status.restarts, restarts)
+        if status.get("terminalState") in _TERMINAL and not js.status.phase:
+            js.status.phase = status["terminalState"]
+        attempt = str(js.status.restarts)
+        found: dict[tuple[str, str], list[Pod]] = {}
+        for pod in self.store.list("Pod"):
+            labels = pod.labels
+            if pod.namespace != js.namespace or pod.owner:
+                continue
+            if (
+                labels.get(JOBSET_NAME_KEY) == js.name
+                and labels.get(RESTART_ATTEMPT_KEY) == attempt
+            ):
+                at = (labels.get(REPLICATED_JOB_NAME_KEY, ""), labels.get(JOB_INDEX_KEY, ""))
+                found.setdefault(at, []).append(pod)
+        if not found:
+            return
+        glob = 0
+        for rjob in js.spec.replicated_jobs:
+            for index in range(rjob.replicas):
+                pods = found.get((rjob.name, str(index)))
+                if pods:
+                    job = self.controller.create_job(js, rjob, index, glob)
+                    job.group = pods[0].group
+                    for pod in pods:
+                        pod.owner, pod.owner_kind = job.key, KUBE_JOB
+                        self.store.notify("Pod", WatchEvent.MODIFIED, pod)
+                glob += 1
 
     # ------------------------------------------------------------------ the cache's pod writer
 

@@ -67,3 +67,28 @@ def test_a_job_set_runs_its_jobs_pods_and_completes(jobset_cluster: Cluster) -> 
     (js,) = cluster.objects(JOB_SET.kind)
     (condition,) = js["status"]["conditions"]
     assert (condition["type"], condition["status"]) == ("Completed", "True")
+
+
+def test_a_restarted_server_takes_the_job_sets_pods_back(jobset_cluster: Cluster) -> None:
+    """berth restarts while a JobSet runs: its Jobs, kept only in berth's cache, are made
+    again from the pods the API has (by their replicated Job and index labels), so no pod is
+    made twice, and the JobSet still completes when they succeed."""
+    cluster = jobset_cluster
+    cluster.add(node_doc("n1", cpu="4"), job_set_doc("train", 2, 2, "1"))
+    with serving(cluster, options=fast_options(jobset=True)) as server:
+        wait_for(lambda: len(cluster.bindings()) == 4, timeout=30)
+        settle(server)
+    before = sorted(p["metadata"]["name"] for p in cluster.objects("Pod"))
+    with serving(cluster, options=fast_options(jobset=True)) as server:
+        settle(server)
+        assert sorted(p["metadata"]["name"] for p in cluster.objects("Pod")) == before
+        for name in before:
+            cluster.patch("Pod", "default", name, {"status": {"phase": "Succeeded"}})
+        wait_for(lambda: _terminal(cluster) == "Completed", timeout=30)
+        settle(server)
+    assert sorted(p["metadata"]["name"] for p in cluster.objects("Pod")) == before
+
+
+def _terminal(cluster: Cluster) -> str | None:
+    (js,) = cluster.objects("JobSet")
+    return (js.get("status") or {}).get("terminalState")
