@@ -88,6 +88,16 @@ class LeaderWorkerSetController(WorkloadController):
 
     # ------------------------------------------------------------------ groups
 
+    def remember_groups(self, lws: Workload) -> None:
+        """Take the PodGroup each group's running pods joined as the group's (a backend
+        that starts with them running: a restarted ``berth serve``)."""
+        for pod in self.pods_of(lws):
+            index = group_of(pod)
+            if index is not None and pod.group and pod.phase in ACTIVE:
+                self._groups.setdefault((lws.key, index), pod.group)
+        if not lws.group and (lws.key, 0) in self._groups:
+            lws.group = self._groups[(lws.key, 0)]
+
     @staticmethod
     def _broken(spec: LeaderWorkerSetSpec, pods: list[Pod]) -> bool:
         """A pod of the group ended, or is missing while others of the group exist."""

@@ -60,23 +60,13 @@ class JobSets(GroupWorkloads):
         super().__init__(store, clock, at)
         self.jobs = KubeJobController(self.runtime)
         self.controller = JobSetController(self.runtime)
-        self._seen: set[str] = set()
-        reconcile = self.controller.reconcile
-
-        def first_adopting(js: Workload) -> None:
-            if js.key not in self._seen:
-                self._seen.add(js.key)
-                self._adopt(js)
-            reconcile(js)
-
-        self.controller.reconcile = first_adopting  # type: ignore[method-assign]
-        self._attach()
+        self._attach(self.controller)
 
     def _resync(self) -> None:
         self.jobs.resync()
         self.controller.resync()
 
-    def _adopt(self, js: Workload) -> None:
+    def _first_sight(self, js: Workload) -> None:
         """Make the Jobs of a JobSet seen for the first time again from its pods (see the
         module's docstring); nothing when it has Jobs or no pods."""
         if any(job.owner == js.key for job in self.store.list(KUBE_JOB)):

@@ -10,7 +10,8 @@ affinity terms. Each LeaderWorkerSet's status (``replicas``, ``readyReplicas``,
 
 Upstream's controller makes a StatefulSet of leaders and one of workers per group; berth
 creates the pods itself, owned by the LeaderWorkerSet (the pods, their names and labels are
-the same). Run it only where LWS's own controller is not installed.
+the same). Run it only where LWS's own controller is not installed. A restarted berth takes
+back, before the controller's first pass, the PodGroup each running group's pods joined.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from berth.api.lws import EXCLUSIVE_ANNOTATION, GROUP_KEY_LABEL
 from berth.api.objects import Pod
 from berth.api.workloads import LEADER_WORKER_SET, Workload
 from berth.controllers.leaderworkerset import LeaderWorkerSetController, worker_of
+from berth.controllers.workload import WorkloadController
 from berth.k8s import inplace
 from berth.k8s.cache import KubeStore
 from berth.k8s.convert import owner_reference, pod_object
@@ -51,18 +53,35 @@ class GroupWorkloads:
         self.clock = clock
         self.runtime = ServeRuntime(store, clock, at, self._resync)
         self._written: dict[str, dict[str, Any]] = {}
+        #: Objects the controller has had a pass over in this process.
+        self._seen: set[str] = set()
 
-    def _attach(self) -> None:
-        """Become the pods' writer and hear of deletions (once the controllers watch)."""
+    def _attach(self, controller: WorkloadController) -> None:
+        """Become the pods' writer, hear of deletions (once the controllers watch), and take
+        back before ``controller``'s first pass over an object what it made before a restart
+        (``_first_sight``): the caches have every pod by then."""
         self.store.pod_writers[self.pods_of] = self
         self.store.watch(self.kind, self._on_set)
+        reconcile = controller.reconcile
+
+        def first_sight_then(obj: Workload) -> None:
+            if obj.key not in self._seen:
+                self._seen.add(obj.key)
+                self._first_sight(obj)
+            reconcile(obj)
+
+        controller.reconcile = first_sight_then  # type: ignore[method-assign]
 
     def _resync(self) -> None:
+        raise NotImplementedError
+
+    def _first_sight(self, obj: Workload) -> None:
         raise NotImplementedError
 
     def _on_set(self, event: WatchEvent, obj: Workload) -> None:
         if event == WatchEvent.DELETED:
             self._written.pop(obj.key, None)
+            self._seen.discard(obj.key)
 
     def created(self, pod: Pod, raw: dict[str, Any]) -> dict[str, Any]:
         return raw
@@ -84,10 +103,15 @@ class LeaderWorkerSets(GroupWorkloads):
     ) -> None:
         super().__init__(store, clock, at)
         self.controller = LeaderWorkerSetController(self.runtime)
-        self._attach()
+        self._attach(self.controller)
 
     def _resync(self) -> None:
         self.controller.resync()
+
+    def _first_sight(self, obj: Workload) -> None:
+        """A restarted berth: each running group keeps the PodGroup its pods joined, so a
+        pod made again joins its group's gang."""
+        self.controller.remember_groups(obj)
 
     # ------------------------------------------------------------------ the cache's pod writer
 

@@ -82,3 +82,30 @@ def test_exclusive_topology_keeps_each_group_in_a_domain_of_its_own(lws_cluster:
         affinity = pod["spec"]["affinity"]
         assert affinity["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
     assert sorted(map(sorted, by_group.values())) == [["r0"], ["r1"]]
+
+
+def test_a_restarted_server_keeps_each_group_in_its_pod_group(lws_cluster: Cluster) -> None:
+    """berth restarts while a LeaderWorkerSet runs: no pod is made again, and a worker made
+    after the restart (its predecessor deleted) joins its group's PodGroup."""
+    cluster = lws_cluster
+    cluster.add(node_doc("n1", cpu="8"), lws_doc("serve", 2, 2, "1"))
+    with serving(cluster, options=fast_options(lws=True)) as server:
+        wait_for(lambda: len(cluster.bindings()) == 4, timeout=30)
+        settle(server)
+    before = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+    groups = sorted(g["metadata"]["name"] for g in cluster.objects("PodGroup"))
+    with serving(cluster, options=fast_options(lws=True)) as server:
+        settle(server)
+        assert sorted(p["metadata"]["name"] for p in cluster.objects("Pod")) == sorted(before)
+        cluster.delete("Pod", "default", "serve-1-1")
+        wait_for(lambda: "default/serve-1-1" in cluster.bindings(), timeout=30)
+        settle(server)
+    after = {p["metadata"]["name"]: p for p in cluster.objects("Pod")}
+    assert sorted(after) == sorted(before)
+    assert after["serve-1-1"]["metadata"]["uid"] != before["serve-1-1"]["metadata"]["uid"]
+    annotation = "scheduling.k8s.io/group-name"
+    assert (
+        after["serve-1-1"]["metadata"]["annotations"][annotation]
+        == before["serve-1-1"]["metadata"]["annotations"][annotation]
+    )
+    assert sorted(g["metadata"]["name"] for g in cluster.objects("PodGroup")) == groups
