@@ -88,6 +88,13 @@ class LeaderWorkerSetController(WorkloadController):
 
     # ------------------------------------------------------------------ groups
 
+    def owner_of_group(self, namespace: str, name: str) -> str | None:
+        """The key of the LeaderWorkerSet one of whose groups joins PodGroup ``name``."""
+        for (key, _), group in self._groups.items():
+            if group == name and key.startswith(f"{namespace}/"):
+                return key
+        return None
+
     def remember_groups(self, lws: Workload) -> None:
         """Take the PodGroup each group's running pods joined as the group's (a backend
         that starts with them running: a restarted ``berth serve``)."""
@@ -168,8 +175,8 @@ class LeaderWorkerSetController(WorkloadController):
             annotations=annotations,
             preemptable=proto.preemptable,
         )
+        self._groups[(lws.key, index)] = name  # before it is made: a backend asks its owner
         self.store.create("PodGroup", group)
-        self._groups[(lws.key, index)] = name
         if not lws.group:
             lws.group = name  # the first group stands for the object where one is named
         return name

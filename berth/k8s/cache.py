@@ -19,7 +19,7 @@ import logging
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from berth.api.objects import GroupPhase, Pod, PodPhase, PriorityClass, task_name
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase, PriorityClass, task_name
 from berth.api.problems import Problem
 from berth.api.workloads import KUBE_JOB, SIDECAR_SET, Workload
 from berth.controllers.sidecarset import CLUSTER_SCOPE
@@ -102,6 +102,8 @@ class KubeStore:
         #: Owner kind → the writer of the pods its controller makes (a Volcano Job's pods are
         #: written here).
         self.pod_writers: dict[str, PodWriter] = {}
+        #: Each answers which object of its kind made a PodGroup: (kind, key), or None.
+        self.group_owners: list[Callable[[PodGroup], tuple[str, str] | None]] = []
         #: Pods whose state changed in the API's answer to a write of berth's (someone else's
         #: change came with it): their watch events will look like echoes and be dropped, so
         #: the watchers are told by ``announce`` once the handler that wrote has returned.
@@ -391,6 +393,11 @@ class KubeStore:
             job_raw = self.raw("Job", obj.key)
             if job_raw is not None:
                 return pod_group_manifest(obj, job_raw)
+            for owner_of in self.group_owners:
+                found = owner_of(obj)
+                owner_raw = None if found is None else self.raw(*found)
+                if found is not None and owner_raw is not None:
+                    return pod_group_manifest(obj, owner_raw, found[0])
             for owner_kind in self.pod_writers:
                 if owner_kind in LOCAL_KINDS:
                     continue  # not in the API: nothing to own the group there

@@ -32,7 +32,7 @@ from berth.api.jobset import (
     REPLICATED_JOB_NAME_KEY,
     RESTART_ATTEMPT_KEY,
 )
-from berth.api.objects import Pod
+from berth.api.objects import Pod, PodGroup
 from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
 from berth.controllers.jobset import JobSetController
 from berth.controllers.kube_job import KubeJobController
@@ -65,6 +65,12 @@ class JobSets(GroupWorkloads):
     def _resync(self) -> None:
         self.jobs.resync()
         self.controller.resync()
+
+    def _owner_key(self, group: PodGroup) -> str | None:
+        for job in self.store.list(KUBE_JOB):
+            if job.namespace == group.namespace and job.group == group.name:
+                return job.owner or None
+        return None
 
     def _first_sight(self, js: Workload) -> None:
         """Make the Jobs of a JobSet seen for the first time again from its pods (see the

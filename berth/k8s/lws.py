@@ -21,7 +21,7 @@ from typing import Any
 
 from berth.api.keys import GROUP_NAME_ANNOTATION
 from berth.api.lws import EXCLUSIVE_ANNOTATION, GROUP_KEY_LABEL
-from berth.api.objects import Pod
+from berth.api.objects import Pod, PodGroup
 from berth.api.workloads import LEADER_WORKER_SET, Workload
 from berth.controllers.leaderworkerset import LeaderWorkerSetController, worker_of
 from berth.controllers.workload import WorkloadController
@@ -61,6 +61,7 @@ class GroupWorkloads:
         back before ``controller``'s first pass over an object what it made before a restart
         (``_first_sight``): the caches have every pod by then."""
         self.store.pod_writers[self.pods_of] = self
+        self.store.group_owners.append(self._group_owner)
         self.store.watch(self.kind, self._on_set)
         reconcile = controller.reconcile
 
@@ -76,6 +77,15 @@ class GroupWorkloads:
         raise NotImplementedError
 
     def _first_sight(self, obj: Workload) -> None:
+        raise NotImplementedError
+
+    def _group_owner(self, group: PodGroup) -> tuple[str, str] | None:
+        """The object of ``kind`` that made ``group`` (its ownerReference, so that
+        Kubernetes' garbage collector deletes the group with it)."""
+        key = self._owner_key(group)
+        return None if key is None else (self.kind, key)
+
+    def _owner_key(self, group: PodGroup) -> str | None:
         raise NotImplementedError
 
     def _on_set(self, event: WatchEvent, obj: Workload) -> None:
@@ -112,6 +122,9 @@ class LeaderWorkerSets(GroupWorkloads):
         """A restarted berth: each running group keeps the PodGroup its pods joined, so a
         pod made again joins its group's gang."""
         self.controller.remember_groups(obj)
+
+    def _owner_key(self, group: PodGroup) -> str | None:
+        return self.controller.owner_of_group(group.namespace, group.name)
 
     # ------------------------------------------------------------------ the cache's pod writer
 

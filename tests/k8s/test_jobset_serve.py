@@ -87,6 +87,11 @@ def test_a_restarted_server_takes_the_job_sets_pods_back(jobset_cluster: Cluster
         wait_for(lambda: _terminal(cluster) == "Completed", timeout=30)
         settle(server)
     assert sorted(p["metadata"]["name"] for p in cluster.objects("Pod")) == before
+    groups = cluster.objects("PodGroup")
+    assert len(groups) == 2  # one per Job, the same across the restart
+    for group in groups:
+        (owner,) = group["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"]) == ("JobSet", "train")
 
 
 def _terminal(cluster: Cluster) -> str | None:

@@ -109,3 +109,10 @@ def test_a_restarted_server_keeps_each_group_in_its_pod_group(lws_cluster: Clust
         == before["serve-1-1"]["metadata"]["annotations"][annotation]
     )
     assert sorted(g["metadata"]["name"] for g in cluster.objects("PodGroup")) == groups
+    # Each group's PodGroup is owned by the LeaderWorkerSet: the garbage collector deletes
+    # them with it.
+    for group in cluster.objects("PodGroup"):
+        (owner,) = group["metadata"]["ownerReferences"]
+        assert (owner["kind"], owner["name"]) == ("LeaderWorkerSet", "serve")
+    cluster.admin.request("DELETE", LEADER_WORKER_SET.item("default", "serve"))
+    wait_for(lambda: not cluster.objects("PodGroup"), timeout=30)
