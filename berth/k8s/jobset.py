@@ -9,8 +9,8 @@ the names and labels JobSet's Jobs give them (``<jobset>-<replicated job>-<index
 characters>``, an Indexed Job's with its completion index before the suffix;
 ``jobset.sigs.k8s.io/*``, ``batch.kubernetes.io/job-name``), owned by the JobSet. With
 ``alpha.jobset.sigs.k8s.io/exclusive-topology`` they carry upstream's affinity terms. Each
-JobSet's status (``restarts``, ``terminalState``, a ``Completed`` or ``Failed`` condition) is
-written through ``/status`` when it changes.
+JobSet's status (``restarts``, ``replicatedJobsStatus``, ``terminalState``, a ``Completed`` or
+``Failed`` condition) is written through ``/status`` when it changes.
 
 A restarted berth has none of those Jobs: before the controller's first pass over a JobSet
 whose pods exist, its Jobs are made again from the pods' replicated Job and index labels (the
@@ -34,7 +34,7 @@ from berth.api.jobset import (
 )
 from berth.api.objects import Pod, PodGroup
 from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
-from berth.controllers.jobset import JobSetController
+from berth.controllers.jobset import COMPLETE, FAILED, JobSetController
 from berth.controllers.kube_job import KubeJobController
 from berth.k8s.cache import KubeStore
 from berth.k8s.convert import owner_reference, stamp
@@ -65,6 +65,30 @@ class JobSets(GroupWorkloads):
     def _resync(self) -> None:
         self.jobs.resync()
         self.controller.resync()
+
+    def _replicated_jobs_status(self, js: Workload) -> list[dict[str, Any]]:
+        """Per replicated Job, its Jobs as upstream counts them: succeeded and failed ones;
+        of the others, those with an active pod, and those whose ready and succeeded pods
+        reach their parallelism (or completions, when fewer). None is ever suspended."""
+        rows = {
+            r.name: {"name": r.name, "ready": 0, "succeeded": 0, "failed": 0, "active": 0,
+                     "suspended": 0}
+            for r in js.spec.replicated_jobs
+        }  # fmt: skip
+        for job in self.store.list(KUBE_JOB):
+            row = rows.get(job.labels.get(REPLICATED_JOB_NAME_KEY, ""))
+            if job.owner != js.key or row is None:
+                continue
+            status, spec = job.status, job.spec
+            if status.phase in (COMPLETE, FAILED):
+                row["succeeded" if status.phase == COMPLETE else "failed"] += 1
+                continue
+            pods = spec.parallelism
+            if spec.completions is not None:
+                pods = min(pods, spec.completions)
+            row["ready"] += status.succeeded + status.ready >= pods
+            row["active"] += status.replicas > 0
+        return list(rows.values())
 
     def _owner_key(self, group: PodGroup) -> str | None:
         for job in self.store.list(KUBE_JOB):
@@ -130,7 +154,10 @@ class JobSets(GroupWorkloads):
     def write(self) -> None:
         for js in self.store.list(JOB_SET):
             key = js.key
-            status: dict[str, Any] = {"restarts": js.status.restarts}
+            status: dict[str, Any] = {
+                "restarts": js.status.restarts,
+                "replicatedJobsStatus": self._replicated_jobs_status(js),
+            }
             reason = _TERMINAL.get(js.status.phase)
             if reason is not None:
                 status["terminalState"] = js.status.phase

@@ -55,6 +55,8 @@ def test_a_job_set_runs_its_jobs_pods_and_completes(jobset_cluster: Cluster) -> 
             assert (owner["kind"], owner["name"]) == ("JobSet", "train")
         names = sorted(p["metadata"]["name"].rsplit("-", 1)[0] for p in pods)
         assert names == ["train-workers-0"] * 2 + ["train-workers-1"] * 2  # a Job's suffix
+        # Both Jobs have active pods, none ready (no kubelet runs them).
+        wait_for(lambda: _replicated(cluster) == [_counts(active=2)])
         for pod in pods:
             name = pod["metadata"]["name"]
             cluster.patch("Pod", "default", name, {"status": {"phase": "Succeeded"}})
@@ -67,6 +69,18 @@ def test_a_job_set_runs_its_jobs_pods_and_completes(jobset_cluster: Cluster) -> 
     (js,) = cluster.objects(JOB_SET.kind)
     (condition,) = js["status"]["conditions"]
     assert (condition["type"], condition["status"]) == ("Completed", "True")
+    assert js["status"]["replicatedJobsStatus"] == [_counts(succeeded=2)]
+
+
+def _counts(**counts: int) -> dict[str, Any]:
+    """A replicated Job's status row for "workers", zero where not given."""
+    zero = dict.fromkeys(("ready", "succeeded", "failed", "active", "suspended"), 0)
+    return {"name": "workers", **zero, **counts}
+
+
+def _replicated(cluster: Cluster) -> list[dict[str, Any]]:
+    (js,) = cluster.objects(JOB_SET.kind)
+    return (js.get("status") or {}).get("replicatedJobsStatus") or []
 
 
 def test_a_restarted_server_takes_the_job_sets_pods_back(jobset_cluster: Cluster) -> None:
