@@ -46,6 +46,7 @@ Slot = tuple[str, int]  # (task name, replica index)
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 #: Phases in which the controller keeps every slot filled.
 _ACTIVE = (JobPhase.PENDING, JobPhase.RUNNING, JobPhase.RESTARTING)
+_LIVE = (PodPhase.PENDING, PodPhase.BOUND, PodPhase.RUNNING)
 _EVENT_OF_PHASE = {
     PodPhase.RUNNING: JobEvent.POD_RUNNING,
     PodPhase.FAILED: JobEvent.POD_FAILED,
@@ -138,7 +139,18 @@ class JobController:
 
     def _on_pod(self, event: WatchEvent, pod: Pod) -> None:
         owned = self._owned.get(pod.key)
-        if owned is None or event != WatchEvent.MODIFIED:
+        if owned is None:
+            return
+        if event == WatchEvent.DELETED:
+            # Deleted by someone else (kubectl delete, a drain) while it held its slot:
+            # Volcano's controller takes that as the pod's PodEvicted event.
+            run, slot = owned
+            if run.slots.get(slot) is not pod or run.job.phase not in _ACTIVE:
+                return
+            if pod.ref in self.deleted or pod.phase not in (*_LIVE, PodPhase.DELETED):
+                return  # this controller's own deletion, or a pod that had ended
+            pod.phase = PodPhase.EVICTED
+        elif event != WatchEvent.MODIFIED:
             return
         phase = pod.phase
         if self._seen.get(pod.key) == phase:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import urllib.request
+from typing import Any
 
 import pytest
 
@@ -192,8 +193,9 @@ def test_podgroup_status_is_written_back_through_conflicts(cluster: Cluster):
     assert set(cluster.bindings()) == {"default/m0", "default/m1"}
 
 
-def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
-    job = {
+def _volcano_job(**spec: Any) -> dict[str, Any]:
+    """Job ``train``: two one-core workers, all or nothing; ``spec`` adds fields."""
+    return {
         "apiVersion": "batch.volcano.sh/v1alpha1",
         "kind": "Job",
         "metadata": {"name": "train", "namespace": "default"},
@@ -219,13 +221,21 @@ def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
                     },
                 }
             ],
+            **spec,
         },
     }
-    cluster.add(node_doc("n1"), job)
+
+
+def _job_phase(cluster: Cluster) -> str:
+    (stored,) = cluster.objects("Job")
+    return ((stored.get("status") or {}).get("state") or {}).get("phase", "")
+
+
+def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
+    cluster.add(node_doc("n1"), _volcano_job())
 
     def job_phase() -> str:
-        (stored,) = cluster.objects("Job")
-        return ((stored.get("status") or {}).get("state") or {}).get("phase", "")
+        return _job_phase(cluster)
 
     with serving(cluster) as server, cluster.kubelet():
         settle(server)
@@ -243,6 +253,37 @@ def test_a_volcano_job_runs_through_its_controller(cluster: Cluster):
     assert group["metadata"]["ownerReferences"][0]["kind"] == "Job"
     assert stored["status"]["state"]["phase"] == "Running"
     assert stored["status"]["running"] == 2
+
+
+@pytest.mark.parametrize("policies", [[], [{"event": "PodEvicted", "action": "RestartJob"}]])
+def test_a_pod_deleted_by_someone_else_is_a_pod_evicted_event(cluster: Cluster, policies):
+    """As Volcano's controller reads a deletion it did not make: without a policy the slot is
+    refilled; with PodEvicted → RestartJob the job restarts (every pod made again)."""
+    cluster.add(node_doc("n1"), _volcano_job(policies=policies))
+    with serving(cluster) as server, cluster.kubelet():
+        wait_for(lambda: _job_phase(cluster) == "Running")
+        settle(server)
+        before = {p["metadata"]["name"]: p["metadata"]["uid"] for p in cluster.objects("Pod")}
+        cluster.delete("Pod", "default", "train-worker-1")
+
+        def running_again() -> bool:
+            pods = [p for p in cluster.objects("Pod") if not p["metadata"].get("deletionTimestamp")]
+            return len(pods) == 2 and all(
+                (p.get("status") or {}).get("phase") == "Running" for p in pods
+            )
+
+        wait_for(lambda: running_again() and _job_phase(cluster) == "Running", timeout=30)
+        settle(server)
+    live = [p for p in cluster.objects("Pod") if not p["metadata"].get("deletionTimestamp")]
+    after = {p["metadata"]["name"]: p["metadata"]["uid"] for p in live}
+    kept = [name for name, uid in after.items() if before.get(name) == uid]
+    (stored,) = cluster.objects("Job")
+    if policies:
+        assert sorted(after) == ["train-worker-0.1", "train-worker-1.1"]
+        assert kept == [] and stored["status"].get("retryCount") == 1
+    else:
+        assert sorted(after) == ["train-worker-0", "train-worker-1.1"]
+        assert kept == ["train-worker-0"] and not stored["status"].get("retryCount")
 
 
 def test_annotations_are_written_before_the_bind(cluster: Cluster):
