@@ -61,6 +61,9 @@ class _Run:
     tasks: dict[str, TaskSpec]
     slots: dict[Slot, Pod] = field(default_factory=dict)  # the current pod of each slot
     attempts: dict[Slot, int] = field(default_factory=dict)  # pods made for each slot so far
+    #: Slots whose pods were made before the controller started, none made here yet (None:
+    #: not looked for yet; they are looked for when the job's first pod is to be made).
+    before: set[Slot] | None = None
     #: Bumped by every restart, abort and resume, so a delayed action or a pending-timeout
     #: check that was armed before it does nothing.
     version: int = 0
@@ -90,6 +93,11 @@ class JobController:
         self._seen: dict[str, PodPhase] = {}  # pod key → phase last handled
         #: pod ref → why the controller deleted the pod (restart, abort, ...).
         self.deleted: dict[str, str] = {}
+        #: The pods a job's slots already had before this controller started (a backend that
+        #: restarts with them running: berth serve), as the attempts made for each slot; a
+        #: slot's first pod here takes the name of the latest one, which adopts it (asked
+        #: once per job, before its first pod is made here).
+        self.made_before: Callable[[BatchJob], dict[Slot, int]] = lambda job: {}
         store.watch("Job", self._on_job)
         store.watch("PodGroup", self._on_group)
         store.watch("Pod", self._on_pod)
@@ -345,7 +353,14 @@ class JobController:
 
     def _create(self, run: _Run, task: TaskSpec, index: int) -> None:
         job, slot = run.job, (task.name, index)
+        if run.before is None:
+            made = self.made_before(job)
+            run.attempts.update(made)
+            run.before = set(made)
         attempt = run.attempts.get(slot, 0)
+        if slot in run.before:
+            run.before.discard(slot)
+            attempt -= 1  # the name of the slot's latest pod, made before: it is adopted
         run.attempts[slot] = attempt + 1
         name = f"{job.name}-{task.name}-{index}" + (f".{attempt}" if attempt else "")
         template = task.template

@@ -106,6 +106,11 @@ def from_api(
         read_pod_status(obj, raw)
     elif kind == "PodGroup":
         obj.phase = group_phase(raw, obj.phase)
+    elif kind == "Job":
+        # The restarts its controller counted before a restart of berth's (maxRetry counts them).
+        retries = (raw.get("status") or {}).get("retryCount")
+        if isinstance(retries, int) and not isinstance(retries, bool) and retries > 0:
+            obj.retries = retries
     elif kind in (PYTORCH_JOB.kind, TRAINING_JOB.kind):
         # Its pods are written by its operator's writer, which knows them by their owner's kind.
         for task in obj.tasks:

@@ -20,6 +20,7 @@ import queue
 import threading
 import time
 from collections.abc import Callable
+from functools import partial
 
 from berth.api.objects import GroupPhase, Node, Pod, PodGroup, PodPhase, Queue
 from berth.controllers.job import JobController
@@ -35,6 +36,7 @@ from berth.k8s.dra import LiveClaims
 from berth.k8s.evictions import Evictions
 from berth.k8s.informer import Informer
 from berth.k8s.intake import EventIntake
+from berth.k8s.job_adoption import made_before
 from berth.k8s.kinds import WORKLOAD_POD_GROUP, watched
 from berth.k8s.kubeflow import KubeflowJobs
 from berth.k8s.leader import LeaderElector
@@ -76,6 +78,7 @@ class Server:
         self.scheduler = Scheduler(config, seed=options.seed)
         self.store = KubeStore(client)
         self.controller = JobController(self.store, clock, self._at)
+        self.controller.made_before = partial(made_before, client)
         self.kubeflow: KubeflowJobs | None = None
         if options.kubeflow:
             # Its controller hears of pods right after Volcano's, before the scheduler's books.

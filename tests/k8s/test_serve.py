@@ -281,6 +281,14 @@ def test_a_pod_deleted_by_someone_else_is_a_pod_evicted_event(cluster: Cluster, 
     if policies:
         assert sorted(after) == ["train-worker-0.1", "train-worker-1.1"]
         assert kept == [] and stored["status"].get("retryCount") == 1
+        # A restarted berth keeps the count (maxRetry counts against it).
+        with serving(cluster) as server:
+            settle(server)
+        (stored,) = cluster.objects("Job")
+        assert stored["status"].get("retryCount") == 1
+        pods = cluster.objects("Pod")
+        names = [p["metadata"]["name"] for p in pods if not p["metadata"].get("deletionTimestamp")]
+        assert sorted(names) == sorted(after)  # no pod made again
     else:
         assert sorted(after) == ["train-worker-0", "train-worker-1.1"]
         assert kept == ["train-worker-0"] and not stored["status"].get("retryCount")
