@@ -66,7 +66,7 @@ class JobSets(GroupWorkloads):
         self.jobs.resync()
         self.controller.resync()
 
-    def _replicated_jobs_status(self, js: Workload) -> list[dict[str, Any]]:
+    def _replicated_jobs_status(self, js: Workload, jobs: list[Workload]) -> list[dict[str, Any]]:
         """Per replicated Job, its Jobs as upstream counts them: succeeded and failed ones;
         of the others, those with an active pod, and those whose ready and succeeded pods
         reach their parallelism (or completions, when fewer). None is ever suspended."""
@@ -75,9 +75,9 @@ class JobSets(GroupWorkloads):
                      "suspended": 0}
             for r in js.spec.replicated_jobs
         }  # fmt: skip
-        for job in self.store.list(KUBE_JOB):
+        for job in jobs:
             row = rows.get(job.labels.get(REPLICATED_JOB_NAME_KEY, ""))
-            if job.owner != js.key or row is None:
+            if row is None:
                 continue
             status, spec = job.status, job.spec
             if status.phase in (COMPLETE, FAILED):
@@ -152,11 +152,14 @@ class JobSets(GroupWorkloads):
     # ------------------------------------------------------------------ status
 
     def write(self) -> None:
+        jobs: dict[str, list[Workload]] = {}
+        for job in self.store.list(KUBE_JOB):
+            jobs.setdefault(job.owner, []).append(job)
         for js in self.store.list(JOB_SET):
             key = js.key
             status: dict[str, Any] = {
                 "restarts": js.status.restarts,
-                "replicatedJobsStatus": self._replicated_jobs_status(js),
+                "replicatedJobsStatus": self._replicated_jobs_status(js, jobs.get(key, [])),
             }
             reason = _TERMINAL.get(js.status.phase)
             if reason is not None:
