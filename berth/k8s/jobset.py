@@ -21,7 +21,6 @@ So no pod is made twice.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from berth.api.jobset import (
@@ -36,7 +35,6 @@ from berth.api.objects import Pod, PodGroup
 from berth.api.workloads import JOB_SET, KUBE_JOB, Workload
 from berth.controllers.jobset import COMPLETE, FAILED, JobSetController
 from berth.controllers.kube_job import KubeJobController
-from berth.k8s.cache import KubeStore
 from berth.k8s.convert import owner_reference, stamp
 from berth.k8s.kinds import BY_KIND
 from berth.k8s.lws import GroupWorkloads, group_pod
@@ -50,17 +48,11 @@ class JobSets(GroupWorkloads):
     pods."""
 
     kind, pods_of = JOB_SET, KUBE_JOB
+    controller: JobSetController
 
-    def __init__(
-        self,
-        store: KubeStore,
-        clock: Callable[[], float],
-        at: Callable[[float, Callable[[], None]], None],
-    ) -> None:
-        super().__init__(store, clock, at)
-        self.jobs = KubeJobController(self.runtime)
-        self.controller = JobSetController(self.runtime)
-        self._attach(self.controller)
+    def _start_controllers(self) -> JobSetController:
+        self.jobs = KubeJobController(self.runtime)  # its Jobs' controller, started first
+        return JobSetController(self.runtime)
 
     def _resync(self) -> None:
         self.jobs.resync()

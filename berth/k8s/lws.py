@@ -55,6 +55,12 @@ class GroupWorkloads:
         self._written: dict[str, dict[str, Any]] = {}
         #: Objects the controller has had a pass over in this process.
         self._seen: set[str] = set()
+        self.controller = self._start_controllers()
+        self._attach(self.controller)
+
+    def _start_controllers(self) -> WorkloadController:
+        """Start the controllers on ``runtime``; the one of ``kind`` is returned."""
+        raise NotImplementedError
 
     def _attach(self, controller: WorkloadController) -> None:
         """Become the pods' writer, hear of deletions (once the controllers watch), and take
@@ -104,16 +110,10 @@ class LeaderWorkerSets(GroupWorkloads):
     """The LeaderWorkerSet controller of one serve loop, and the writer of its pods."""
 
     kind = pods_of = LEADER_WORKER_SET
+    controller: LeaderWorkerSetController
 
-    def __init__(
-        self,
-        store: KubeStore,
-        clock: Callable[[], float],
-        at: Callable[[float, Callable[[], None]], None],
-    ) -> None:
-        super().__init__(store, clock, at)
-        self.controller = LeaderWorkerSetController(self.runtime)
-        self._attach(self.controller)
+    def _start_controllers(self) -> LeaderWorkerSetController:
+        return LeaderWorkerSetController(self.runtime)
 
     def _resync(self) -> None:
         self.controller.resync()
