@@ -7,10 +7,9 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from berth.cli import main
+from tests.scenarios.itp_runs import POLICIES, gpu_nodes, simulate_itp
 
-REPO = Path(__file__).resolve().parents[2]
-CONFIG = REPO / "examples" / "policies" / "tiresias.yaml"
+CONFIG = POLICIES / "tiresias.yaml"
 
 TRACE = """job_id,submission_time,duration,num_gpu
 a,0,10000,8
@@ -19,22 +18,9 @@ c,2000,300,8
 d,2100,500,4
 """
 
-NODE = """apiVersion: v1
-kind: Node
-metadata: {name: n1}
-status:
-  allocatable: {cpu: "512", memory: 4Ti, nvidia.com/gpu: "8", pods: "110"}
-"""
-
 
 def simulate(tmp_path: Path, name: str) -> Path:
-    trace, cluster = tmp_path / "trace.csv", tmp_path / "node.yaml"
-    trace.write_text(TRACE)
-    cluster.write_text(NODE)
-    out = tmp_path / name
-    args = ["simulate", "--trace", str(trace), "--format", "itp", "--cluster", str(cluster)]
-    assert main([*args, "--config", str(CONFIG), "--quiet", "--out", str(out)]) == 0
-    return out
+    return simulate_itp(tmp_path, TRACE, gpu_nodes(1), CONFIG, name)
 
 
 def test_tiresias_on_a_small_itp_trace(tmp_path: Path) -> None:
