@@ -6,12 +6,15 @@ undoing them, must come to the same binds and the same reasons, session after se
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.actions import gang_turn
 from berth.api.objects import PodGroup, Queue
 from tests.builders import GANG, config, node, pod, scheduler
+from tests.properties.generators import session_outcome
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, GPU milli of a shared one, pods, minMember below the count)
@@ -70,15 +73,10 @@ def build(
 
 
 def session(s, shortcut: bool, now: float) -> tuple:
-    saved = gang_turn._cannot_complete
-    if not shortcut:
-        gang_turn._cannot_complete = lambda *args: None
-    try:
-        binds = sorted((b.pod.name, b.node) for b in s.run_session(now))
-    finally:
-        gang_turn._cannot_complete = saved
-    reasons = {key: str(reason) for key, reason in s.last_reasons.items()}
-    return binds, reasons
+    if shortcut:
+        return session_outcome(s, now)
+    with patch.object(gang_turn, "_cannot_complete", lambda *args: None):
+        return session_outcome(s, now)
 
 
 @settings(max_examples=150, deadline=None)

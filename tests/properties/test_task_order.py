@@ -5,12 +5,15 @@ job is, must come to the same binds and the same reasons, session after session.
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.actions import allocate
 from berth.api.objects import PodGroup, Queue
 from tests.builders import GANG, best_effort, config, node, pod, scheduler
+from tests.properties.generators import session_outcome
 
 # (cpu of the job's pods, its count of pods, priority of a pod)
 shape = st.tuples(st.sampled_from([0, 500, 1000, 3000]), st.integers(1, 6), st.sampled_from([0, 1]))
@@ -52,14 +55,8 @@ def _pod(job: str, k: int, cpu: int, priority: int):
 
 
 def session(s, kept_from: int, now: float) -> tuple:
-    saved = allocate.KEPT_ORDER
-    allocate.KEPT_ORDER = kept_from
-    try:
-        binds = sorted((b.pod.name, b.node) for b in s.run_session(now))
-    finally:
-        allocate.KEPT_ORDER = saved
-    reasons = {key: str(reason) for key, reason in s.last_reasons.items()}
-    return binds, reasons
+    with patch.object(allocate, "KEPT_ORDER", kept_from):
+        return session_outcome(s, now)
 
 
 @settings(max_examples=150, deadline=None)
