@@ -47,7 +47,7 @@ class GandivaAction:
         for key in [k for k in sets.of if not _placed(session, k)]:
             sets.leave(key)
         sets.release_empty()
-        before = {key: node_set for key, node_set in sets.of.items()}
+        before = dict(sets.of)
         sets.adjust()
         sets.release_empty()
         if plugin.rotation and session.now % plugin.rotation == 0:
