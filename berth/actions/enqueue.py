@@ -73,7 +73,7 @@ class Enqueue:
         self.idle_check.on_session_open(session)
         timed = session.framework.admission_depends_on_time
         # Queues can change in place (opened, re-weighted): their state is part of the epoch.
-        epoch = (session.admission_epoch, *(q.snapshot() for q in session.queues.values()))
+        epoch = (session.admission_epoch, session.queue_snapshots())
         whole = timed or epoch != self._epoch
         self._epoch = epoch
         if whole:

@@ -104,6 +104,7 @@ class Session:
         self.all_jobs = all_jobs if all_jobs is not None else jobs
         self.queues = queues
         self.tree = QueueTree(queues)
+        self._queue_snapshots: tuple | None = None
         self.now = now
         self.framework_has_enqueue = has_enqueue
         #: Resources held by each queue's bound pods (shared with the Scheduler, kept current).
@@ -319,6 +320,13 @@ class Session:
             if reason:
                 return reason
         return None
+
+    def queue_snapshots(self) -> tuple:
+        """Every queue's ``snapshot``, taken once per session: what enqueue and the queue-share
+        plugins compare with the last session's to see whether a queue changed."""
+        if self._queue_snapshots is None:
+            self._queue_snapshots = tuple(q.snapshot() for q in self.queues.values())
+        return self._queue_snapshots
 
     @property
     def allocatable_additive(self) -> bool:

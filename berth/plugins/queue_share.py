@@ -62,7 +62,7 @@ class QueueShare(Plugin):
         again only when a queue or the resource columns changed: a long replay opens a
         session at every pod's end, nearly always over the same queues."""
         columns = self.columns
-        key = (id(columns.state), columns.width, *(q.snapshot() for q in session.queues.values()))
+        key = (id(columns.state), columns.width, session.queue_snapshots())
         if key == self._queues_key:
             return
         self._queues_key = key
