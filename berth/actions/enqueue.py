@@ -189,12 +189,17 @@ class Enqueue:
             for row, fit in zip(rows, fits, strict=True):
                 if not fit:
                     votes[row] = check.shortfall(jobs[row])
-        for ask in (session.jobs_enqueueable, self.idle_check.jobs_enqueueable):
+        asks = [session.jobs_enqueueable]
+        if check is not self.idle_check:
+            asks.append(self.idle_check.jobs_enqueueable)
+        for ask in asks:
             rows = [row for row, vote in enumerate(votes) if vote is None]
             if rows:
                 for row, vote in zip(rows, ask([jobs[row] for row in rows]), strict=True):
                     votes[row] = vote
-        return votes
+        # Where the idle check was the capacity check, the jobs every plugin let through
+        # fit: its vote would be an admission.
+        return [True if vote is None else vote for vote in votes]
 
     def _admit(self, session: Session, backlog: Backlog, job: JobInfo) -> None:
         reason = backlog.reason(job.key)

@@ -164,7 +164,10 @@ def _cannot_complete(
     rest = tasks.remaining(end)
     if len(rest) < need:
         return None
-    cls = search.compile(rest[0])
+    keys = tasks.keys
+    # A kept task order knows its runs of one class: no pod need be classed again.
+    one_run = keys is not None and tasks.run_end[tasks.next] >= end  # type: ignore[index]
+    cls = search.compile(rest[0], keys[tasks.next] if one_run else None)  # type: ignore[index]
     room = search.room(cls)
     if room is None:
         return None
@@ -172,7 +175,7 @@ def _cannot_complete(
     exact = additive and search.room_exact(cls)
     if room >= need and not exact:
         return None  # (the common case: asked before compiling every pod of the gang)
-    if any(search.compile(pod) is not cls for pod in rest[1:]):
+    if not one_run and any(search.compile(pod) is not cls for pod in rest[1:]):
         return None
     most = min(room, need)
     if not additive:  # (so the nodes' room is short)

@@ -119,6 +119,9 @@ class ShareColumns:
         self.columns = np.zeros(0, dtype=np.intp)
         self.names: list[str] = []
         self._memo: dict[tuple, np.ndarray] = {}
+        #: ``amounts`` by the mapping's identity, with a copy to tell a mapping changed in
+        #: place: enqueue asks for the same jobs' minResources every session.
+        self._seen: dict[int, tuple[Mapping[str, int], dict[str, int], np.ndarray]] = {}
 
     def bind(self, state: ClusterState) -> None:
         if state is self.state and state.width == self.width:
@@ -128,6 +131,7 @@ class ShareColumns:
         self.columns = np.array([c for c in range(state.width) if c != pods], dtype=np.intp)
         self.names = [state.axis.names[c] for c in self.columns]
         self._memo.clear()
+        self._seen.clear()
 
     def of(self, vector: np.ndarray) -> np.ndarray:
         """A resource-axis vector (possibly short) as a float vector over the share columns."""
@@ -135,8 +139,15 @@ class ShareColumns:
 
     def amounts(self, resources: Mapping[str, int]) -> np.ndarray:
         """A resource mapping (canonical units) over the share columns; unlisted ones are 0."""
+        seen = self._seen.get(id(resources))
+        if seen is not None and seen[0] is resources and seen[1] == resources:
+            return seen[2]
         key = ("amounts", *sorted(resources.items()))
-        return self._memoised(key, lambda: self.of(self._vector(resources)))
+        vector = self._memoised(key, lambda: self.of(self._vector(resources)))
+        if len(self._seen) >= self._MEMO_LIMIT:
+            self._seen.clear()
+        self._seen[id(resources)] = (resources, dict(resources), vector)
+        return vector
 
     def limits(self, resources: Mapping[str, int]) -> np.ndarray:
         """Like ``amounts``, but a resource the mapping does not list is unlimited."""

@@ -38,6 +38,10 @@ class Proportion(QueueShare):
     _capability: np.ndarray | None = None
     _capability_of: np.ndarray | None = None
     _total: np.ndarray | None = None
+    #: Where a queue deserves less than it could have, and what it still deserves (deserved
+    #: − held − promised): asked for every job enqueue asks about, so kept until they change.
+    _held_down: np.ndarray | None = None
+    _deserved_room: np.ndarray | None = None
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         total, guarantee = self.total, self.guarantee
@@ -54,6 +58,7 @@ class Proportion(QueueShare):
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1
+        self._held_down = self._deserved_room = None
         if len(wanting):
             deserved[wanting] = water_fill(
                 total,
@@ -86,11 +91,15 @@ class Proportion(QueueShare):
         rows = np.array([self.index[jobs[i].queue] for i in asked], dtype=np.intp)
         amounts = [self.columns.amounts(jobs[i].group.min_resources) for i in asked]
         need = np.array(amounts)
-        room = self.deserved - self.used - self.inqueue
+        room = self._deserved_room
+        if room is None:
+            room = self._deserved_room = self.deserved - self.used - self.inqueue
         # Only where other queues hold the share down: a queue that deserves all it could
         # have is short of idle room, which the idle check reports better.
-        shared = self.deserved < self.capability - EPSILON
-        short = (need > 0) & shared[rows] & (need > room[rows] + EPSILON)
+        held_down = self._held_down
+        if held_down is None:
+            held_down = self._held_down = self.deserved < self.capability - EPSILON
+        short = (need > 0) & held_down[rows] & (need > room[rows] + EPSILON)
         # Jobs of one queue asking the same (the memoised vector) share one refusal.
         refusals: dict[tuple[int, int], Refusal] = {}
         for k in np.flatnonzero(short.any(axis=1)):
@@ -104,6 +113,14 @@ class Proportion(QueueShare):
                 )
             votes[asked[k]] = refusal
         return votes
+
+    def on_job_enqueued(self, job: JobInfo) -> None:
+        super().on_job_enqueued(job)
+        self._deserved_room = None
+
+    def _forget(self, row: int) -> None:
+        super()._forget(row)
+        self._deserved_room = None
 
     def limit(self) -> np.ndarray:
         return np.minimum(self.capability, self.deserved)

@@ -188,14 +188,12 @@ class QueueShare(Plugin):
         try:
             for row in rows:
                 self.used[row] += need * placed
-                self._shares.pop(row, None)
-                self._rooms.pop(row, None)
+                self._forget(row)
             return self.allocatable(queue, request)
         finally:
             for row, used in zip(rows, saved, strict=True):
                 self.used[row] = used
-                self._shares.pop(row, None)
-                self._rooms.pop(row, None)
+                self._forget(row)
 
     def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         if not any(self.any_limited):
@@ -263,5 +261,10 @@ class QueueShare(Plugin):
             amount = sign * self.columns.of(request)
             for row in self.lineage(queue):
                 self.used[row] += amount
-                self._shares.pop(row, None)
-                self._rooms.pop(row, None)
+                self._forget(row)
+
+    def _forget(self, row: int) -> None:
+        """The queue in ``row`` holds more or less now: what was worked out from its use is
+        stale."""
+        self._shares.pop(row, None)
+        self._rooms.pop(row, None)

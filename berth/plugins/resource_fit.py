@@ -20,6 +20,9 @@ from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 
+#: A node's count of whole pods when no resource bounds it.
+_UNBOUNDED = np.iinfo(np.int64).max
+
 
 def _device_fit(state: ClusterState, rows: Rows, ask: GpuAsk, mask: np.ndarray) -> np.ndarray:
     """``mask`` narrowed to the rows whose devices can take ``ask`` (tested only where the
@@ -121,7 +124,7 @@ class ResourceFit(Plugin):
         n = state.n
         schedulable = state.schedulable[:n]
         free = state.free[:n][:, cols][schedulable]
-        fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=np.iinfo(np.int64).max)
+        fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=_UNBOUNDED)
         if _whole_devices(cls):
             idle = (state.gpus.remaining[:n][schedulable] >= MILLI).sum(axis=1)
             fits = np.minimum(fits, idle // cls.gpu.whole)  # type: ignore[union-attr]
