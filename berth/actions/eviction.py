@@ -64,6 +64,21 @@ class _Choice:
         return (any(u.whole for u in self.units), top, total, count)
 
 
+@dataclass(slots=True)
+class _Victims:
+    """The eligible victims among the caller's jobs and what they hold per node, as the cluster
+    stands: the same for every task that asks until a pod is bound, evicted or given back."""
+
+    eligible: dict[str, list[Pod]]  # by job key
+    pods: list[Pod]  # every eligible pod
+    rows: np.ndarray  # each pod's node row
+    requests: np.ndarray  # each pod's request (a row each, over the whole resource axis)
+    top: np.ndarray  # per node, the highest priority among the jobs of its eligible pods
+    count: np.ndarray  # per node, its eligible pods
+    on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
+    late: np.ndarray | None = None  # per node, ``Evictor._lateness``, worked out when asked
+
+
 class Evictor:
     """Evicts for one task at a time through the caller's statement; victims come from the jobs
     the caller names and must pass ``judge`` (Session.preemptable or Session.reclaimable)."""
@@ -76,12 +91,56 @@ class Evictor:
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
         #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
+        self._victims: tuple[tuple, _Victims] | None = None
 
     def _request(self, pod: Pod) -> np.ndarray:
+        """The pod's request over the whole resource axis."""
+        width = self.session.state.width
         vector = self._requests.get(pod.key)
-        if vector is None:
-            vector = self._requests[pod.key] = self.session.state.request_vector(pod.requests)
+        if vector is None or len(vector) != width:
+            vector = padded(self.session.state.request_vector(pod.requests), width)
+            self._requests[pod.key] = vector
         return vector
+
+    def _victims_of(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims:
+        """The victim table for these jobs, kept while nothing is bound, evicted or given back
+        (the cluster's change log, the session's binds and evictions stand still): a backlog
+        of starving jobs asks about the same running jobs task after task."""
+        session = self.session
+        state = session.state
+        key = (
+            state.log_position,
+            len(session.binds),
+            len(session.evictions),
+            state.width,
+            best_effort,
+            tuple(map(id, victim_jobs)),
+        )
+        kept = self._victims
+        if kept is not None and kept[0] == key:
+            return kept[1]
+        eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j, best_effort))}
+        pods = [p for group in eligible.values() for p in group]
+        n, width = state.n, state.width
+        rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
+        requests = np.array([self._request(p) for p in pods], dtype=np.int64)
+        jobs = {j.key: j for j in victim_jobs}
+        top = np.full(n, np.iinfo(np.int64).min)
+        np.maximum.at(top, rows, [jobs[_job_key(p)].group.priority for p in pods])
+        on_row: dict[int, set[str]] = {}
+        for victim, row in zip(pods, rows.tolist(), strict=True):
+            on_row.setdefault(row, set()).add(_job_key(victim))
+        victims = _Victims(
+            eligible,
+            pods,
+            rows,
+            requests.reshape(len(pods), width),
+            top,
+            np.bincount(rows, minlength=n),
+            on_row,
+        )
+        self._victims = (key, victims)
+        return victims
 
     def _eligible(self, job: JobInfo, best_effort: bool) -> list[Pod]:
         """Bound pods of ``job`` that may be evicted at all: running before this session and
@@ -107,18 +166,16 @@ class Evictor:
     ) -> bool:
         """Evict what the best node needs and place ``pod`` there; False (and nothing changed)
         when no node can be freed for it."""
-        eligible = {
-            j.key: pods for j in victim_jobs if (pods := self._eligible(j, pod.best_effort))
-        }
-        if not eligible:
+        victims = self._victims_of(victim_jobs, pod.best_effort)
+        if not victims.eligible:
             return False
         # When the plugins allow no victim among all candidates, they allow none on any node
         # (their running totals only grow with the candidates they see): skip the search.
-        if not self.judge(job, pod, [p for pods in eligible.values() for p in pods]):
+        if not self.judge(job, pod, victims.pods):
             return False
         jobs = {j.key: j for j in victim_jobs}
         search = self.session.search
-        for choice in self._choices(job, pod, cls, eligible, jobs):
+        for choice in self._choices(job, pod, cls, victims, jobs):
             savepoint = statement.savepoint()
             for unit in choice.units:
                 for victim in unit.pods:
@@ -156,20 +213,16 @@ class Evictor:
         job: JobInfo,
         pod: Pod,
         cls: PodClass,
-        eligible: dict[str, list[Pod]],
+        victims: _Victims,
         jobs: dict[str, JobInfo],
     ) -> list[_Choice]:
         """Nodes that can be freed for ``pod``, best first, with their victims."""
         state = self.session.state
         n, cols = state.n, cls.nonzero
         need = cls.request[cols]
-        pods = [p for group in eligible.values() for p in group]
-        rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
+        rows, top, count = victims.rows, victims.top, victims.count
         freeable = np.zeros((n, len(cols)), dtype=np.int64)
-        np.add.at(freeable, rows, np.array([self._columns(p, cols) for p in pods]))
-        top = np.full(n, np.iinfo(np.int64).min)
-        np.maximum.at(top, rows, [jobs[_job_key(p)].group.priority for p in pods])
-        count = np.bincount(rows, minlength=n)
+        np.add.at(freeable, rows, victims.requests[:, cols])
         free = state.free[:n][:, cols]
         open_rows = (count > 0) & (free + freeable >= need).all(axis=1)
         if self.session.region is not None:  # a hard network topology's HyperNode
@@ -178,16 +231,16 @@ class Evictor:
         others = [f for f in cls.filters if not f.checks_free_capacity]
         idx = self.session.search.feasible(cls, reachable, others)
         if self.by_job_order:  # the nodes holding the victims that would be served last
-            late = self._lateness(pods, rows, n, jobs)
+            if victims.late is None:
+                victims.late = self._lateness(victims.pods, rows, n, jobs)
+            late = victims.late
             idx = idx[np.lexsort((count[idx], -late[idx], top[idx]))][: self.examined]
         else:
             idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
-        on_row: dict[int, set[str]] = {}
-        for victim, row in zip(pods, rows, strict=True):
-            on_row.setdefault(int(row), set()).add(_job_key(victim))
+        eligible = victims.eligible
         choices = []
         for row in map(int, idx):
-            present = {key: eligible[key] for key in on_row[row]}
+            present = {key: eligible[key] for key in victims.on_row[row]}
             units = self._units(job, pod, cls, state.names[row], present, jobs)
             chosen = _cover(free[row], need, units)
             if chosen is not None:
@@ -285,7 +338,7 @@ class Evictor:
         return units
 
     def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:
-        return padded(self._request(pod), self.session.state.width)[cols]
+        return self._request(pod)[cols]
 
 
 def _job_key(pod: Pod) -> str:
