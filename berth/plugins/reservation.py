@@ -15,6 +15,22 @@ when a new reservation is made.
 
 Held nodes are whole nodes, sized for a slot that fits any of the missing tasks (their
 element-wise largest request), on the nodes every one of them may use.
+
+Two kinds of room are not what they seem to a plan made of end times:
+
+- **Lent nodes are never held.** A node labelled as lent (``reservation.lentNodes``, by default
+  capacity loaning's ``berth.io/pool: lent``) belongs to another pool, which takes it back when
+  it needs it: holding it would keep the owner's pods off it (inference waited hours for a
+  reclaimed server that stayed held), and the job could lose it before its shadow time anyway.
+  Nodes of a pool whose taint the job's pods do not tolerate are out already (the filters).
+- **Elastic workers above their job's minimum are room now.** A worker of an elastic job
+  (``berth.io/elastic``) beyond its ``minMember`` can be taken off without the job losing its
+  work (a scaling policy's starvation guard does so), and such a worker has no duration: counted
+  as a pod that never ends, it would hide the room that is easiest to free. Its room counts as
+  free now (the newest placed first, as a scale-in takes them), so the plan prefers the nodes
+  those workers hold over waiting for rigid pods to end. A hold whose shadow time is already
+  reached lasts until a pod leaves or nodes change (what could give a better plan), rather than
+  one session.
 """
 
 from __future__ import annotations
@@ -24,7 +40,10 @@ from typing import Any
 
 import numpy as np
 
+from berth.api.elastic import is_elastic
 from berth.api.objects import GroupPhase, Pod
+from berth.api.selectors import Requirement
+from berth.controllers.loaning_config import LoaningConfig
 from berth.durations import DurationError, parse_duration
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
@@ -33,6 +52,10 @@ from berth.framework.session import Hold, Session
 
 WAIT_TIME = "reservation.waitTime"
 DEFAULT_WAIT_TIME = "30m"
+LENT_NODES = "reservation.lentNodes"
+#: Capacity loaning's lent servers (docs/loaning.md), labelled so in the simulator and by
+#: ``berth serve --loaning`` alike.
+DEFAULT_LENT_NODES = {LoaningConfig().pool_label: LoaningConfig().lent_pool}
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 
 
@@ -51,6 +74,19 @@ class Reservation(Plugin):
             raise PluginArgumentError(f"{where}: {exc}") from exc
         if self.wait_time < 0:
             raise PluginArgumentError(f"{where}: must not be negative (got {raw!r})")
+        lent = self.arguments.get(LENT_NODES, DEFAULT_LENT_NODES)
+        if not isinstance(lent, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in lent.items()
+        ):
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument {LENT_NODES}: {lent!r} is not a mapping of "
+                "labels to values (expected e.g. {berth.io/pool: lent})"
+            )
+        #: Labels (all of them) that mark a node as lent by another pool: never held.
+        self.lent = tuple(Requirement(k, "In", (v,)) for k, v in sorted(lent.items()))
+        #: The (structure epoch, admission epoch) at which a hold whose shadow time had already
+        #: come was made: it stands until they move.
+        self._reached: tuple[int, int] | None = None
         #: The session the hold lives in: allocate and backfill release it there when the
         #: held job starts.
         self._session: Session | None = None
@@ -72,27 +108,37 @@ class Reservation(Plugin):
 
     def after_allocate(self, session: Session) -> None:
         hold = self.hold
+        epoch = (session.state.structure_epoch, session.admission_epoch)
         if hold is not None:
             job = session.jobs.get(hold.job)
             blocked = hold.job in session.job_reasons
-            if _short(job) and not blocked and session.now < hold.shadow:
+            standing = session.now < hold.shadow or self._reached == epoch
+            if _short(job) and not blocked and standing:
                 assert job is not None
                 session.job_reasons[job.key] = _holding(session, job, hold)
                 return
             session.hold = None
-        epoch = (session.state.structure_epoch, session.admission_epoch)
         self._unfit = {k: e for k, e in self._unfit.items() if e == epoch}
         starving = [j for j in session.jobs.values() if self._starving(j, session)]
         running: _Running | None = None
         for job in sorted(starving, key=session.job_order_key):
             if running is None:
                 running = _Running(session)
-            hold = _reserve(session, job, running)
+            hold = _reserve(session, job, running, self._lent_rows(session))
             if hold is not None:
                 session.hold = hold
+                self._reached = epoch if hold.shadow <= session.now else None
                 session.job_reasons[job.key] = _holding(session, job, hold)
                 return
             self._unfit[job.key] = epoch
+
+    def _lent_rows(self, session: Session) -> np.ndarray:
+        """Nodes labelled as lent (every label of ``reservation.lentNodes``)."""
+        n = session.state.n
+        rows = np.ones(n, dtype=bool) if self.lent else np.zeros(n, dtype=bool)
+        for requirement in self.lent:
+            rows &= session.state.labels.match(requirement, n)
+        return rows
 
     def _starving(self, job: JobInfo, session: Session) -> bool:
         reason = session.job_reasons.get(job.key)
@@ -109,15 +155,17 @@ class Reservation(Plugin):
 
 class _Running:
     """The bound pods that are expected to end, as arrays: node row, expected end and request
-    (one row per pod). Gathered at most once per session, and only when a job starves."""
+    (one row per pod). Gathered at most once per session, and only when a job starves. Elastic
+    workers above their job's minimum end now (``_surplus``)."""
 
     def __init__(self, session: Session) -> None:
         state, now = session.state, session.now
+        surplus = _surplus(session)
         vectors: dict[tuple, np.ndarray] = {}
         rows, ends, requests = [], [], []
         for row in range(state.n):
             for pod in state.pods_on[row].values():
-                end = _expected_end(pod, now)
+                end = now if id(pod) in surplus else _expected_end(pod, now)
                 if math.isinf(end):
                     continue
                 # Pods with the same requests share one vector.
@@ -136,9 +184,46 @@ class _Running:
             self.requests[i, : len(vector)] = vector
 
 
-def _reserve(session: Session, job: JobInfo, running: _Running) -> Hold | None:
-    """Hold the nodes on which the job's missing tasks fit soonest; None when too few nodes
-    could ever take them, even once every pod that is expected to end has ended."""
+def _surplus(session: Session) -> set[int]:
+    """The elastic workers (by ``id``) that may be taken off: of each elastic job running more
+    than its minMember, that many of its workers, the newest placed first (then by name), as a
+    scale-in takes them. Found from the pods on the nodes, not from every job ever known."""
+    state, jobs = session.state, session.all_jobs
+    elastic: dict[str, list[Pod]] = {}
+    for row in range(state.n):
+        for pod in state.pods_on[row].values():
+            key = f"{pod.namespace}/{pod.group}"
+            workers = elastic.get(key)
+            if workers is None:
+                job = jobs.get(key)
+                if (
+                    job is None
+                    or job.active <= job.group.min_member
+                    or not is_elastic(job.group.annotations)
+                ):
+                    continue
+                workers = elastic[key] = []
+            if not pod.terminating:
+                workers.append(pod)
+    out: set[int] = set()
+    for key, alive in elastic.items():
+        extra = len(alive) - max(jobs[key].group.min_member, 1)
+        alive.sort(key=lambda p: (_placed(p, session.now), p.name), reverse=True)
+        out.update(id(p) for p in alive[:extra])
+    return out
+
+
+def _placed(pod: Pod, now: float) -> float:
+    """When a pod was placed: its bind, else its start, else now."""
+    if pod.bind_time is not None:
+        return pod.bind_time
+    return pod.start_time if pod.start_time is not None else now
+
+
+def _reserve(session: Session, job: JobInfo, running: _Running, lent: np.ndarray) -> Hold | None:
+    """Hold the nodes on which the job's missing tasks fit soonest, lent nodes left out; None
+    when too few nodes could ever take them, even once every pod that is expected to end has
+    ended."""
     state, search = session.state, session.search
     n = state.n
     need = _missing(job)
@@ -151,6 +236,7 @@ def _reserve(session: Session, job: JobInfo, running: _Running) -> Hold | None:
         rows = np.intersect1d(rows, search.feasible(cls, slice(0, n), others))
     cols = np.flatnonzero(slot)
     slot = slot[cols]
+    rows = rows[~lent[rows]]
     rows = rows[_slots(state.allocatable[rows][:, cols], slot) > 0]
     position = np.full(n, -1, dtype=np.intp)
     position[rows] = np.arange(len(rows))

@@ -16,7 +16,7 @@ import math
 import zlib
 from dataclasses import dataclass, replace
 
-from berth.api.elastic import ElasticSpec, Throughput
+from berth.api.elastic import ELASTIC_ANNOTATION, ElasticSpec, Throughput
 from berth.api.objects import BatchJob, TaskSpec
 from berth.traces.model import TraceJob
 
@@ -80,5 +80,7 @@ def elastic_job(
         priority=group.priority,
         submit_time=group.submit_time,
         network_topology=group.network_topology,
+        # As a manifest's elastic Job says it: the scheduler sees it on the PodGroup.
+        annotations={ELASTIC_ANNOTATION: "true"},
         elastic=ElasticSpec(low, high, first.duration, Throughput(), reference=workers),
     )

@@ -289,3 +289,160 @@ def test_off_by_default():
     assert not any(
         isinstance(p, Reservation) for p in Scheduler(load_config(None)).framework.plugins
     )
+
+
+# Two 4-CPU nodes: n0 half taken by a pod ending at t=100, n1 by the pods of ``bound``; the gang
+# ``big`` of one 4-CPU pod starves at once.
+def one_slot(cfg, bound, n1_labels=None, groups=()):
+    return scheduler(
+        [node("n0", cpu=4000), node("n1", cpu=4000, labels=n1_labels)],
+        cfg,
+        groups=[PodGroup("big"), *groups],
+        bound=[(pod("r0", cpu=2000, duration=100.0, start_time=0.0), "n0"), *bound],
+    )
+
+
+def lent(wait: str = "0", **arguments):
+    return config(
+        BASE
+        + [
+            {
+                "name": "reservation",
+                "arguments": {"reservation.waitTime": wait, **arguments},
+            }
+        ],
+        actions="allocate, backfill",
+    )
+
+
+LENT = {"berth.io/pool": "lent"}
+# n1's pod ends at t=50, before n0's: the plan would take n1 unless it may not.
+LENT_CASES = {
+    "a training node": (reserving(), None, ("n1", 50.0)),
+    "a lent node is never held": (reserving(), LENT, ("n0", 100.0)),
+    "the inference pool's label is no lent one": (
+        reserving(),
+        {"berth.io/pool": "inference"},
+        ("n1", 50.0),
+    ),
+    "lentNodes names another label": (
+        lent(**{"reservation.lentNodes": {"pool": "borrowed"}}),
+        {"pool": "borrowed"},
+        ("n0", 100.0),
+    ),
+    "lentNodes names another label, not this one": (
+        lent(**{"reservation.lentNodes": {"pool": "borrowed"}}),
+        LENT,
+        ("n1", 50.0),
+    ),
+    "lentNodes {}: lent nodes are held like any": (
+        lent(**{"reservation.lentNodes": {}}),
+        LENT,
+        ("n1", 50.0),
+    ),
+}
+
+
+@pytest.mark.parametrize("cfg,labels,expected", LENT_CASES.values(), ids=LENT_CASES.keys())
+def test_lent_nodes_are_never_held(cfg, labels, expected):
+    s = one_slot(cfg, [(pod("r1", cpu=2000, duration=50.0, start_time=0.0), "n1")], labels)
+    run(s, [pod("big-0", cpu=4000, group="big")], now=0.0)
+    hold = plugin(s).hold
+    assert hold is not None
+    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (
+        [expected[0]],
+        expected[1],
+    )
+
+
+ELASTIC = {"berth.io/elastic": "true"}
+
+
+def workers(count: int, bind_times=None) -> list[tuple[Pod, str]]:
+    """``count`` 1-CPU workers of job ``el`` on n1, without a duration (an elastic job's)."""
+    times = bind_times or [0.0] * count
+    return [
+        (pod(f"el-{i}", cpu=1000, group="el", bind_time=times[i], start_time=times[i]), "n1")
+        for i in range(count)
+    ]
+
+
+# n1 holds job el's four 1-CPU workers, which never end on their own; n0 has 2 CPUs free until
+# r0 ends at t=100. big's pod asks 3 CPUs.
+SURPLUS_CASES = {
+    # Three above the minimum of one: n1 has room for big once they are off, now.
+    "elastic, above its minimum": (PodGroup("el", min_member=1, annotations=ELASTIC), ("n1", 5.0)),
+    # At its minimum nothing may be taken off: n0, when r0 ends.
+    "elastic, at its minimum": (PodGroup("el", min_member=4, annotations=ELASTIC), ("n0", 100.0)),
+    # Two above the minimum are too little room on n1 (2 CPUs stay taken).
+    "elastic, too little above its minimum": (
+        PodGroup("el", min_member=2, annotations=ELASTIC),
+        ("n0", 100.0),
+    ),
+    # A rigid job's pods above minMember are not taken off by anyone.
+    "not elastic, above minMember": (PodGroup("el", min_member=1), ("n0", 100.0)),
+}
+
+
+@pytest.mark.parametrize("group,expected", SURPLUS_CASES.values(), ids=SURPLUS_CASES.keys())
+def test_elastic_workers_above_their_minimum_are_room_now(group, expected):
+    s = one_slot(reserving(), workers(4), groups=[group])
+    run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
+    hold = plugin(s).hold
+    assert hold is not None
+    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (
+        [expected[0]],
+        expected[1],
+    )
+
+
+def test_the_newest_elastic_workers_are_the_ones_counted_off():
+    # el runs one 2-CPU worker on n0 (placed last) and three 1-CPU ones on n1, one above its
+    # minimum of three: n0's worker is counted off, so n0 has room for big once r0 ends; n1
+    # would have too little.
+    s = scheduler(
+        [node("n0", cpu=4000), node("n1", cpu=4000)],
+        reserving(),
+        groups=[PodGroup("big"), PodGroup("el", min_member=3, annotations=ELASTIC)],
+        bound=[
+            (pod("r0", cpu=2000, duration=100.0, start_time=0.0), "n0"),
+            (pod("el-new", cpu=2000, group="el", bind_time=3.0, start_time=3.0), "n0"),
+            *workers(3),
+        ],
+    )
+    run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
+    hold = plugin(s).hold
+    assert hold is not None
+    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (["n0"], 100.0)
+
+
+def test_a_hold_whose_shadow_time_has_come_stands_until_a_pod_leaves():
+    el = PodGroup("el", min_member=1, annotations=ELASTIC)
+    tiny = pod("tiny", cpu=100, duration=1000.0, start_time=0.0)
+    s = one_slot(reserving(), [*workers(4), (tiny, "n0")], groups=[el])
+    run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
+    first = plugin(s).hold
+    assert first is not None and first.shadow == 5.0
+    run(s, now=10.0)
+    assert plugin(s).hold is first
+    s.release(tiny)
+    run(s, now=20.0)
+    assert plugin(s).hold is not first and plugin(s).hold.shadow == 20.0
+
+
+LENT_ERRORS = {
+    "a string": "berth.io/pool=lent",
+    "a list": [{"berth.io/pool": "lent"}],
+    "a value not a string": {"berth.io/pool": 1},
+}
+
+
+@pytest.mark.parametrize("value", LENT_ERRORS.values(), ids=LENT_ERRORS.keys())
+def test_bad_lent_nodes(value):
+    with pytest.raises(ConfigError) as err:
+        lent(**{"reservation.lentNodes": value})
+    assert str(err.value) == (
+        f"test: tiers[0].plugins[{len(BASE)}]: plugin reservation: argument "
+        f"reservation.lentNodes: {value!r} is not a mapping of labels to values "
+        "(expected e.g. {berth.io/pool: lent})"
+    )

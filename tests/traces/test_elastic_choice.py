@@ -35,6 +35,8 @@ def test_an_elastic_trace_job() -> None:
     assert (made.min_available, made.tasks[0].replicas, made.queue) == (2, 4, "q")
     assert (made.elastic.min_workers, made.elastic.max_workers, made.elastic.reference) == (2, 4, 4)
     assert made.elastic.duration == 600 and made.tasks[0].template.duration is None
+    # Annotated as a manifest's elastic Job is, so its PodGroup says so to the scheduler.
+    assert made.annotations == {"berth.io/elastic": "true"}
     assert elastic_job(job("one", 1), 1.0) is None  # one worker: nothing to shrink
     assert elastic_job(job("open", 3, None), 1.0) is None  # no duration: no work to measure
 
