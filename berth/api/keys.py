@@ -90,3 +90,7 @@ HIERARCHY_WEIGHTS_ANNOTATION = "volcano.sh/hierarchy-weights"
 # Pod and PriorityClass preemptionPolicy values.
 PREEMPT_LOWER_PRIORITY = "PreemptLowerPriority"
 PREEMPT_NEVER = "Never"
+# Capacity loaning's pools: the label (and taint key) naming a node's pool, and its values.
+POOL_LABEL = "berth.io/pool"
+INFERENCE_POOL = "inference"
+LENT_POOL = "lent"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from berth.api.keys import INFERENCE_POOL, LENT_POOL, POOL_LABEL
 from berth.durations import non_negative
 from berth.sections import section
 
@@ -16,9 +17,9 @@ class LoaningConfigError(ValueError):
 
 @dataclass(slots=True, frozen=True)
 class LoaningConfig:
-    pool_label: str = "berth.io/pool"  # the label (and taint key) that names a node's pool
-    inference_pool: str = "inference"  # its value on inference nodes
-    lent_pool: str = "lent"  # its value on an inference node while lent to training
+    pool_label: str = POOL_LABEL  # the label (and taint key) that names a node's pool
+    inference_pool: str = INFERENCE_POOL  # its value on inference nodes
+    lent_pool: str = LENT_POOL  # its value on an inference node while lent to training
     idle_before_lend: float = 600.0  # seconds without inference pods before a node is lent
     check_interval: float = 30.0  # seconds between idle checks
     #: Seconds an inference pod may wait for a server taken back from training: stated, then

@@ -41,9 +41,9 @@ from typing import Any
 import numpy as np
 
 from berth.api.elastic import is_elastic
+from berth.api.keys import LENT_POOL, POOL_LABEL
 from berth.api.objects import GroupPhase, Pod
 from berth.api.selectors import Requirement
-from berth.controllers.loaning_config import LoaningConfig
 from berth.durations import DurationError, parse_duration
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal
@@ -55,7 +55,7 @@ DEFAULT_WAIT_TIME = "30m"
 LENT_NODES = "reservation.lentNodes"
 #: Capacity loaning's lent servers (docs/loaning.md), labelled so in the simulator and by
 #: ``berth serve --loaning`` alike.
-DEFAULT_LENT_NODES = {LoaningConfig().pool_label: LoaningConfig().lent_pool}
+DEFAULT_LENT_NODES = {POOL_LABEL: LENT_POOL}
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 
 
