@@ -31,8 +31,9 @@ from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
-from berth.framework.session import Judge, Session
+from berth.framework.session import Session
 from berth.framework.statement import Statement
+from berth.framework.victims import VictimPoint
 
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).
@@ -81,11 +82,14 @@ class _Victims:
 
 class Evictor:
     """Evicts for one task at a time through the caller's statement; victims come from the jobs
-    the caller names and must pass ``judge`` (Session.preemptable or Session.reclaimable)."""
+    the caller names and must pass the plugins of ``point`` (preemptable or reclaimable)."""
 
-    def __init__(self, session: Session, judge: Judge, examined: int = EXAMINED_NODES) -> None:
+    def __init__(
+        self, session: Session, point: VictimPoint, examined: int = EXAMINED_NODES
+    ) -> None:
         self.session = session
-        self.judge = judge
+        self.point = point
+        self.judge = session.preemptable if point == "preemptable" else session.reclaimable
         self.examined = examined
         self._requests: dict[str, np.ndarray] = {}
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
@@ -171,11 +175,19 @@ class Evictor:
             return False
         # When the plugins allow no victim among all candidates, they allow none on any node
         # (their running totals only grow with the candidates they see): skip the search.
-        if not self.judge(job, pod, victims.pods):
-            return False
+        anywhere = self.session.allowed_anywhere(self.point, job, pod, victims.pods)
+        if anywhere is None:
+            if not self.judge(job, pod, victims.pods):
+                return False
+            allowed = None
+        else:
+            if not anywhere:
+                return False
+            pods = victims.pods
+            allowed = np.fromiter((id(p) in anywhere for p in pods), bool, len(pods))
         jobs = {j.key: j for j in victim_jobs}
         search = self.session.search
-        for choice in self._choices(job, pod, cls, victims, jobs):
+        for choice in self._choices(job, pod, cls, victims, jobs, allowed):
             savepoint = statement.savepoint()
             for unit in choice.units:
                 for victim in unit.pods:
@@ -215,8 +227,11 @@ class Evictor:
         cls: PodClass,
         victims: _Victims,
         jobs: dict[str, JobInfo],
+        allowed: np.ndarray | None = None,
     ) -> list[_Choice]:
-        """Nodes that can be freed for ``pod``, best first, with their victims."""
+        """Nodes that can be freed for ``pod``, best first, with their victims. ``allowed``:
+        which eligible pods the plugins could allow on any node, when they judge each one
+        alone; a node examined where those could never free enough is passed over unasked."""
         state = self.session.state
         n, cols = state.n, cls.nonzero
         need = cls.request[cols]
@@ -237,6 +252,13 @@ class Evictor:
             idx = idx[np.lexsort((count[idx], -late[idx], top[idx]))][: self.examined]
         else:
             idx = idx[np.lexsort((count[idx], top[idx]))][: self.examined]
+        if allowed is not None:  # what the allowed pods on each examined node could free
+            position = np.full(n, -1, dtype=np.intp)
+            position[idx] = np.arange(len(idx))
+            kept = allowed & (position[rows] >= 0)
+            room = free[idx].copy()
+            np.add.at(room, position[rows[kept]], victims.requests[kept][:, cols])
+            idx = idx[(room >= need).all(axis=1)]
         eligible = victims.eligible
         choices = []
         for row in map(int, idx):

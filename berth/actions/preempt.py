@@ -44,7 +44,7 @@ class Preempt:
         if not jobs:
             return
         running = running_by_queue(session)
-        evictor = Evictor(session, session.preemptable, self.examined)
+        evictor = Evictor(session, "preemptable", self.examined)
         queues = by_queue(jobs)
         for name in sorted(queues, key=lambda q: session.queue_order_key(q, 0)):
             for job in sorted(queues[name], key=session.job_order_key):

@@ -33,7 +33,7 @@ class Reclaim:
         if not jobs:
             return
         running = running_by_queue(session)
-        evictor = Evictor(session, session.reclaimable)
+        evictor = Evictor(session, "reclaimable")
 
         def serve(job: JobInfo) -> bool:
             victims = [

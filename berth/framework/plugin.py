@@ -117,6 +117,11 @@ class Plugin:
     #: (after the victims' priority), rather than the one with the fewest victims: for a plugin
     #: whose job order says which jobs give way first (tiresias' levels).
     victims_by_job_order: ClassVar[bool] = False
+    #: Whether ``preemptable`` and ``reclaimable`` judge each candidate by itself (no running
+    #: total, no look at the other candidates): their verdict on some of the candidates is
+    #: then their verdict on all of them, restricted, and preempt can tell at once which nodes
+    #: its victims could never free enough of.
+    judges_each_alone: ClassVar[bool] = False
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = Arguments(arguments or {})

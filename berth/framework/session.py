@@ -13,7 +13,7 @@ every voting plugin of that tier allows), and no plugin voting at all means no v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -25,10 +25,11 @@ from berth.cluster.state import ClusterState
 from berth.framework.backlog import Backlog, JobReasons
 from berth.framework.demand import queue_demand
 from berth.framework.job_info import JobInfo, charge
-from berth.framework.plugin import Plugin, Refusal, Vote
+from berth.framework.plugin import Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
 from berth.framework.statement import Bind, Eviction, Statement
+from berth.framework.victims import VictimPoint, allowed, allowed_anywhere
 
 if TYPE_CHECKING:
     from berth.framework.explain import Explainer
@@ -390,14 +391,23 @@ class Session:
             plugin.on_job_enqueued(job)
 
     def preemptable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        """Victims the preemptable plugins allow, tier by tier (see ``_allowed``); without
+        """Victims the preemptable plugins allow, tier by tier (see ``victims.allowed``); without
         any such plugin, none."""
-        return _allowed(self.framework.preemptables, "preemptable", job, pod, candidates)
+        return allowed(self.framework.preemptables, "preemptable", job, pod, candidates)
 
     def reclaimable(self, job: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
         """Victims the reclaimable plugins allow, tier by tier; without any such plugin, none:
         only a queue-share plugin can tell that another queue holds more than its share."""
-        return _allowed(self.framework.reclaimables, "reclaimable", job, pod, candidates)
+        return allowed(self.framework.reclaimables, "reclaimable", job, pod, candidates)
+
+    def allowed_anywhere(
+        self, point: VictimPoint, job: JobInfo, pod: Pod, candidates: list[Pod]
+    ) -> set[int] | None:
+        """``victims.allowed_anywhere`` of the plugins at ``point``: the candidates (ids) that
+        could be victims among any part of them, when every such plugin judges each alone."""
+        framework = self.framework
+        plugins = framework.preemptables if point == "preemptable" else framework.reclaimables
+        return allowed_anywhere(plugins, point, job, pod, candidates)
 
     def job_ready(self, job: JobInfo) -> bool:
         for plugin in self.framework.job_readies:
@@ -418,26 +428,3 @@ class Session:
 
 def _since(job: JobInfo) -> int:
     return job.since
-
-
-Judge = Callable[[JobInfo, Pod, list[Pod]], list[Pod]]
-
-
-def _allowed(
-    plugins: Sequence[Plugin], point: str, job: JobInfo, pod: Pod, candidates: list[Pod]
-) -> list[Pod]:
-    """Victims, decided tier by tier as Volcano decides them: within a tier every plugin must
-    allow a victim, and the first tier that allows some decides; a tier in which some plugin
-    allows none passes the question to the next. No tier deciding means no victim. Each
-    plugin sees only what the ones before it in its tier allowed, so running totals (drf,
-    gang) count only real victims."""
-    for _, tier in groupby(plugins, key=lambda p: p.tier):
-        allowed = candidates
-        for plugin in tier:
-            keep = {id(p) for p in getattr(plugin, point)(job, pod, allowed)}
-            allowed = [p for p in allowed if id(p) in keep]
-            if not allowed:
-                break
-        if allowed:
-            return allowed
-    return []

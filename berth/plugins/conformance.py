@@ -20,6 +20,7 @@ def evictable(pod: Pod) -> bool:
 
 class Conformance(Plugin):
     name = "conformance"
+    judges_each_alone = True
 
     def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
         return [c for c in candidates if evictable(c)]

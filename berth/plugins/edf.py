@@ -30,6 +30,7 @@ class Edf(Plugin):
     name = "edf"
     per_job_admission = True  # each job's own deadline
     victims_by_job_order = True  # the running job with the latest deadline gives way first
+    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

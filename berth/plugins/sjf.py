@@ -117,6 +117,7 @@ class Srtf(Sjf):
     name = "srtf"
     remaining_time = True
     victims_by_job_order = True  # the running job with the most time left gives way first
+    judges_each_alone = True
 
     def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
         session = self.session

@@ -74,6 +74,7 @@ class Themis(Plugin):
     name = "themis"
     per_job_admission = True  # each job's own share
     victims_by_job_order = True  # the job with the smallest share gives way first
+    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

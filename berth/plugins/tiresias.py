@@ -56,6 +56,7 @@ class Tiresias(Plugin):
     name = "tiresias"
     per_job_admission = True  # the level tells alike jobs apart
     victims_by_job_order = True  # the lowest level gives way first, wherever it runs
+    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

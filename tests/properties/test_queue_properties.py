@@ -269,8 +269,8 @@ def test_a_discarded_eviction_statement_leaves_no_trace(scenario, data):
     statement = session.statement()
     running = running_by_queue(session)
     victims = [job for jobs in running.values() for job in jobs]
-    judge = data.draw(st.sampled_from([session.preemptable, session.reclaimable]))
-    evictor = Evictor(session, judge)
+    point = data.draw(st.sampled_from(["preemptable", "reclaimable"]))
+    evictor = Evictor(session, point)
     for job in list(s.waiting.values()):
         for pod in job.pending:
             cls = s.search.compile(pod)
