@@ -218,9 +218,16 @@ class Session:
         ``rank``): the victims of the job-order plugins that preempt by their own order."""
         mine = rank(preemptor)
         victims = []
+        #: Per job (namespace, group): whether it ranks after; a job's pods come together.
+        after: dict[tuple[str, str], bool] = {}
         for candidate in candidates:
-            job = self.job_of(candidate)
-            if job is not None and job is not preemptor and rank(job) > mine:
+            group = (candidate.namespace, candidate.group)
+            verdict = after.get(group)
+            if verdict is None:
+                job = self.job_of(candidate)
+                verdict = job is not None and job is not preemptor and rank(job) > mine
+                after[group] = verdict
+            if verdict:
                 victims.append(candidate)
         return victims
 
