@@ -33,7 +33,7 @@ from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
 from berth.framework.session import Session
 from berth.framework.statement import Statement
-from berth.framework.victims import VictimPoint
+from berth.framework.victims import Judge, VictimPoint
 
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).
@@ -89,7 +89,7 @@ class Evictor:
     ) -> None:
         self.session = session
         self.point = point
-        self.judge = session.preemptable if point == "preemptable" else session.reclaimable
+        self.judge: Judge = session.preemptable if point == "preemptable" else session.reclaimable
         self.examined = examined
         self._requests: dict[str, np.ndarray] = {}
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
@@ -256,7 +256,7 @@ class Evictor:
             position = np.full(n, -1, dtype=np.intp)
             position[idx] = np.arange(len(idx))
             kept = allowed & (position[rows] >= 0)
-            room = free[idx].copy()
+            room = free[idx]  # (a copy: indexed by rows)
             np.add.at(room, position[rows[kept]], victims.requests[kept][:, cols])
             idx = idx[(room >= need).all(axis=1)]
         eligible = victims.eligible

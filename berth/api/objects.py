@@ -180,6 +180,14 @@ class Pod:
         """Runs on reclaimed (batch) resources: its usage does not count against them."""
         return self.band in LOW_BANDS
 
+    def placed_at(self, now: float) -> float:
+        """When the pod was placed: its bind; for a pod placed before this berth started, its
+        kubelet's start; ``now`` for one with neither. The newest placed go first when a job
+        is scaled in."""
+        if self.bind_time is not None:
+            return self.bind_time
+        return self.start_time if self.start_time is not None else now
+
     def usage_at(self, t: float) -> tuple[float, float]:
         """(cpu, memory) used ÷ requested at time ``t``."""
         if self.usage_profile is None:

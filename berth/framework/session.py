@@ -218,7 +218,7 @@ class Session:
         ``rank``): the victims of the job-order plugins that preempt by their own order."""
         mine = rank(preemptor)
         victims = []
-        #: Per job (namespace, group): whether it ranks after; a job's pods come together.
+        # Per job (namespace, group): whether it ranks after; a job's pods come together.
         after: dict[tuple[str, str], bool] = {}
         for candidate in candidates:
             group = (candidate.namespace, candidate.group)

@@ -23,14 +23,16 @@ Two kinds of room are not what they seem to a plan made of end times:
   it needs it: holding it would keep the owner's pods off it (inference waited hours for a
   reclaimed server that stayed held), and the job could lose it before its shadow time anyway.
   Nodes of a pool whose taint the job's pods do not tolerate are out already (the filters).
-- **Elastic workers above their job's minimum are room now.** A worker of an elastic job
-  (``berth.io/elastic``) beyond its ``minMember`` can be taken off without the job losing its
-  work (a scaling policy's starvation guard does so), and such a worker has no duration: counted
-  as a pod that never ends, it would hide the room that is easiest to free. Its room counts as
-  free now (the newest placed first, as a scale-in takes them), so the plan prefers the nodes
-  those workers hold over waiting for rigid pods to end. A hold whose shadow time is already
-  reached lasts until a pod leaves or nodes change (what could give a better plan), rather than
-  one session.
+- **Elastic workers above their job's minimum can be room now** (``reservation.elasticSurplus:
+  true``). A worker of an elastic job (``berth.io/elastic``) beyond its ``minMember`` can be
+  taken off without the job losing its work, and such a worker has no duration: counted as a
+  pod that never ends, it would hide the room that is easiest to free. Where something does take
+  them off (a scaling policy's starvation guard, on by default with capacity loaning), their
+  room counts as free now (the newest placed of each job first), so the plan prefers the nodes
+  those workers hold over waiting for rigid pods to end. Without such a guard nobody frees them,
+  so the default counts them as pods that never end. A hold whose shadow time is already
+  reached lasts until a pod leaves, a pod is evicted or a node or queue changes (what could give
+  a better plan), rather than one session.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from berth.framework.session import Hold, Session
 WAIT_TIME = "reservation.waitTime"
 DEFAULT_WAIT_TIME = "30m"
 LENT_NODES = "reservation.lentNodes"
+ELASTIC_SURPLUS = "reservation.elasticSurplus"
 #: Capacity loaning's lent servers (docs/loaning.md), labelled so in the simulator and by
 #: ``berth serve --loaning`` alike.
 DEFAULT_LENT_NODES = {POOL_LABEL: LENT_POOL}
@@ -84,6 +87,13 @@ class Reservation(Plugin):
             )
         #: Labels (all of them) that mark a node as lent by another pool: never held.
         self.lent = tuple(Requirement(k, "In", (v,)) for k, v in sorted(lent.items()))
+        surplus = self.arguments.get(ELASTIC_SURPLUS, False)
+        if not isinstance(surplus, bool):
+            raise PluginArgumentError(
+                f"plugin {self.name}: argument {ELASTIC_SURPLUS}: {surplus!r} is not true or false"
+            )
+        #: Whether elastic workers above their job's minimum count as room free now.
+        self.elastic_surplus = surplus
         #: The (structure epoch, admission epoch) at which a hold whose shadow time had already
         #: come was made: it stands until they move.
         self._reached: tuple[int, int] | None = None
@@ -121,10 +131,12 @@ class Reservation(Plugin):
         self._unfit = {k: e for k, e in self._unfit.items() if e == epoch}
         starving = [j for j in session.jobs.values() if self._starving(j, session)]
         running: _Running | None = None
+        lent: np.ndarray | None = None
         for job in sorted(starving, key=session.job_order_key):
-            if running is None:
-                running = _Running(session)
-            hold = _reserve(session, job, running, self._lent_rows(session))
+            if running is None or lent is None:
+                running = _Running(session, self.elastic_surplus)
+                lent = self._lent_rows(session)
+            hold = _reserve(session, job, running, lent)
             if hold is not None:
                 session.hold = hold
                 self._reached = epoch if hold.shadow <= session.now else None
@@ -155,19 +167,29 @@ class Reservation(Plugin):
 
 class _Running:
     """The bound pods that are expected to end, as arrays: node row, expected end and request
-    (one row per pod). Gathered at most once per session, and only when a job starves. Elastic
-    workers above their job's minimum end now (``_surplus``)."""
+    (one row per pod). Gathered at most once per session, and only when a job starves. With
+    ``surplus``, an elastic job's workers above its minimum end now, the newest placed first."""
 
-    def __init__(self, session: Session) -> None:
+    def __init__(self, session: Session, surplus: bool) -> None:
         state, now = session.state, session.now
-        surplus = _surplus(session)
+        jobs = session.all_jobs
         vectors: dict[tuple, np.ndarray] = {}
         rows, ends, requests = [], [], []
+        #: Per elastic job above its minimum, its live workers as (placed, name, index).
+        elastic: dict[str, list[tuple[float, str, int]]] = {}
         for row in range(state.n):
             for pod in state.pods_on[row].values():
-                end = now if id(pod) in surplus else _expected_end(pod, now)
-                if math.isinf(end):
-                    continue
+                end = _expected_end(pod, now)
+                workers = None
+                if surplus and not pod.terminating:
+                    job = f"{pod.namespace}/{pod.group}"
+                    workers = elastic.get(job)
+                    if workers is None and _above_minimum(jobs.get(job)):
+                        workers = elastic[job] = []
+                if workers is not None:
+                    workers.append((pod.placed_at(now), pod.name, len(ends)))
+                elif math.isinf(end):
+                    continue  # (never ends)
                 # Pods with the same requests share one vector.
                 key = tuple(pod.requests.items())
                 vector = vectors.get(key)
@@ -176,48 +198,24 @@ class _Running:
                 rows.append(row)
                 ends.append(end)
                 requests.append(vector)
-        width = state.width
-        self.rows = np.array(rows, dtype=np.intp)
-        self.ends = np.array(ends, dtype=np.float64)
-        self.requests = np.zeros((len(requests), width), dtype=np.int64)
-        for i, vector in enumerate(requests):
+        for job, workers in elastic.items():
+            extra = max(len(workers) - max(jobs[job].group.min_member, 1), 0)
+            for _, _, index in sorted(workers, reverse=True)[:extra]:
+                ends[index] = now
+        ending = np.isfinite(np.array(ends, dtype=np.float64))
+        self.rows = np.array(rows, dtype=np.intp)[ending]
+        self.ends = np.array(ends, dtype=np.float64)[ending]
+        self.requests = np.zeros((len(self.rows), state.width), dtype=np.int64)
+        for i, index in enumerate(np.flatnonzero(ending).tolist()):
+            vector = requests[index]
             self.requests[i, : len(vector)] = vector
 
 
-def _surplus(session: Session) -> set[int]:
-    """The elastic workers (by ``id``) that may be taken off: of each elastic job running more
-    than its minMember, that many of its workers, the newest placed first (then by name), as a
-    scale-in takes them. Found from the pods on the nodes, not from every job ever known."""
-    state, jobs = session.state, session.all_jobs
-    elastic: dict[str, list[Pod]] = {}
-    for row in range(state.n):
-        for pod in state.pods_on[row].values():
-            key = f"{pod.namespace}/{pod.group}"
-            workers = elastic.get(key)
-            if workers is None:
-                job = jobs.get(key)
-                if (
-                    job is None
-                    or job.active <= job.group.min_member
-                    or not is_elastic(job.group.annotations)
-                ):
-                    continue
-                workers = elastic[key] = []
-            if not pod.terminating:
-                workers.append(pod)
-    out: set[int] = set()
-    for key, alive in elastic.items():
-        extra = len(alive) - max(jobs[key].group.min_member, 1)
-        alive.sort(key=lambda p: (_placed(p, session.now), p.name), reverse=True)
-        out.update(id(p) for p in alive[:extra])
-    return out
-
-
-def _placed(pod: Pod, now: float) -> float:
-    """When a pod was placed: its bind, else its start, else now."""
-    if pod.bind_time is not None:
-        return pod.bind_time
-    return pod.start_time if pod.start_time is not None else now
+def _above_minimum(job: JobInfo | None) -> bool:
+    """An elastic job running more workers than its minMember."""
+    return (
+        job is not None and job.active > job.group.min_member and is_elastic(job.group.annotations)
+    )
 
 
 def _reserve(session: Session, job: JobInfo, running: _Running, lent: np.ndarray) -> Hold | None:

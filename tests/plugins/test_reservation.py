@@ -356,6 +356,8 @@ def test_lent_nodes_are_never_held(cfg, labels, expected):
 
 
 ELASTIC = {"berth.io/elastic": "true"}
+#: The reservation with elastic workers above their job's minimum counted as room now.
+SURPLUS = lent(**{"reservation.elasticSurplus": True})
 
 
 def workers(count: int, bind_times=None) -> list[tuple[Pod, str]]:
@@ -386,7 +388,7 @@ SURPLUS_CASES = {
 
 @pytest.mark.parametrize("group,expected", SURPLUS_CASES.values(), ids=SURPLUS_CASES.keys())
 def test_elastic_workers_above_their_minimum_are_room_now(group, expected):
-    s = one_slot(reserving(), workers(4), groups=[group])
+    s = one_slot(SURPLUS, workers(4), groups=[group])
     run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
     hold = plugin(s).hold
     assert hold is not None
@@ -396,13 +398,42 @@ def test_elastic_workers_above_their_minimum_are_room_now(group, expected):
     )
 
 
+def test_terminating_workers_leave_none_to_spare_below_the_minimum():
+    # el (minimum 3) has four workers bound, two of them terminating: neither of the two left
+    # may go, so n1 never has room for big, and n0's pod never ends.
+    alive = [
+        (pod(f"el-{i}", cpu=2000, group="el", bind_time=float(i), start_time=float(i)), "n1")
+        for i in range(2)
+    ]
+    going = [(pod(f"el-{i}", cpu=0, group="el", terminating=True), "n1") for i in (2, 3)]
+    s = scheduler(
+        [node("n0", cpu=4000), node("n1", cpu=4000)],
+        SURPLUS,
+        groups=[PodGroup("big"), PodGroup("el", min_member=3, annotations=ELASTIC)],
+        bound=[(pod("r0", cpu=4000), "n0"), *alive, *going],
+    )
+    run(s, [pod("big-0", cpu=2000, group="big")], now=5.0)
+    assert plugin(s).hold is None
+
+
+def test_elastic_workers_are_pods_that_never_end_by_default():
+    # Nobody takes them off unless a scaling policy's guard runs: n0, when r0 ends.
+    s = one_slot(
+        reserving(), workers(4), groups=[PodGroup("el", min_member=1, annotations=ELASTIC)]
+    )
+    run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
+    hold = plugin(s).hold
+    assert hold is not None
+    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (["n0"], 100.0)
+
+
 def test_the_newest_elastic_workers_are_the_ones_counted_off():
     # el runs one 2-CPU worker on n0 (placed last) and three 1-CPU ones on n1, one above its
     # minimum of three: n0's worker is counted off, so n0 has room for big once r0 ends; n1
     # would have too little.
     s = scheduler(
         [node("n0", cpu=4000), node("n1", cpu=4000)],
-        reserving(),
+        SURPLUS,
         groups=[PodGroup("big"), PodGroup("el", min_member=3, annotations=ELASTIC)],
         bound=[
             (pod("r0", cpu=2000, duration=100.0, start_time=0.0), "n0"),
@@ -419,7 +450,7 @@ def test_the_newest_elastic_workers_are_the_ones_counted_off():
 def test_a_hold_whose_shadow_time_has_come_stands_until_a_pod_leaves():
     el = PodGroup("el", min_member=1, annotations=ELASTIC)
     tiny = pod("tiny", cpu=100, duration=1000.0, start_time=0.0)
-    s = one_slot(reserving(), [*workers(4), (tiny, "n0")], groups=[el])
+    s = one_slot(SURPLUS, [*workers(4), (tiny, "n0")], groups=[el])
     run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
     first = plugin(s).hold
     assert first is not None and first.shadow == 5.0
@@ -435,6 +466,16 @@ LENT_ERRORS = {
     "a list": [{"berth.io/pool": "lent"}],
     "a value not a string": {"berth.io/pool": 1},
 }
+
+
+@pytest.mark.parametrize("value", ["yes", 1, None])
+def test_bad_elastic_surplus(value):
+    with pytest.raises(ConfigError) as err:
+        lent(**{"reservation.elasticSurplus": value})
+    assert str(err.value) == (
+        f"test: tiers[0].plugins[{len(BASE)}]: plugin reservation: argument "
+        f"reservation.elasticSurplus: {value!r} is not true or false"
+    )
 
 
 @pytest.mark.parametrize("value", LENT_ERRORS.values(), ids=LENT_ERRORS.keys())

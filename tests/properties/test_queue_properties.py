@@ -10,7 +10,9 @@ state (cluster arrays, jobs, queue totals, plugin shares) exactly as it found it
 from __future__ import annotations
 
 from collections import Counter
+from contextlib import ExitStack
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import given, settings
@@ -73,20 +75,20 @@ def scenarios(draw: st.DrawFn) -> dict[str, Any]:
     }
 
 
-def build(scenario: dict[str, Any]) -> Scheduler:
-    plugins = [
-        "priority",
-        "gang",
-        "conformance",
-        scenario["plugin"],
-        "resource-fit",
-        "least-allocated",
+def build(scenario: dict[str, Any], gang_votes: bool = True) -> Scheduler:
+    """The scenario's scheduler; without ``gang_votes`` gang has no say on victims, and with
+    no drf every plugin left judges each victim alone."""
+    plugins: list[dict[str, Any]] = [
+        {"name": "priority"},
+        {"name": "gang", "enablePreemptable": gang_votes, "enableReclaimable": gang_votes},
+        {"name": "conformance"},
+        {"name": scenario["plugin"]},
+        {"name": "resource-fit"},
+        {"name": "least-allocated"},
     ]
     if scenario["drf"]:
-        plugins.insert(2, "drf")
-    config = parse_config(
-        {"actions": ACTIONS, "tiers": [{"plugins": [{"name": p} for p in plugins]}]}, "test"
-    )
+        plugins.insert(2, {"name": "drf"})
+    config = parse_config({"actions": ACTIONS, "tiers": [{"plugins": plugins}]}, "test")
     s = Scheduler(config)
     for i, cpu in enumerate(scenario["nodes"]):
         s.add_node(Node(f"n{i}", allocatable={"cpu": cpu, "memory": 65536, "pods": 110}))
@@ -286,3 +288,44 @@ def test_a_discarded_eviction_statement_leaves_no_trace(scenario, data):
                 statement.evict(victim, pod, "test")
     statement.discard()
     same(before, snapshot(s, session))
+
+
+def _decisions(scenario: dict[str, Any], *patches: Any) -> list[tuple]:
+    """Every session's binds and evictions, without gang's vote on victims."""
+    s = build({**scenario, "drf": False}, gang_votes=False)
+    decisions = []
+    with ExitStack() as stack:
+        for patched in patches:
+            stack.enter_context(patched)
+        for now, wave in ((0.0, 0), (1.0, 1), (2.0, None), (3.0, None)):
+            if wave is not None:
+                submit(s, scenario["waves"][wave], now)
+            binds = s.run_session(now)
+            decisions.append(
+                (
+                    [(b.pod.key, b.node) for b in binds],
+                    [(e.pod.key, e.node, e.reason) for e in s.evictions],
+                )
+            )
+    return decisions
+
+
+def _rebuilt(evictor: Evictor, victim_jobs: list, best_effort: bool) -> Any:
+    evictor._victims = None
+    return _VICTIMS_OF(evictor, victim_jobs, best_effort)
+
+
+_VICTIMS_OF = Evictor._victims_of
+
+
+@given(scenario=scenarios())
+@SETTINGS
+def test_preempt_and_reclaim_decide_alike_with_their_shortcuts_and_without(scenario):
+    """The victim table kept between tasks and the nodes passed over where the victim plugins
+    judge each pod alone change what is computed, not what is decided."""
+    plain = _decisions(
+        scenario,
+        patch.object(Session, "allowed_anywhere", lambda *_: None),
+        patch.object(Evictor, "_victims_of", _rebuilt),
+    )
+    assert _decisions(scenario) == plain

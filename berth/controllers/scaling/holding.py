@@ -169,22 +169,14 @@ class Holding:
         lent = set(self.lent())
         now = self.now()
 
-        def placed(pod: Pod) -> float:
-            # The newest placed go first. Pods placed in one session tie (the simulator
-            # starts them together; on a cluster their kubelets report whole seconds in
-            # whatever order), so the name decides. A pod placed before this berth started
-            # counts from its kubelet's start, one with neither from now.
-            if pod.bind_time is not None:
-                return pod.bind_time
-            if pod.start_time is not None:
-                return pod.start_time
-            return now
-
         candidates = [p for p in bound if not p.terminating and self.removable(p)]
         chosen = first or set()
+        # The newest placed go first. Pods placed in one session tie (the simulator starts
+        # them together; on a cluster their kubelets report whole seconds in whatever order),
+        # so the name decides.
         victims = sorted(
             candidates,
-            key=lambda p: (id(p) in chosen, p.bound_node in lent, placed(p), p.name),
+            key=lambda p: (id(p) in chosen, p.bound_node in lent, p.placed_at(now), p.name),
             reverse=True,
         )[:count]
         if not victims:
