@@ -53,7 +53,11 @@ class Allocate:
                 tasks[job.key] = left
             return again
 
-        take_turns(session, by_queue(jobs), turn)
+        session.nodeless = set()
+        try:
+            take_turns(session, by_queue(jobs), turn)
+        finally:
+            session.nodeless = None
         session.allocated()
 
 

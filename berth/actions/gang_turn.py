@@ -88,6 +88,7 @@ def allocate_turn(
             session.job_reasons[job.key] = short.queue_reason
         tasks.next = end
     keys, run_end, pending = tasks.keys, tasks.run_end, tasks.pending
+    nodeless = _nodeless(session)
     while tasks.next < end:
         at = tasks.next
         pod = pods[at]
@@ -105,8 +106,11 @@ def allocate_turn(
         mark = cls.key if hold is None else placement_mark(session, job, pod, cls)
         if mark in hopeless:
             continue
-        row = session.place(job, pod, cls)
+        known = nodeless is not None and not cls.global_filters
+        row = None if known and mark in nodeless else session.place(job, pod, cls)  # type: ignore[operator]
         if row is None:
+            if known and not statement.has_placements:
+                nodeless.add(mark)  # type: ignore[union-attr]
             hopeless.add(mark)
             session.unplaced[job.key] = cls
             placed = job.active + job.allocated
@@ -129,6 +133,26 @@ def allocate_turn(
         return tasks.more()
     statement.discard()
     return False
+
+
+def _nodeless(session: Session) -> set[tuple] | None:
+    """The classes allocate found no node for this cycle while nothing was tentatively placed,
+    or None where that cannot be relied on. In allocate capacity only shrinks: a statement
+    undone gives back only what it took after such a find. So a class whose filters each look
+    at a node's own row alone (no pod affinity or spread, which a placement can satisfy) finds
+    no node again until the cycle ends, and its later pods skip the search. Not under a hold,
+    within a HyperNode, with a topology bonus, in sampled search (a sample is not every node)
+    or while decisions are explained."""
+    if (
+        session.nodeless is None
+        or session.hold is not None
+        or session.region is not None
+        or session.bonus is not None
+        or session.explainer is not None
+        or session.search.config.mode != "full"
+    ):
+        return None
+    return session.nodeless
 
 
 @dataclass(slots=True, frozen=True)

@@ -129,6 +129,9 @@ class Session:
         self.explainer: Explainer | None = None
         #: While a job is placed within one HyperNode (network topology): the rows allowed.
         self.region: np.ndarray | None = None
+        #: While allocate runs: the classes that found no node with nothing tentatively placed
+        #: (see ``gang_turn.nodeless``), or None.
+        self.nodeless: set[tuple] | None = None
         #: While a job with a network topology is placed: extra score for candidate rows.
         self.bonus: Callable[[np.ndarray], np.ndarray] | None = None
         self._promised: list[JobInfo] | None = None

@@ -107,6 +107,37 @@ def test_a_job_spreads_over_nodes_when_one_is_not_enough():
     assert sorted(binds.values()) == ["n0", "n0", "n1", "n1"]
 
 
+NODELESS_CASES = {
+    # a's third pod finds no node next to its first two, and a is undone: b's pod, of the
+    # same class, fits on what a gave back.
+    "a class without a node beside a gang's placements": (
+        [("a", 3, [1000, 2000, 2000]), ("b", 1, [2000])],
+        {"b-0"},
+    ),
+    # c's pod finds no node with nothing placed; d's, of the same class, finds none either.
+    "a class without a node, nothing placed": (
+        [("r", 1, [3000]), ("c", 1, [2000]), ("d", 1, [2000])],
+        {"r-0"},
+    ),
+}
+
+
+@pytest.mark.parametrize("jobs,expected", NODELESS_CASES.values(), ids=NODELESS_CASES.keys())
+def test_a_class_known_to_have_no_node_this_cycle(jobs, expected):
+    s = scheduler(
+        [node("n", cpu=4000)],
+        groups=[
+            PodGroup(name, min_member=size, submit_time=t) for t, (name, size, _) in enumerate(jobs)
+        ],
+    )
+    pods = [
+        pod(f"{name}-{i}", cpu=cpu, group=name, submit_time=t)
+        for t, (name, _, cpus) in enumerate(jobs)
+        for i, cpu in enumerate(cpus)
+    ]
+    assert set(run(s, pods)) == expected
+
+
 PRIORITY_CASES = {
     "big high-priority job cannot fit": ((8000, 2), {"lo-0"}),
     "high-priority gang two pods short": ((2500, 3), {"lo-0"}),

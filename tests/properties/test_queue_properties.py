@@ -18,6 +18,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.actions import gang_turn
 from berth.actions.eviction import Evictor, running_by_queue
 from berth.api.objects import Node, Pod, PodGroup, Queue
 from berth.framework.config import parse_config
@@ -320,12 +321,14 @@ _VICTIMS_OF = Evictor._victims_of
 
 @given(scenario=scenarios())
 @SETTINGS
-def test_preempt_and_reclaim_decide_alike_with_their_shortcuts_and_without(scenario):
-    """The victim table kept between tasks and the nodes passed over where the victim plugins
-    judge each pod alone change what is computed, not what is decided."""
+def test_the_placing_actions_decide_alike_with_their_shortcuts_and_without(scenario):
+    """The victim table kept between tasks, the nodes passed over where the victim plugins
+    judge each pod alone, and the classes allocate knows have no node change what is
+    computed, not what is decided."""
     plain = _decisions(
         scenario,
         patch.object(Session, "allowed_anywhere", lambda *_: None),
         patch.object(Evictor, "_victims_of", _rebuilt),
+        patch.object(gang_turn, "_nodeless", lambda _: None),
     )
     assert _decisions(scenario) == plain
