@@ -28,6 +28,13 @@ def plugin(s: Scheduler) -> Reservation:
     return next(p for p in s.framework.plugins if isinstance(p, Reservation))
 
 
+def held(s: Scheduler) -> tuple[list[str], float]:
+    """The nodes the standing hold keeps, and its shadow time."""
+    hold = plugin(s).hold
+    assert hold is not None
+    return [s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow
+
+
 def cluster(cfg, extra_nodes=()):
     """Two 4-CPU nodes, each half taken by a pod that ends at t=50 (n0) or t=100 (n1), and a
     gang of two 4-CPU pods that needs both nodes empty, running for 100 s once started."""
@@ -347,12 +354,7 @@ LENT_CASES = {
 def test_lent_nodes_are_never_held(cfg, labels, expected):
     s = one_slot(cfg, [(pod("r1", cpu=2000, duration=50.0, start_time=0.0), "n1")], labels)
     run(s, [pod("big-0", cpu=4000, group="big")], now=0.0)
-    hold = plugin(s).hold
-    assert hold is not None
-    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (
-        [expected[0]],
-        expected[1],
-    )
+    assert held(s) == ([expected[0]], expected[1])
 
 
 ELASTIC = {"berth.io/elastic": "true"}
@@ -390,12 +392,7 @@ SURPLUS_CASES = {
 def test_elastic_workers_above_their_minimum_are_room_now(group, expected):
     s = one_slot(SURPLUS, workers(4), groups=[group])
     run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
-    hold = plugin(s).hold
-    assert hold is not None
-    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (
-        [expected[0]],
-        expected[1],
-    )
+    assert held(s) == ([expected[0]], expected[1])
 
 
 def test_terminating_workers_leave_none_to_spare_below_the_minimum():
@@ -422,9 +419,7 @@ def test_elastic_workers_are_pods_that_never_end_by_default():
         reserving(), workers(4), groups=[PodGroup("el", min_member=1, annotations=ELASTIC)]
     )
     run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
-    hold = plugin(s).hold
-    assert hold is not None
-    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (["n0"], 100.0)
+    assert held(s) == (["n0"], 100.0)
 
 
 def test_the_newest_elastic_workers_are_the_ones_counted_off():
@@ -442,9 +437,7 @@ def test_the_newest_elastic_workers_are_the_ones_counted_off():
         ],
     )
     run(s, [pod("big-0", cpu=3000, group="big")], now=5.0)
-    hold = plugin(s).hold
-    assert hold is not None
-    assert ([s.state.names[r] for r in np.flatnonzero(hold.held)], hold.shadow) == (["n0"], 100.0)
+    assert held(s) == (["n0"], 100.0)
 
 
 def test_a_hold_whose_shadow_time_has_come_stands_until_a_pod_leaves():
