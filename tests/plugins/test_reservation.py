@@ -454,29 +454,29 @@ def test_a_hold_whose_shadow_time_has_come_stands_until_a_pod_leaves():
     assert plugin(s).hold is not first and plugin(s).hold.shadow == 20.0
 
 
-LENT_ERRORS = {
-    "a string": "berth.io/pool=lent",
-    "a list": [{"berth.io/pool": "lent"}],
-    "a value not a string": {"berth.io/pool": 1},
+LENT_MESSAGE = "is not a mapping of labels to values (expected e.g. {berth.io/pool: lent})"
+#: (argument, value, what the message says of it)
+ARGUMENT_ERRORS = {
+    "lentNodes, a string": ("reservation.lentNodes", "berth.io/pool=lent", LENT_MESSAGE),
+    "lentNodes, a list": ("reservation.lentNodes", [{"berth.io/pool": "lent"}], LENT_MESSAGE),
+    "lentNodes, a value not a string": (
+        "reservation.lentNodes",
+        {"berth.io/pool": 1},
+        LENT_MESSAGE,
+    ),
+    "elasticSurplus, a string": ("reservation.elasticSurplus", "yes", "is not true or false"),
+    "elasticSurplus, a number": ("reservation.elasticSurplus", 1, "is not true or false"),
+    "elasticSurplus, empty": ("reservation.elasticSurplus", None, "is not true or false"),
 }
 
 
-@pytest.mark.parametrize("value", ["yes", 1, None])
-def test_bad_elastic_surplus(value):
+@pytest.mark.parametrize(
+    "argument,value,message", ARGUMENT_ERRORS.values(), ids=ARGUMENT_ERRORS.keys()
+)
+def test_bad_arguments(argument, value, message):
     with pytest.raises(ConfigError) as err:
-        lent(**{"reservation.elasticSurplus": value})
+        lent(**{argument: value})
     assert str(err.value) == (
         f"test: tiers[0].plugins[{len(BASE)}]: plugin reservation: argument "
-        f"reservation.elasticSurplus: {value!r} is not true or false"
-    )
-
-
-@pytest.mark.parametrize("value", LENT_ERRORS.values(), ids=LENT_ERRORS.keys())
-def test_bad_lent_nodes(value):
-    with pytest.raises(ConfigError) as err:
-        lent(**{"reservation.lentNodes": value})
-    assert str(err.value) == (
-        f"test: tiers[0].plugins[{len(BASE)}]: plugin reservation: argument "
-        f"reservation.lentNodes: {value!r} is not a mapping of labels to values "
-        "(expected e.g. {berth.io/pool: lent})"
+        f"{argument}: {value!r} {message}"
     )
