@@ -106,11 +106,13 @@ def allocate_turn(
         mark = cls.key if hold is None else placement_mark(session, job, pod, cls)
         if mark in hopeless:
             continue
-        known = nodeless is not None and not cls.global_filters
-        row = None if known and mark in nodeless else session.place(job, pod, cls)  # type: ignore[operator]
+        if nodeless is None or cls.global_filters:
+            row = session.place(job, pod, cls)
+        else:
+            row = None if mark in nodeless else session.place(job, pod, cls)
+            if row is None and not statement.has_placements:
+                nodeless.add(mark)
         if row is None:
-            if known and not statement.has_placements:
-                nodeless.add(mark)  # type: ignore[union-attr]
             hopeless.add(mark)
             session.unplaced[job.key] = cls
             placed = job.active + job.allocated
