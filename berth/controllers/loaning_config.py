@@ -28,6 +28,9 @@ class LoaningConfig:
     #: Which training pods may run on lent nodes: ``all``, or ``elastic`` (only an elastic
     #: job's, which keeps its progress when a reclaim takes a worker: a rigid job restarts).
     lend_to: str = "all"
+    #: How lent nodes are ranked when inference needs some back, cheapest first: ``jobs``
+    #: (Aryl's: the share of each job stopped) or ``work`` (the GPU-seconds of work lost).
+    reclaim_cost: str = "jobs"
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> LoaningConfig:
@@ -37,10 +40,11 @@ class LoaningConfig:
             if key not in raw:
                 continue
             value, where = raw[key], f"{source}: simulation.loaning.{key}"
-            if attr == "lend_to":
-                if value not in LEND_TO:
+            choices = _CHOICES.get(attr)
+            if choices is not None:
+                if value not in choices:
                     raise LoaningConfigError(
-                        f"{where}: expected one of {', '.join(LEND_TO)} (got {value!r})"
+                        f"{where}: expected one of {', '.join(choices)} (got {value!r})"
                     )
                 values[attr] = value
                 continue
@@ -71,6 +75,9 @@ _KEYS = {
     "checkInterval": "check_interval",
     "waitBound": "wait_bound",
     "lendTo": "lend_to",
+    "reclaimCost": "reclaim_cost",
 }
 LEND_TO = ("all", "elastic")
+RECLAIM_COSTS = ("jobs", "work")
+_CHOICES = {"lend_to": LEND_TO, "reclaim_cost": RECLAIM_COSTS}
 _NAMES = ("pool_label", "inference_pool", "lent_pool")

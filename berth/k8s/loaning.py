@@ -19,7 +19,7 @@ pod-deletion-cost`` of how many inference pods share their node (so whoever scal
 Deployment down empties nodes), and inference nodes idle for ``idleBeforeLend`` seconds are
 lent unless inference pods wait. After every scheduling cycle that leaves inference pods
 pending (whoever made them: an HPA, a person), lent nodes are taken back cheapest first
-(``server_costs``, ``reclaim_order``) until they cover the pending pods' requests: the node is
+(``reclaim_costs``, ``reclaim_order``) until they cover the pending pods' requests: the node is
 relabelled first, then its training pods are evicted through the Eviction API, and the
 inference pods' binds to it wait until those pods are gone. A training pod found on an
 inference node that is not lent (a reclaim cut short by a restart) is evicted the same way
@@ -40,7 +40,7 @@ import yaml
 from berth.api.keys import DELETION_COST_ANNOTATION
 from berth.api.objects import FINAL_JOB_PHASES, Pod, PodPhase
 from berth.api.selectors import Toleration
-from berth.controllers.loaning import LENT_NODE_TAKEN_BACK, reclaim_order, server_costs
+from berth.controllers.loaning import LENT_NODE_TAKEN_BACK, reclaim_costs, reclaim_order
 from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.framework.scheduler import Scheduler
 from berth.k8s.cache import KubeStore
@@ -277,7 +277,14 @@ class ServeLoaning:
         jobs = self.scheduler.jobs
         keys = {f"{p.namespace}/{p.group}" for pods in on_node.values() for p in pods}
         job_pods = {k: list(jobs[k].bound.values()) if k in jobs else [] for k in keys}
-        costs = server_costs(on_node, job_pods, self.above_minimum)
+        costs = reclaim_costs(
+            self.config.reclaim_cost,
+            on_node,
+            job_pods,
+            self.above_minimum,
+            self.elastic,
+            self.clock(),
+        )
         for name in reclaim_order(costs):
             if np.all(covered >= need):
                 break

@@ -31,9 +31,9 @@ from berth.api.selectors import Taint, Toleration
 from berth.controllers.loaning import (
     LENT_NODE_TAKEN_BACK,
     FreeToRemove,
+    reclaim_costs,
     reclaim_order,
     rigid,
-    server_costs,
 )
 from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.scheduler import Scheduler
@@ -207,7 +207,14 @@ class Loaning:
         state = self.scheduler.state
         need = np.sum([state.request_vector(p.requests) for p in pending], axis=0)
         on_node = {name: list(state.pods_on[state.rows[name]].values()) for name in self.lent}
-        costs = server_costs(on_node, self._job_pods(on_node), self.free_to_remove)
+        costs = reclaim_costs(
+            self.config.reclaim_cost,
+            on_node,
+            self._job_pods(on_node),
+            self.free_to_remove,
+            self.keeps_work,
+            self.clock.now,
+        )
         covered = np.zeros_like(need)
         for name in reclaim_order(costs):
             if np.all(covered >= need):

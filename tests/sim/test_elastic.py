@@ -145,9 +145,9 @@ def test_default_model_is_linear_point_nine() -> None:
 
 def test_workers_above_the_minimum_leave_a_lent_server_for_free() -> None:
     from berth.api.objects import Pod
+    from berth.controllers.loaning import server_costs
     from berth.sim.elastic import ElasticProgress
     from berth.sim.events import EventQueue
-    from berth.sim.loaning import server_costs
 
     manifests = parse_documents([elastic_job({"berth.io/duration": "100"})], "test")
     (job,) = manifests.jobs

@@ -10,11 +10,11 @@ from hypothesis import strategies as st
 from berth.api.manifest import Manifests, parse_documents
 from berth.api.objects import GroupPhase, PodGroup, PodPhase
 from berth.api.selectors import Taint
+from berth.controllers.loaning import reclaim_costs, reclaim_order, rigid, server_costs
 from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.config_files import load_config
 from berth.sim.config import SimConfig, SimConfigError
 from berth.sim.engine import Simulation
-from berth.sim.loaning import reclaim_order, rigid, server_costs
 from tests.builders import elastic_job_doc, node, pod
 
 POOL = "berth.io/pool"
@@ -106,6 +106,58 @@ def test_reclaim_takes_the_least_cost_node(jobs, lent, free_jobs, expected, cost
     }
     free = (lambda p: p.group in free_jobs) if free_jobs else rigid
     got = server_costs(on_node, {f"default/{j}": ps for j, ps in job_pods.items()}, free)
+    assert got == pytest.approx(costs)
+    assert reclaim_order(got) == expected
+
+
+#: job → (started at, [(node, GPUs of one pod)]); jobs keeping their work; the order and the
+#: costs at t=1000: the GPU-seconds the stopped jobs' pods have run.
+WORK_CASES = [
+    (
+        "the job that started last goes first",
+        {"old": (0.0, [("n1", 8), ("t1", 8)]), "new": (900.0, [("n2", 8)])},
+        set(),
+        ["n2", "n1"],
+        {"n1": 16000.0, "n2": 800.0},
+    ),
+    (
+        "a job that keeps its work costs nothing",
+        {"old": (0.0, [("n1", 8)]), "elastic": (0.0, [("n2", 8), ("t1", 8)])},
+        {"elastic"},
+        ["n2", "n1"],
+        {"n1": 8000.0, "n2": 0.0},
+    ),
+    (
+        "a pod without GPUs counts as one, a pod not started as none",
+        {"cpu": (500.0, [("n1", 0)]), "gpu": (None, [("n2", 8)])},
+        set(),
+        ["n2", "n1"],
+        {"n1": 500.0, "n2": 0.0},
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "jobs,keeping,expected,costs",
+    [case[1:] for case in WORK_CASES],
+    ids=[case[0] for case in WORK_CASES],
+)
+def test_reclaim_by_work_takes_the_node_that_loses_least(jobs, keeping, expected, costs) -> None:
+    job_pods = {
+        job: [
+            gpu_pod(f"{job}-{i}", job, gpus, where, start_time=start)
+            for i, (where, gpus) in enumerate(placed)
+        ]
+        for job, (start, placed) in jobs.items()
+    }
+    on_node = {
+        name: [p for ps in job_pods.values() for p in ps if p.bound_node == name]
+        for name in ("n1", "n2")
+    }
+    keeps = lambda p: p.group in keeping  # noqa: E731
+    got = reclaim_costs(
+        "work", on_node, {f"default/{j}": ps for j, ps in job_pods.items()}, rigid, keeps, 1000.0
+    )
     assert got == pytest.approx(costs)
     assert reclaim_order(got) == expected
 
@@ -220,6 +272,26 @@ def test_a_reclaim_takes_the_lent_node_that_costs_least() -> None:
     assert web.bound_node == lent_big and small_pods[0].phase == PodPhase.RUNNING
 
 
+@pytest.mark.parametrize("cost,stopped", [("jobs", "a"), ("work", "b")])
+def test_a_reclaim_by_work_takes_the_node_of_the_job_that_ran_least(cost, stopped) -> None:
+    # train-0 is busy; a (t=110) and b (t=400) each take a whole lent node. For web, Aryl's
+    # cost finds them alike (one whole job each) and takes inf-0 by name; by work, b has run
+    # for 100 s and a for 390 s, so b's node goes back.
+    busy, busy_pods = training_job("busy", 1, 8, 0.0, 50000.0)
+    a, a_pods = training_job("a", 1, 8, 110.0, 5000.0)
+    b, b_pods = training_job("b", 1, 8, 400.0, 5000.0)
+    web = inference_pod("web", 500.0, gpus=8)
+    manifests = Manifests(groups=[busy, a, b], pods=[*busy_pods, *a_pods, *b_pods, web])
+    loaning = LoaningConfig(
+        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, reclaim_cost=cost
+    )
+    sim = simulate(manifests, until=600, loaning=loaning)
+    assert (a_pods[0].bound_node, b_pods[0].bound_node) == ("inf-0", "inf-1")
+    (event,) = sim.loaning.reclaims
+    assert event.jobs == [f"default/{stopped}"]
+    assert web.bound_node == event.node
+
+
 def test_a_restarted_gang_waits_again_without_being_lost() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8) for i in range(2)]  # for good
@@ -289,6 +361,7 @@ def test_loaning_that_cannot_work_is_refused(loaning, period, message) -> None:
         ({"poolLabel": ""}, "simulation.loaning.poolLabel: expected a non-empty string"),
         ([], "simulation.loaning: expected a mapping"),
         ({"lendTo": "rigid"}, "simulation.loaning.lendTo: expected one of all, elastic"),
+        ({"reclaimCost": "gpus"}, "simulation.loaning.reclaimCost: expected one of jobs, work"),
     ],
 )
 def test_bad_loaning_section(raw, message) -> None:
