@@ -303,15 +303,26 @@ def _conflicts(cluster: Cluster) -> list[str]:
 
 
 def test_a_grace_period_holds_the_images_back_while_the_pod_is_unready(cluster: Cluster):
-    grace = {"inPlaceUpdateStrategy": {"gracePeriodSeconds": 1}}
+    grace = {"inPlaceUpdateStrategy": {"gracePeriodSeconds": 3}}
     cluster.add(node_doc("n1"), clone_set_doc(replicas=1, maxUnavailable=1, **grace))
     with serving(cluster, config(), kruise_options()) as server, cluster.kubelet():
         settle(server)
         wait_for(lambda: status_of(cluster).get("readyReplicas") == 1)
         template = clone_set_doc(image="nginx:1.27")["spec"]["template"]
         cluster.patch("CloneSet", "default", "web", {"spec": {"template": template}})
-        wait_for(lambda: condition(pods_of(cluster)[0], "InPlaceUpdateReady") == "False")
-        (pod,) = pods_of(cluster)
+
+        seen: list[dict] = []
+
+        def held_back() -> bool:
+            # The condition (status) and the kept images (metadata) are two writes.
+            (pod,) = pods_of(cluster)
+            annotations = pod["metadata"].get("annotations") or {}
+            unready = condition(pod, "InPlaceUpdateReady") == "False"
+            seen[:] = [pod]
+            return unready and "apps.kruise.io/inplace-update-grace" in annotations
+
+        wait_for(held_back)
+        (pod,) = seen
         # within the grace period: unready, the images still the old ones, kept aside
         assert condition(pod, "Ready") == "False"
         assert pod["spec"]["containers"][0]["image"] == "nginx:1.25"

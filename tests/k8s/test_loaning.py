@@ -173,7 +173,8 @@ def test_a_deployment_scaled_up_takes_lent_nodes_back_cheapest_first(apps: Clust
         scale(apps, 1)
         wait_for(lambda: len(bound(apps, "chat-")) == 1)
         wait_for(lambda: len(lent(apps)) == 2)
-        assert "berth_loaning_lends_total 4.0" in server.metrics.exposition().decode()
+        # (a lend is counted just after its node's labels are written)
+        wait_for(lambda: "berth_loaning_lends_total 4.0" in server.metrics.exposition().decode())
 
 
 def test_inference_pods_get_a_deletion_cost_of_their_nodes_occupancy(apps: Cluster):
