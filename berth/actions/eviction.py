@@ -70,6 +70,7 @@ class _Victims:
     """The eligible victims among the caller's jobs and what they hold per node, as the cluster
     stands: the same for every task that asks until a pod is bound, evicted or given back."""
 
+    jobs: dict[str, JobInfo]  # the caller's jobs, by key
     eligible: dict[str, list[Pod]]  # by job key
     pods: list[Pod]  # every eligible pod
     rows: np.ndarray  # each pod's node row
@@ -135,6 +136,7 @@ class Evictor:
         for victim, row in zip(pods, rows.tolist(), strict=True):
             on_row.setdefault(row, set()).add(_job_key(victim))
         victims = _Victims(
+            jobs,
             eligible,
             pods,
             rows,
@@ -185,9 +187,8 @@ class Evictor:
                 return False
             pods = victims.pods
             allowed = np.fromiter((id(p) in anywhere for p in pods), bool, len(pods))
-        jobs = {j.key: j for j in victim_jobs}
         search = self.session.search
-        for choice in self._choices(job, pod, cls, victims, jobs, allowed):
+        for choice in self._choices(job, pod, cls, victims, allowed):
             savepoint = statement.savepoint()
             for unit in choice.units:
                 for victim in unit.pods:
@@ -226,7 +227,6 @@ class Evictor:
         pod: Pod,
         cls: PodClass,
         victims: _Victims,
-        jobs: dict[str, JobInfo],
         allowed: np.ndarray | None = None,
     ) -> list[_Choice]:
         """Nodes that can be freed for ``pod``, best first, with their victims. ``allowed``:
@@ -247,7 +247,7 @@ class Evictor:
         idx = self.session.search.feasible(cls, reachable, others)
         if self.by_job_order:  # the nodes holding the victims that would be served last
             if victims.late is None:
-                victims.late = self._lateness(victims.pods, rows, n, jobs)
+                victims.late = self._lateness(victims.pods, rows, n, victims.jobs)
             late = victims.late
             idx = idx[np.lexsort((count[idx], -late[idx], top[idx]))][: self.examined]
         else:
@@ -263,7 +263,7 @@ class Evictor:
         choices = []
         for row in map(int, idx):
             present = {key: eligible[key] for key in victims.on_row[row]}
-            units = self._units(job, pod, cls, state.names[row], present, jobs)
+            units = self._units(job, pod, cls, state.names[row], present, victims.jobs)
             chosen = _cover(free[row], need, units)
             if chosen is not None:
                 rest = [u for u in units if all(u is not c for c in chosen)]
