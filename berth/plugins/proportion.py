@@ -38,9 +38,8 @@ class Proportion(QueueShare):
     _capability: np.ndarray | None = None
     _capability_of: np.ndarray | None = None
     _total: np.ndarray | None = None
-    #: Where a queue deserves less than it could have, and what it still deserves (deserved
-    #: − held − promised): asked for every job enqueue asks about, so kept until they change.
-    _held_down: np.ndarray | None = None
+    #: What each queue still deserves (deserved − held − promised): asked for every job
+    #: enqueue asks about, so kept until a queue's use or promises change.
     _deserved_room: np.ndarray | None = None
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
@@ -58,7 +57,7 @@ class Proportion(QueueShare):
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1
-        self._held_down = self._deserved_room = None
+        self._deserved_room = None
         if len(wanting):
             deserved[wanting] = water_fill(
                 total,
@@ -67,6 +66,8 @@ class Proportion(QueueShare):
                 capability[wanting],
                 guarantee[wanting],
             )
+        #: Where a queue deserves less than it could have: other queues hold its share down.
+        self.held_down = deserved < capability - EPSILON
         return capability, deserved
 
     def job_enqueueable(self, job: JobInfo) -> Vote:
@@ -96,10 +97,7 @@ class Proportion(QueueShare):
             room = self._deserved_room = self.deserved - self.used - self.inqueue
         # Only where other queues hold the share down: a queue that deserves all it could
         # have is short of idle room, which the idle check reports better.
-        held_down = self._held_down
-        if held_down is None:
-            held_down = self._held_down = self.deserved < self.capability - EPSILON
-        short = (need > 0) & held_down[rows] & (need > room[rows] + EPSILON)
+        short = (need > 0) & self.held_down[rows] & (need > room[rows] + EPSILON)
         # Jobs of one queue asking the same (the memoised vector) share one refusal.
         refusals: dict[tuple[int, int], Refusal] = {}
         for k in np.flatnonzero(short.any(axis=1)):
