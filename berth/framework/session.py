@@ -215,20 +215,30 @@ class Session:
         return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
 
     def ranked_after(
-        self, preemptor: JobInfo, candidates: list[Pod], rank: Callable[[JobInfo], Any]
+        self,
+        preemptor: JobInfo,
+        candidates: list[Pod],
+        rank: Callable[[JobInfo], Any],
+        may_go: Callable[[JobInfo], bool] | None = None,
     ) -> list[Pod]:
         """The candidates whose job, another than ``preemptor``, ranks after it (a larger
-        ``rank``): the victims of the job-order plugins that preempt by their own order."""
+        ``rank``) and, with ``may_go``, may give way: the victims of the job-order plugins
+        that preempt by their own order."""
         mine = rank(preemptor)
         victims = []
-        # Per job (namespace, group): whether it ranks after; a job's pods come together.
+        # Per job (namespace, group): its verdict; a job's pods come together.
         after: dict[tuple[str, str], bool] = {}
         for candidate in candidates:
             group = (candidate.namespace, candidate.group)
             verdict = after.get(group)
             if verdict is None:
                 job = self.job_of(candidate)
-                verdict = job is not None and job is not preemptor and rank(job) > mine
+                verdict = (
+                    job is not None
+                    and job is not preemptor
+                    and rank(job) > mine
+                    and (may_go is None or may_go(job))
+                )
                 after[group] = verdict
             if verdict:
                 victims.append(candidate)

@@ -150,18 +150,9 @@ class Themis(Plugin):
         if session is None:
             return []
         # A job of a smaller share, once its lease is over.
-        ranked = session.ranked_after(preemptor, candidates, lambda job: -self.share(job))
-        leased: dict[str, bool] = {}  # per job: its pods come together
-        victims = []
-        for candidate in ranked:
-            job = session.job_of(candidate)
-            assert job is not None  # (ranked_after keeps only pods of known jobs)
-            over = leased.get(job.key)
-            if over is None:
-                over = leased[job.key] = self._leased(job)
-            if over:
-                victims.append(candidate)
-        return victims
+        return session.ranked_after(
+            preemptor, candidates, lambda job: -self.share(job), self._leased
+        )
 
     def _leased(self, job: JobInfo) -> bool:
         """Whether the job's lease is over: it has run a whole lease since it started."""
