@@ -43,34 +43,6 @@ def server_costs(
     }
 
 
-def work_costs(
-    pods_by_node: dict[str, list[Pod]],
-    job_pods: dict[str, list[Pod]],
-    free_to_remove: FreeToRemove,
-    keeps_work: FreeToRemove,
-    now: float,
-) -> dict[str, float]:
-    """Each node's preemption cost as the work it throws away: over the jobs with a pod on it
-    that is not free to remove, the GPU-seconds their bound pods have run since they started
-    (a job stopped loses all of its pods' work: a gang restarts whole), but for pods whose job
-    keeps its work (an elastic job resumes from its checkpoint). A pod without GPUs counts as
-    one."""
-    lost: dict[str, float] = {}
-    for pods in job_pods.values():
-        for pod in pods:
-            if pod.start_time is not None and not keeps_work(pod):
-                gpus = pod.requests.get(GPU, 0) / 1000 or 1.0
-                lost[pod.ref] = (now - pod.start_time) * gpus
-    job_lost = {key: sum(lost.get(p.ref, 0.0) for p in pods) for key, pods in job_pods.items()}
-    return {
-        node: sum(
-            job_lost.get(key, 0.0)
-            for key in {f"{p.namespace}/{p.group}" for p in pods if not free_to_remove(p)}
-        )
-        for node, pods in pods_by_node.items()
-    }
-
-
 def reclaim_costs(
     kind: str,
     pods_by_node: dict[str, list[Pod]],
@@ -79,10 +51,28 @@ def reclaim_costs(
     keeps_work: FreeToRemove,
     now: float,
 ) -> dict[str, float]:
-    """The ``reclaimCost`` asked for: ``server_costs`` (jobs) or ``work_costs`` (work)."""
-    if kind == "work":
-        return work_costs(pods_by_node, job_pods, free_to_remove, keeps_work, now)
-    return server_costs(pods_by_node, job_pods, free_to_remove)
+    """Each node's preemption cost as ``reclaimCost`` asks: ``jobs``, ``server_costs``; ``work``,
+    the work a reclaim throws away. That is, over the jobs with a pod on the node that is not
+    free to remove, the GPU-seconds their bound pods have run since they started (a job
+    stopped loses all of its pods' work: a gang restarts whole), but for pods whose job keeps
+    its work (an elastic job resumes from its checkpoint). A pod without GPUs counts as one."""
+    if kind != "work":
+        return server_costs(pods_by_node, job_pods, free_to_remove)
+    job_lost = {
+        key: sum(
+            (now - p.start_time) * (p.requests.get(GPU, 0) / 1000 or 1.0)
+            for p in pods
+            if p.start_time is not None and not keeps_work(p)
+        )
+        for key, pods in job_pods.items()
+    }
+    return {
+        node: sum(
+            job_lost.get(key, 0.0)
+            for key in {f"{p.namespace}/{p.group}" for p in pods if not free_to_remove(p)}
+        )
+        for node, pods in pods_by_node.items()
+    }
 
 
 def reclaim_order(costs: dict[str, float]) -> list[str]:

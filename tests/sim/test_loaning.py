@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.api.manifest import Manifests, parse_documents
-from berth.api.objects import GroupPhase, PodGroup, PodPhase
+from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
 from berth.api.selectors import Taint
 from berth.controllers.loaning import reclaim_costs, reclaim_order, rigid, server_costs
 from berth.controllers.loaning_config import LoaningConfig
@@ -91,6 +91,16 @@ ORDER_CASES = [
 ]
 
 
+def _on_nodes(
+    job_pods: dict[str, list[Pod]], lent: list[str]
+) -> tuple[dict[str, list[Pod]], dict[str, list[Pod]]]:
+    """The pods on each lent node, and every job's pods by job key: a reclaim cost's inputs."""
+    on_node = {
+        name: [p for ps in job_pods.values() for p in ps if p.bound_node == name] for name in lent
+    }
+    return on_node, {f"default/{job}": pods for job, pods in job_pods.items()}
+
+
 @pytest.mark.parametrize(
     "jobs,lent,free_jobs,expected,costs",
     [case[1:] for case in ORDER_CASES],
@@ -101,11 +111,8 @@ def test_reclaim_takes_the_least_cost_node(jobs, lent, free_jobs, expected, cost
         job: [gpu_pod(f"{job}-{i}", job, gpus, where) for i, (where, gpus) in enumerate(placed)]
         for job, placed in jobs.items()
     }
-    on_node = {
-        name: [p for ps in job_pods.values() for p in ps if p.bound_node == name] for name in lent
-    }
     free = (lambda p: p.group in free_jobs) if free_jobs else rigid
-    got = server_costs(on_node, {f"default/{j}": ps for j, ps in job_pods.items()}, free)
+    got = server_costs(*_on_nodes(job_pods, lent), free)
     assert got == pytest.approx(costs)
     assert reclaim_order(got) == expected
 
@@ -150,14 +157,8 @@ def test_reclaim_by_work_takes_the_node_that_loses_least(jobs, keeping, expected
         ]
         for job, (start, placed) in jobs.items()
     }
-    on_node = {
-        name: [p for ps in job_pods.values() for p in ps if p.bound_node == name]
-        for name in ("n1", "n2")
-    }
     keeps = lambda p: p.group in keeping  # noqa: E731
-    got = reclaim_costs(
-        "work", on_node, {f"default/{j}": ps for j, ps in job_pods.items()}, rigid, keeps, 1000.0
-    )
+    got = reclaim_costs("work", *_on_nodes(job_pods, ["n1", "n2"]), rigid, keeps, 1000.0)
     assert got == pytest.approx(costs)
     assert reclaim_order(got) == expected
 
