@@ -274,6 +274,8 @@ def test_rbac_allows_every_request_serve_paddle_makes(cluster: Cluster):
     try:
         with cluster.kubelet():
             wait_for(lambda: phase(cluster) == "running")
+            # (running with one trainer; the node is full once the second is placed too)
+            wait_for(lambda: _trainers(cluster) == 2, timeout=20)
             # Someone edits the job just before berth's next status write: a real 409, after
             # which berth reads the latest (get).
             cluster.api.before(
