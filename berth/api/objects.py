@@ -156,6 +156,11 @@ class Pod:
         return f"{self.namespace}/{self.name}"
 
     @property
+    def job_key(self) -> str:
+        """Its job's key: the key of the PodGroup it belongs to."""
+        return f"{self.namespace}/{self.group}"
+
+    @property
     def ref(self) -> str:
         """This pod object among all a run has seen: its uid when a controller made it (a
         StatefulSet's replacement reuses the name), else ``namespace/name``."""

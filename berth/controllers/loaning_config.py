@@ -31,6 +31,9 @@ class LoaningConfig:
     #: How lent nodes are ranked when inference needs some back, cheapest first: ``jobs``
     #: (Aryl's: the share of each job stopped) or ``work`` (the GPU-seconds of work lost).
     reclaim_cost: str = "jobs"
+    #: Whether a rigid job that a reclaim restarted may run on lent nodes again (``true``, as
+    #: in Aryl) or goes back to the training pool's own nodes (``false``).
+    relend_restarted: bool = True
 
     @classmethod
     def from_raw(cls, raw: Any, source: str) -> LoaningConfig:
@@ -46,6 +49,11 @@ class LoaningConfig:
                     raise LoaningConfigError(
                         f"{where}: expected one of {', '.join(choices)} (got {value!r})"
                     )
+                values[attr] = value
+                continue
+            if attr in _FLAGS:
+                if not isinstance(value, bool):
+                    raise LoaningConfigError(f"{where}: expected true or false (got {value!r})")
                 values[attr] = value
                 continue
             if attr in _NAMES:
@@ -76,8 +84,10 @@ _KEYS = {
     "waitBound": "wait_bound",
     "lendTo": "lend_to",
     "reclaimCost": "reclaim_cost",
+    "relendRestarted": "relend_restarted",
 }
 LEND_TO = ("all", "elastic")
 RECLAIM_COSTS = ("jobs", "work")
 _CHOICES = {"lend_to": LEND_TO, "reclaim_cost": RECLAIM_COSTS}
 _NAMES = ("pool_label", "inference_pool", "lent_pool")
+_FLAGS = ("relend_restarted",)

@@ -110,6 +110,9 @@ class ServeLoaning:
         self.lends: deque[tuple[float, str]] = deque(maxlen=RECORDS)
         self.reclaims: deque[tuple[float, str, float]] = deque(maxlen=RECORDS)  # time, node, cost
         self._pool: tuple[tuple[int, int], dict[str, str]] = ((-1, -1), {})
+        #: Rigid jobs a reclaim restarted, kept off lent nodes while their PodGroup lives
+        #: (``relendRestarted: false``); a restarted berth forgets them.
+        self.restarted: set[str] = set()
         key = config.pool_label
         self._inference_toleration = Toleration(key, "Equal", config.inference_pool, "NoSchedule")
         self._lent_toleration = Toleration(key, "Equal", config.lent_pool, "NoSchedule")
@@ -181,7 +184,11 @@ class ServeLoaning:
         inference pod's wait from its first pending sight to its bind."""
         inference = self.is_inference(pod)
         toleration = self._inference_toleration if inference else self._lent_toleration
-        lends = inference or self.config.lend_to == "all" or self.elastic(pod)
+        lends = (
+            inference
+            or self.elastic(pod)
+            or (self.config.lend_to == "all" and pod.job_key not in self.restarted)
+        )
         if lends and toleration not in pod.tolerations:
             pod.tolerations = (*pod.tolerations, toleration)
         if not inference:
@@ -221,6 +228,7 @@ class ServeLoaning:
         if now < self.due:
             return
         self.due = now + self.config.check_interval
+        self.restarted &= self.scheduler.jobs.keys()
         pool = self.pool()
         state = self.scheduler.state
         for name, value in pool.items():
@@ -275,7 +283,7 @@ class ServeLoaning:
             return
         on_node = {name: self._training_on(name) for name in lent}
         jobs = self.scheduler.jobs
-        keys = {f"{p.namespace}/{p.group}" for pods in on_node.values() for p in pods}
+        keys = {p.job_key for pods in on_node.values() for p in pods}
         job_pods = {k: list(jobs[k].bound.values()) if k in jobs else [] for k in keys}
         costs = reclaim_costs(
             self.config.reclaim_cost,
@@ -318,7 +326,7 @@ class ServeLoaning:
         """The node's pods, and the other bound pods of each plain (controller-less) gang
         that would run short of its minMember (as the simulator's reclaim does)."""
         chosen = {p.key: p for p in pods}
-        for key in sorted({f"{p.namespace}/{p.group}" for p in pods}):
+        for key in sorted({p.job_key for p in pods}):
             job = self.scheduler.jobs.get(key)
             if job is None or job.group.owned or job.group.implicit:
                 continue
@@ -329,6 +337,8 @@ class ServeLoaning:
 
     def _evict(self, name: str, pods: list[Pod]) -> None:
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
+        if not self.config.relend_restarted:
+            self.restarted.update(p.job_key for p in pods if not self.elastic(p))
         self.metrics.loaning_preempted.inc(self.take_off(pods, reason))
 
     # ------------------------------------------------------------------ writes

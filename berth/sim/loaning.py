@@ -101,6 +101,8 @@ class Loaning:
         #: each replacement's original name.
         self._attempts: dict[str, int] = {}
         self._original: dict[str, str] = {}
+        #: Rigid jobs a reclaim restarted, kept off lent nodes from then on (relendRestarted).
+        self.restarted: set[str] = set()
         self._inference_toleration = Toleration(
             config.pool_label, "Equal", config.inference_pool, "NoSchedule"
         )
@@ -126,7 +128,9 @@ class Loaning:
         if self.is_inference(pod):
             toleration = self._inference_toleration
             self.inference_pods.append(pod)
-        elif self.config.lend_to == "all" or self.keeps_work(pod):
+        elif self.keeps_work(pod) or (
+            self.config.lend_to == "all" and pod.job_key not in self.restarted
+        ):
             toleration = self._lent_toleration
         else:
             return
@@ -226,7 +230,7 @@ class Loaning:
     def _job_pods(self, on_node: dict[str, list[Pod]]) -> dict[str, list[Pod]]:
         """The bound pods of each job that has a pod on one of ``on_node``'s nodes."""
         jobs = self.scheduler.jobs
-        keys = {_job_key(p) for pods in on_node.values() for p in pods}
+        keys = {p.job_key for pods in on_node.values() for p in pods}
         return {key: list(jobs[key].bound.values()) if key in jobs else [] for key in keys}
 
     def _reclaim(self, name: str, cost: float) -> None:
@@ -237,13 +241,15 @@ class Loaning:
         victims = self._with_gangs(pods)
         # A worker free to remove shrinks its job without stopping it; an elastic job's work
         # survives even a stop (it resumes from its checkpoint), a rigid job's does not.
-        jobs = sorted({_job_key(p) for p in victims if not self.free_to_remove(p)})
+        jobs = sorted({p.job_key for p in victims if not self.free_to_remove(p)})
         now = self.clock.now
         lost = sum(
             (now - p.start_time) * p.requests.get(GPU, 0) / 1000 / 3600
             for p in victims
             if p.start_time is not None and not self.keeps_work(p)
         )
+        if not self.config.relend_restarted:
+            self.restarted.update(p.job_key for p in victims if not self.keeps_work(p))
         self._evict(victims, reason)
         self.lent.discard(name)
         self._idle_since[name] = None
@@ -256,7 +262,7 @@ class Loaning:
         would be left with fewer than its minMember: a rigid gang cannot run short, so it
         restarts as a whole. A controller's job decides for itself (its lifecycle policy)."""
         chosen = {p.ref: p for p in pods}
-        for key in sorted({_job_key(p) for p in pods}):
+        for key in sorted({p.job_key for p in pods}):
             job = self.scheduler.jobs.get(key)
             if job is None or job.group.owned or id(job.group) in self.agent.controlled:
                 continue
@@ -274,7 +280,7 @@ class Loaning:
         for pod in victims:
             if not pod.owner:
                 self.submit(self._replacement(pod))
-        for key in {_job_key(p) for p in victims if not p.owner}:
+        for key in {p.job_key for p in victims if not p.owner}:
             job = self.scheduler.jobs.get(key)
             if job is not None and not job.group.implicit:
                 job.group.phase = GroupPhase.INQUEUE  # admitted still, waiting for room again
@@ -286,7 +292,10 @@ class Loaning:
         self._attempts[base] = attempt
         name = f"{base}.{attempt}"
         self._original[name] = base
-        return pending_copy(pod, name, self.clock.now)
+        copy = pending_copy(pod, name, self.clock.now)
+        if pod.job_key in self.restarted:
+            copy.tolerations = tuple(t for t in copy.tolerations if t != self._lent_toleration)
+        return copy
 
     # ------------------------------------------------------------------ metrics
 
@@ -335,7 +344,3 @@ class LoaningRecord:
     #: Bind − submit of every inference pod that was bound, in seconds.
     inference_waits: np.ndarray
     inference_pending: int  # inference pods still pending at the end
-
-
-def _job_key(pod: Pod) -> str:
-    return f"{pod.namespace}/{pod.group}"

@@ -304,6 +304,47 @@ def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_the_lent_nodes(
             assert nodes == ["train-1"]
 
 
+@pytest.mark.parametrize("relend", [False, True])
+def test_a_rigid_job_a_reclaim_restarted_is_lent_to_again_only_if_asked(
+    apps: Cluster, relend: bool
+):
+    # pair and solo fill train-1 and the two lent nodes; inference takes both lent nodes back
+    # and gives them up again. The jobs the reclaims restarted get the lent nodes back only
+    # with relendRestarted: true; with false they wait for train-1.
+    start(apps)
+    loaning = LoaningConfig(idle_before_lend=0.5, check_interval=0.1, wait_bound=2.0,
+                            relend_restarted=relend)  # fmt: skip
+    with serving(apps, options=fast_options(loaning=loaning)) as server, apps.kubelet():
+        assert server.loaning is not None
+        wait_for(lambda: len(lent(apps)) == 2)
+        apps.add(training_job("pair", 2), training_job("solo", 1))
+        wait_for(lambda: len(bound(apps, "pair-")) + len(bound(apps, "solo-")) == 3)
+        settle(server)
+        scale(apps, 3)
+        wait_for(lambda: len(bound(apps, "chat-")) == 3)
+        restarted = {key.split("/")[1].split("-")[0] for key in apps.api.evictions}
+        assert restarted
+        scale(apps, 1)
+        wait_for(lambda: len(bound(apps, "chat-")) == 1 and len(lent(apps)) == 2)
+
+        def on_lent() -> list[str]:
+            return [
+                node
+                for job in restarted
+                for node in bound(apps, f"{job}-").values()
+                if node in lent(apps)
+            ]
+
+        if relend:
+            wait_for(on_lent)
+            assert not server.loaning.restarted
+        else:
+            settle(server)
+            assert not on_lent()
+            assert len(server.loaning.restarted) == len(restarted)
+    _no_pod_lost(apps, {"pair": 2, "solo": 1})
+
+
 def test_without_loaning_no_node_is_lent(apps: Cluster):
     """Without --loaning nothing is lent, however idle the inference nodes."""
     start(apps)

@@ -293,6 +293,31 @@ def test_a_reclaim_by_work_takes_the_node_of_the_job_that_ran_least(cost, stoppe
     assert web.bound_node == event.node
 
 
+@pytest.mark.parametrize("relend", [True, False])
+def test_a_rigid_job_a_reclaim_restarted_is_kept_off_lent_nodes_unless_relent(relend) -> None:
+    """train-0 is held until t=3000. Job r (t=200) runs on a lent node until inference takes
+    both back at t=500 for 500 s. Lent again from about t=1110, they take r's replacement
+    (``relendRestarted: true``, Aryl's way) or not: it waits for train-0 and a reclaim cannot
+    restart it again. Job s, never restarted, takes a lent node either way."""
+    busy, busy_pods = training_job("busy", 1, 8, 0.0, 3000.0)
+    r, r_pods = training_job("r", 1, 8, 200.0, 1000.0)
+    s, s_pods = training_job("s", 1, 8, 1200.0, 1000.0)
+    late = [inference_pod(f"late-{i}", 500.0, gpus=8, duration=500.0) for i in range(2)]
+    manifests = Manifests(groups=[busy, r, s], pods=busy_pods + r_pods + s_pods + late)
+    loaning = LoaningConfig(
+        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, relend_restarted=relend
+    )
+    sim = simulate(manifests, until=8000, loaning=loaning)
+    assert r_pods[0].bound_node.startswith("inf-") and r_pods[0].end_time == 500.0
+    (again,) = [p for p in sim.result.pods if p.name == "r-0.1"]
+    if relend:
+        assert again.bound_node.startswith("inf-") and again.start_time < 1200
+    else:
+        assert again.bound_node == "train-0" and again.start_time >= 3000
+    assert s_pods[0].bound_node.startswith("inf-") and s_pods[0].start_time < 1300
+    assert sim.loaning.restarted == (set() if relend else {"default/r"})
+
+
 def test_a_restarted_gang_waits_again_without_being_lost() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8) for i in range(2)]  # for good
@@ -363,6 +388,7 @@ def test_loaning_that_cannot_work_is_refused(loaning, period, message) -> None:
         ([], "simulation.loaning: expected a mapping"),
         ({"lendTo": "rigid"}, "simulation.loaning.lendTo: expected one of all, elastic"),
         ({"reclaimCost": "gpus"}, "simulation.loaning.reclaimCost: expected one of jobs, work"),
+        ({"relendRestarted": "no"}, "simulation.loaning.relendRestarted: expected true or false"),
     ],
 )
 def test_bad_loaning_section(raw, message) -> None:
