@@ -60,7 +60,7 @@ def job_outcomes(result: SimResult) -> dict[str, JobOutcome]:
     outcomes = {group.key: JobOutcome() for group in result.groups}
     waiting = {group.key for group in result.groups if group.phase == GroupPhase.PENDING}
     for pod in result.pods:
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         outcome = outcomes.get(key)
         if outcome is None:
             continue
@@ -106,7 +106,7 @@ def explanations(result: SimResult) -> dict[str, Any] | None:
         pods.append(
             {
                 "pod": pod.key,
-                "job": f"{pod.namespace}/{pod.group}",
+                "job": pod.job_key,
                 "phase": str(pod.phase),
                 "node": pod.bound_node,
                 "reason": result.reasons.get(pod.ref, ""),

@@ -131,10 +131,10 @@ class Evictor:
         requests = np.array([self._request(p) for p in pods], dtype=np.int64)
         jobs = {j.key: j for j in victim_jobs}
         top = np.full(n, np.iinfo(np.int64).min)
-        np.maximum.at(top, rows, [jobs[_job_key(p)].group.priority for p in pods])
+        np.maximum.at(top, rows, [jobs[p.job_key].group.priority for p in pods])
         on_row: dict[int, set[str]] = {}
         for victim, row in zip(pods, rows.tolist(), strict=True):
-            on_row.setdefault(row, set()).add(_job_key(victim))
+            on_row.setdefault(row, set()).add(victim.job_key)
         victims = _Victims(
             jobs,
             eligible,
@@ -277,10 +277,10 @@ class Evictor:
     ) -> np.ndarray:
         """Per node, how late in job order the latest eligible victim there would be served
         (0: the earliest of them all)."""
-        keys = {key: self.session.job_order_key(jobs[key]) for key in {_job_key(p) for p in pods}}
+        keys = {key: self.session.job_order_key(jobs[key]) for key in {p.job_key for p in pods}}
         rank = {key: r for r, key in enumerate(sorted(keys, key=keys.__getitem__))}
         late = np.full(n, -1, dtype=np.int64)
-        np.maximum.at(late, rows, [rank[_job_key(p)] for p in pods])
+        np.maximum.at(late, rows, [rank[p.job_key] for p in pods])
         return late
 
     def _by_job_order(self, choices: list[_Choice]) -> list[_Choice]:
@@ -322,7 +322,7 @@ class Evictor:
 
         candidates = sorted(
             (p for group in present.values() for p in group),
-            key=lambda p: (jobs[_job_key(p)].group.priority, p.priority, p.key),
+            key=lambda p: (jobs[p.job_key].group.priority, p.priority, p.key),
         )
         allowed = {id(p) for p in self.judge(job, pod, candidates)}
         units = []
@@ -331,7 +331,7 @@ class Evictor:
             here = [
                 p
                 for p in candidates
-                if id(p) in allowed and p.bound_node == node and _job_key(p) == key
+                if id(p) in allowed and p.bound_node == node and p.job_key == key
             ]
             surplus = max(victim_job.active - victim_job.group.min_member, 0)
             units += [_Unit(victim_job, [p], freed([p]), False) for p in here[:surplus]]
@@ -364,7 +364,7 @@ class Evictor:
 
 
 def _job_key(pod: Pod) -> str:
-    return f"{pod.namespace}/{pod.group}"
+    return pod.job_key
 
 
 def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit] | None:

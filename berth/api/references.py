@@ -70,7 +70,7 @@ def _check_groups_exist(m: Manifests) -> None:
     until the group exists."""
     groups = {group.key for group in m.groups} | {job.key for job in m.jobs}
     for pod in m.pods:
-        if pod.group and not pod.owner and f"{pod.namespace}/{pod.group}" not in groups:
+        if pod.group and not pod.owner and pod.job_key not in groups:
             message = (
                 f"no PodGroup named {schema.show(pod.group)} in the loaded files: the pod waits "
                 "until one exists"
@@ -82,7 +82,7 @@ def _check_groups_exist(m: Manifests) -> None:
 
 def _check_gang_sizes(m: Manifests) -> None:
     """A PodGroup whose minMember is more than the pods that name it can never start."""
-    members = Counter(f"{pod.namespace}/{pod.group}" for pod in m.pods if pod.group)
+    members = Counter(pod.job_key for pod in m.pods if pod.group)
     for group in m.groups:
         have = members[group.key]
         if have < group.min_member:

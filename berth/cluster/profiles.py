@@ -25,7 +25,7 @@ def owner_key(pod: Pod) -> str:
     if pod.owner:
         return pod.owner
     if pod.group:
-        return f"{pod.namespace}/{pod.group}"
+        return pod.job_key
     return ""
 
 

@@ -68,8 +68,7 @@ def reclaim_costs(
     }
     return {
         node: sum(
-            job_lost.get(key, 0.0)
-            for key in {f"{p.namespace}/{p.group}" for p in pods if not free_to_remove(p)}
+            job_lost.get(key, 0.0) for key in {p.job_key for p in pods if not free_to_remove(p)}
         )
         for node, pods in pods_by_node.items()
     }

@@ -235,7 +235,7 @@ class Explainer:
                 continue
             if row is not None:
                 decision.outcome = ROLLED_BACK
-                reason = session.job_reasons.get(f"{pod.namespace}/{pod.group}")
+                reason = session.job_reasons.get(pod.job_key)
                 decision.message = (
                     f"the search chose {decision.node}, but the placement was undone: "
                     + (str(reason) if reason else "its job could not start whole (gang)")

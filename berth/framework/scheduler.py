@@ -162,7 +162,7 @@ class Scheduler:
                     annotations=dict(pod.annotations),
                 )
             )
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         job = self.jobs.get(key)
         if job is None:  # the group has not arrived (yet); the pod waits for it
             job = self.add_group(
@@ -197,7 +197,7 @@ class Scheduler:
 
     def withdraw(self, pod: Pod) -> None:
         """A pending pod deleted before it was placed."""
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         job = self.jobs.get(key)
         if job is None:
             return
@@ -248,7 +248,7 @@ class Scheduler:
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
         self.state.profiles.record(pod)
         self.admission_epoch += 1
-        job = self.jobs.get(f"{pod.namespace}/{pod.group}")
+        job = self.jobs.get(pod.job_key)
         if job is not None:
             del job.bound[pod.key]
             charge(self.queue_allocated, job, request, -1)
@@ -321,7 +321,7 @@ class Scheduler:
         for bind in session.binds:
             pod = bind.pod
             if arrived.pop(id(pod), self.sessions) < self.sessions:
-                reason = self.waited_for.get(f"{pod.namespace}/{pod.group}")
+                reason = self.waited_for.get(pod.job_key)
                 pod.waited_for = "" if reason is None else str(reason)
         self.sessions += 1
         waited = self.waited_for
@@ -345,7 +345,7 @@ class Scheduler:
 
     def pending_reason(self, pod: Pod) -> str:
         """Why a pod is still waiting, in the terms of what stops it now."""
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         job = self.jobs.get(key)
         if job is None or job.placeholder:
             return f"podgroup {pod.group} not found"
@@ -374,7 +374,7 @@ class Scheduler:
         memo: dict[tuple, str] = {}
         reasons = {}
         for pod in pods:
-            job = self.jobs.get(f"{pod.namespace}/{pod.group}")
+            job = self.jobs.get(pod.job_key)
             if job is None or job.placeholder or not self.handles(pod):
                 reasons[pod.ref] = self.pending_reason(pod)
                 continue

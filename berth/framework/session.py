@@ -212,7 +212,7 @@ class Session:
             plugin.after_allocate(self)
 
     def job_of(self, pod: Pod) -> JobInfo | None:
-        return self.all_jobs.get(f"{pod.namespace}/{pod.group}")
+        return self.all_jobs.get(pod.job_key)
 
     def ranked_after(
         self,

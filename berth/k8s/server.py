@@ -389,7 +389,7 @@ class Server:
     def _maybe_running(self, pod: Pod) -> None:
         """A group runs once minMember of its pods run (Volcano's rule, as the simulator
         applies it)."""
-        job = self.scheduler.jobs.get(f"{pod.namespace}/{pod.group}")
+        job = self.scheduler.jobs.get(pod.job_key)
         if job is None or job.group.implicit or job.group.phase != GroupPhase.INQUEUE:
             return
         running = sum(1 for p in job.bound.values() if p.phase == PodPhase.RUNNING)

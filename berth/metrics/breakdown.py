@@ -50,7 +50,7 @@ def job_sample(pods: Sequence[Pod], groups: Sequence[PodGroup]) -> JobSample:
     sizes = np.zeros(len(groups))
     seen: set[tuple[int, str]] = set()
     for pod in pods:
-        i = index.get(f"{pod.namespace}/{pod.group}")
+        i = index.get(pod.job_key)
         if i is None or (i, pod.name) in seen:
             continue
         seen.add((i, pod.name))

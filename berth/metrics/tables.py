@@ -105,7 +105,7 @@ def write_pods_csv(
                 pod.namespace,
                 pod.name,
                 pod.group,
-                group_queue.get(f"{pod.namespace}/{pod.group}", ""),
+                group_queue.get(pod.job_key, ""),
                 pod.bound_node,
                 pod.gpu_devices,
                 pod.cpuset,

@@ -182,7 +182,7 @@ class _Running:
                 end = _expected_end(pod, now)
                 workers = None
                 if surplus and not pod.terminating:
-                    job = f"{pod.namespace}/{pod.group}"
+                    job = pod.job_key
                     workers = elastic.get(job)
                     if workers is None and _above_minimum(jobs.get(job)):
                         workers = elastic[job] = []

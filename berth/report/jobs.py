@@ -147,7 +147,7 @@ def pending_section(
     pending: dict[str, list[Pod]] = {}
     for pod in pods:
         if pod.phase == PodPhase.PENDING:
-            pending.setdefault(f"{pod.namespace}/{pod.group}", []).append(pod)
+            pending.setdefault(pod.job_key, []).append(pod)
     waiting = [g for g in groups if g.key in pending or g.phase == GroupPhase.PENDING]
     if not waiting:
         return ""

@@ -111,7 +111,7 @@ class NodeAgent:
     # ------------------------------------------------------------------ groups
 
     def group_of(self, pod: Pod) -> PodGroup:
-        return self.groups[f"{pod.namespace}/{pod.group}"]
+        return self.groups[pod.job_key]
 
     def add_group(self, group: PodGroup) -> None:
         self.groups[group.key] = group

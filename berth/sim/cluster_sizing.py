@@ -60,7 +60,7 @@ def size_cluster(pods: Sequence[Pod], rule: SizingRule) -> tuple[list[Node], str
         first = min(first, pod.submit_time)
         last = max(last, pod.submit_time + (pod.duration or 0.0))
         largest_pod = max(largest_pod, amount)
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         largest_group[key] = largest_group.get(key, 0) + amount
         if pod.duration is not None:
             demand_area += amount * pod.duration

@@ -349,7 +349,7 @@ class Simulation:
         if self.loaning is not None:
             self.loaning.admit(pod)
         if self.scaler is not None and self.scaler.holds(pod):
-            self.agent.submitted(self.scheduler.jobs[f"{pod.namespace}/{pod.group}"].group)
+            self.agent.submitted(self.scheduler.jobs[pod.job_key].group)
             return
         job = self.scheduler.submit(pod)
         self.agent.submitted(job.group)

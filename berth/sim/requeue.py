@@ -70,7 +70,7 @@ class Requeue:
             copy = replace(copy, duration=self.config.remaining(pod, now))
             self.requeued += 1
             self.submit(copy)
-            jobs.add(f"{pod.namespace}/{pod.group}")
+            jobs.add(pod.job_key)
         for key in sorted(jobs):
             job = self.scheduler.jobs.get(key)
             if job is not None and not job.group.implicit:

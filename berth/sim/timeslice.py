@@ -98,7 +98,7 @@ class TimeSlicing:
 
     def takes(self, pod: Pod, now: float) -> bool:
         """Whether a starting pod belongs to a sharing job (which then decides its end)."""
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         sharing = self.jobs.get(key)
         if sharing is None or pod.duration is None:
             return False
@@ -120,7 +120,7 @@ class TimeSlicing:
 
     def stopped(self, pod: Pod, now: float) -> None:
         """A pod of a sharing job left before its end (evicted, failed): the job stops."""
-        key = f"{pod.namespace}/{pod.group}"
+        key = pod.job_key
         sharing = self.jobs.get(key)
         if sharing is None or pod not in sharing.pods:
             return
