@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from berth.api.objects import Pod
+from berth.api.selectors import Toleration
+from berth.framework.scheduler import Scheduler
 from berth.resources import GPU
 
 #: Whether a pod can leave its job without costing the job its work. Rigid pods cannot.
@@ -72,6 +74,24 @@ def reclaim_costs(
         )
         for node, pods in pods_by_node.items()
     }
+
+
+def keep_off(scheduler: Scheduler, keys: set[str], lent: Toleration) -> None:
+    """Take the lent nodes' toleration off the waiting pods of the jobs ``keys`` (a reclaim
+    restarted them and they are not lent to again, ``relendRestarted: false``); their kept
+    task order is dropped, as their pods' class changed."""
+    for key in keys:
+        job = scheduler.jobs.get(key)
+        if job is None:
+            continue
+        for pod in job.pending:
+            if lent in pod.tolerations:
+                pod.tolerations = without(pod.tolerations, lent)
+                job.task_order = None
+
+
+def without(tolerations: tuple[Toleration, ...], toleration: Toleration) -> tuple:
+    return tuple(t for t in tolerations if t != toleration)
 
 
 def reclaim_order(costs: dict[str, float]) -> list[str]:

@@ -40,7 +40,13 @@ import yaml
 from berth.api.keys import DELETION_COST_ANNOTATION
 from berth.api.objects import FINAL_JOB_PHASES, Pod, PodPhase
 from berth.api.selectors import Toleration
-from berth.controllers.loaning import LENT_NODE_TAKEN_BACK, reclaim_costs, reclaim_order
+from berth.controllers.loaning import (
+    LENT_NODE_TAKEN_BACK,
+    keep_off,
+    reclaim_costs,
+    reclaim_order,
+    without,
+)
 from berth.controllers.loaning_config import LoaningConfig, LoaningConfigError
 from berth.framework.scheduler import Scheduler
 from berth.k8s.cache import KubeStore
@@ -184,13 +190,12 @@ class ServeLoaning:
         inference pod's wait from its first pending sight to its bind."""
         inference = self.is_inference(pod)
         toleration = self._inference_toleration if inference else self._lent_toleration
-        lends = (
-            inference
-            or self.elastic(pod)
-            or (self.config.lend_to == "all" and pod.job_key not in self.restarted)
-        )
-        if lends and toleration not in pod.tolerations:
-            pod.tolerations = (*pod.tolerations, toleration)
+        elastic = not inference and self.elastic(pod)
+        if not inference and not elastic and pod.job_key in self.restarted:
+            pod.tolerations = without(pod.tolerations, toleration)  # not lent to again
+        elif inference or elastic or self.config.lend_to == "all":
+            if toleration not in pod.tolerations:
+                pod.tolerations = (*pod.tolerations, toleration)
         if not inference:
             return
         if pod.phase in (PodPhase.DELETED, PodPhase.EVICTED, PodPhase.FAILED):
@@ -338,7 +343,9 @@ class ServeLoaning:
     def _evict(self, name: str, pods: list[Pod]) -> None:
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
         if not self.config.relend_restarted:
-            self.restarted.update(p.job_key for p in pods if not self.elastic(p))
+            restarted = {p.job_key for p in pods if not self.elastic(p)}
+            self.restarted |= restarted
+            keep_off(self.scheduler, restarted, self._lent_toleration)
         self.metrics.loaning_preempted.inc(self.take_off(pods, reason))
 
     # ------------------------------------------------------------------ writes

@@ -31,9 +31,11 @@ from berth.api.selectors import Taint, Toleration
 from berth.controllers.loaning import (
     LENT_NODE_TAKEN_BACK,
     FreeToRemove,
+    keep_off,
     reclaim_costs,
     reclaim_order,
     rigid,
+    without,
 )
 from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.scheduler import Scheduler
@@ -128,9 +130,12 @@ class Loaning:
         if self.is_inference(pod):
             toleration = self._inference_toleration
             self.inference_pods.append(pod)
-        elif self.keeps_work(pod) or (
-            self.config.lend_to == "all" and pod.job_key not in self.restarted
-        ):
+        elif self.keeps_work(pod):
+            toleration = self._lent_toleration
+        elif pod.job_key in self.restarted:  # not lent to again (a copy may still tolerate)
+            pod.tolerations = without(pod.tolerations, self._lent_toleration)
+            return
+        elif self.config.lend_to == "all":
             toleration = self._lent_toleration
         else:
             return
@@ -249,7 +254,9 @@ class Loaning:
             if p.start_time is not None and not self.keeps_work(p)
         )
         if not self.config.relend_restarted:
-            self.restarted.update(p.job_key for p in victims if not self.keeps_work(p))
+            restarted = {p.job_key for p in victims if not self.keeps_work(p)}
+            self.restarted |= restarted
+            keep_off(self.scheduler, restarted, self._lent_toleration)
         self._evict(victims, reason)
         self.lent.discard(name)
         self._idle_since[name] = None
@@ -292,10 +299,7 @@ class Loaning:
         self._attempts[base] = attempt
         name = f"{base}.{attempt}"
         self._original[name] = base
-        copy = pending_copy(pod, name, self.clock.now)
-        if pod.job_key in self.restarted:
-            copy.tolerations = tuple(t for t in copy.tolerations if t != self._lent_toleration)
-        return copy
+        return pending_copy(pod, name, self.clock.now)
 
     # ------------------------------------------------------------------ metrics
 

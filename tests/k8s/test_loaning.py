@@ -337,12 +337,15 @@ def test_a_rigid_job_a_reclaim_restarted_is_lent_to_again_only_if_asked(
 
         if relend:
             wait_for(on_lent)
-            assert not server.loaning.restarted
-        else:
-            settle(server)
-            assert not on_lent()
-            assert len(server.loaning.restarted) == len(restarted)
-    _no_pod_lost(apps, {"pair": 2, "solo": 1})
+            return
+        settle(server)
+        assert not on_lent()
+        assert len(server.loaning.restarted) == len(restarted)
+        _no_pod_lost(apps, {"pair": 2, "solo": 1})
+        # Forgotten with their jobs.
+        for job in restarted:
+            apps.delete("Job", "default", job)
+        wait_for(lambda: not server.loaning.restarted)
 
 
 def test_without_loaning_no_node_is_lent(apps: Cluster):

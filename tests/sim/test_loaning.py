@@ -318,6 +318,32 @@ def test_a_rigid_job_a_reclaim_restarted_is_kept_off_lent_nodes_unless_relent(re
     assert sim.loaning.restarted == (set() if relend else {"default/r"})
 
 
+def test_the_waiting_pods_of_a_restarted_job_are_kept_off_lent_nodes_too() -> None:
+    """Job g (minMember 1) has g-0 and g-1 on the lent nodes and g-2 waiting when inference
+    takes both back at t=500. With ``relendRestarted: false`` none of its pods, the waiting
+    one included, runs on a lent node again: each waits for train-0 (held until t=3000), so
+    the reclaims at t=1500 stop nothing."""
+    busy, busy_pods = training_job("busy", 1, 8, 0.0, 3000.0)
+    g = PodGroup("g", min_member=1, submit_time=200.0)
+    g_pods = [
+        pod(f"g-{i}", gpu=8000, group="g", submit_time=200.0, duration=1000.0) for i in range(3)
+    ]
+    inference = [
+        inference_pod(f"{name}-{i}", at, gpus=8, duration=500.0)
+        for name, at in (("late", 500.0), ("later", 1500.0))
+        for i in range(2)
+    ]
+    manifests = Manifests(groups=[busy, g], pods=busy_pods + g_pods + inference)
+    loaning = LoaningConfig(
+        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, relend_restarted=False
+    )
+    sim = simulate(manifests, until=8000, loaning=loaning)
+    ran = {p.name: p.bound_node for p in sim.result.pods if p.group == "g" and p.start_time}
+    assert ran == {"g-0": "inf-0", "g-1": "inf-1", "g-2": "train-0", "g-0.1": "train-0",
+                   "g-1.1": "train-0"}  # fmt: skip
+    assert [e.jobs for e in sim.loaning.reclaims] == [["default/g"], ["default/g"], [], []]
+
+
 def test_a_restarted_gang_waits_again_without_being_lost() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8) for i in range(2)]  # for good
