@@ -90,7 +90,7 @@ def keep_off(scheduler: Scheduler, keys: set[str], lent: Toleration) -> None:
                 job.task_order = None
 
 
-def without(tolerations: tuple[Toleration, ...], toleration: Toleration) -> tuple:
+def without(tolerations: tuple[Toleration, ...], toleration: Toleration) -> tuple[Toleration, ...]:
     return tuple(t for t in tolerations if t != toleration)
 
 

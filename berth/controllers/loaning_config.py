@@ -31,8 +31,8 @@ class LoaningConfig:
     #: How lent nodes are ranked when inference needs some back, cheapest first: ``jobs``
     #: (Aryl's: the share of each job stopped) or ``work`` (the GPU-seconds of work lost).
     reclaim_cost: str = "jobs"
-    #: Whether a rigid job that a reclaim restarted may run on lent nodes again (``true``, as
-    #: in Aryl) or goes back to the training pool's own nodes (``false``).
+    #: Whether a rigid job that a reclaim restarted may run on lent nodes again (``true``) or
+    #: runs on the training pool's own nodes from then on (``false``, docs/loaning.md).
     relend_restarted: bool = True
 
     @classmethod
