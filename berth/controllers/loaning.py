@@ -79,7 +79,7 @@ def reclaim_costs(
 def keep_off(scheduler: Scheduler, keys: set[str], lent: Toleration) -> None:
     """Take the lent nodes' toleration off the waiting pods of the jobs ``keys`` (a reclaim
     restarted them and they are not lent to again, ``relendRestarted: false``); their kept
-    task order is dropped, as their pods' class changed."""
+    task order is dropped (``JobInfo.respecified``)."""
     for key in keys:
         job = scheduler.jobs.get(key)
         if job is None:
@@ -87,7 +87,7 @@ def keep_off(scheduler: Scheduler, keys: set[str], lent: Toleration) -> None:
         for pod in job.pending:
             if lent in pod.tolerations:
                 pod.tolerations = without(pod.tolerations, lent)
-                job.task_order = None
+                job.respecified()
 
 
 def without(tolerations: tuple[Toleration, ...], toleration: Toleration) -> tuple[Toleration, ...]:

@@ -129,6 +129,11 @@ class JobInfo:
             self._min_request = state.request_vector(self.group.min_resources).astype(np.float64)
         return self._min_request
 
+    def respecified(self) -> None:
+        """A waiting pod's spec was changed in place (its tolerations): the kept task order,
+        which holds the pods' classes, no longer holds."""
+        self.task_order = None
+
     def only_best_effort(self) -> bool:
         """Whether every pending pod is best-effort (backfill's share)."""
         return self.requesting == 0
