@@ -76,10 +76,18 @@ def reclaim_costs(
     }
 
 
-def keep_off(scheduler: Scheduler, keys: set[str], lent: Toleration) -> None:
-    """Take the lent nodes' toleration off the waiting pods of the jobs ``keys`` (a reclaim
-    restarted them and they are not lent to again, ``relendRestarted: false``); their kept
-    task order is dropped (``JobInfo.respecified``)."""
+def keep_off(
+    scheduler: Scheduler,
+    restarted: set[str],
+    victims: list[Pod],
+    keeps_work: FreeToRemove,
+    lent: Toleration,
+) -> None:
+    """With ``relendRestarted: false``: add the rigid jobs among ``victims``' (a reclaim
+    restarts them) to ``restarted``, which are not lent to again, and take the lent nodes'
+    toleration off their waiting pods (``JobInfo.respecified``)."""
+    keys = {p.job_key for p in victims if not keeps_work(p)}
+    restarted |= keys
     for key in keys:
         job = scheduler.jobs.get(key)
         if job is None:

@@ -343,9 +343,7 @@ class ServeLoaning:
     def _evict(self, name: str, pods: list[Pod]) -> None:
         reason = f"{LENT_NODE_TAKEN_BACK}{name} taken back for inference"
         if not self.config.relend_restarted:
-            restarted = {p.job_key for p in pods if not self.elastic(p)}
-            self.restarted |= restarted
-            keep_off(self.scheduler, restarted, self._lent_toleration)
+            keep_off(self.scheduler, self.restarted, pods, self.elastic, self._lent_toleration)
         self.metrics.loaning_preempted.inc(self.take_off(pods, reason))
 
     # ------------------------------------------------------------------ writes

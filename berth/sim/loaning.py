@@ -254,9 +254,9 @@ class Loaning:
             if p.start_time is not None and not self.keeps_work(p)
         )
         if not self.config.relend_restarted:
-            restarted = {p.job_key for p in victims if not self.keeps_work(p)}
-            self.restarted |= restarted
-            keep_off(self.scheduler, restarted, self._lent_toleration)
+            keep_off(
+                self.scheduler, self.restarted, victims, self.keeps_work, self._lent_toleration
+            )
         self._evict(victims, reason)
         self.lent.discard(name)
         self._idle_since[name] = None
