@@ -191,7 +191,7 @@ class ServeLoaning:
         inference = self.is_inference(pod)
         toleration = self._inference_toleration if inference else self._lent_toleration
         elastic = not inference and self.elastic(pod)
-        if not inference and not elastic and pod.job_key in self.restarted:
+        if not inference and not elastic and self.restarted and pod.job_key in self.restarted:
             pod.tolerations = without(pod.tolerations, toleration)  # not lent to again
         elif inference or elastic or self.config.lend_to == "all":
             if toleration not in pod.tolerations:

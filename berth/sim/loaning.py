@@ -132,7 +132,8 @@ class Loaning:
             self.inference_pods.append(pod)
         elif self.keeps_work(pod):
             toleration = self._lent_toleration
-        elif pod.job_key in self.restarted:  # not lent to again (a copy may still tolerate)
+        elif self.restarted and pod.job_key in self.restarted:
+            # Not lent to again; a copy of its pod may still tolerate the lent taint.
             pod.tolerations = without(pod.tolerations, self._lent_toleration)
             return
         elif self.config.lend_to == "all":
