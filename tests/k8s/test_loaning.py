@@ -8,6 +8,7 @@ middle of a loan and of a reclaim lose no pod and bind none twice."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -290,8 +291,7 @@ def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_the_lent_nodes(
     # Two rigid one-pod jobs, one training node, two lent nodes: with lendTo: elastic one runs
     # on the training node and the other waits for it; with all both run, on lent nodes too.
     start(apps)
-    loaning = LoaningConfig(idle_before_lend=0.5, check_interval=0.1, wait_bound=2.0,
-                            lend_to=lend_to)  # fmt: skip
+    loaning = replace(LOANING, lend_to=lend_to)
     with serving(apps, options=fast_options(loaning=loaning)) as server, apps.kubelet():
         wait_for(lambda: len(lent(apps)) == 2)
         apps.add(training_job("one", 1), training_job("two", 1))
@@ -312,8 +312,7 @@ def test_a_rigid_job_a_reclaim_restarted_is_lent_to_again_only_if_asked(
     # and gives them up again. The jobs the reclaims restarted get the lent nodes back only
     # with relendRestarted: true; with false they wait for train-1.
     start(apps)
-    loaning = LoaningConfig(idle_before_lend=0.5, check_interval=0.1, wait_bound=2.0,
-                            relend_restarted=relend)  # fmt: skip
+    loaning = replace(LOANING, relend_restarted=relend)
     with serving(apps, options=fast_options(loaning=loaning)) as server, apps.kubelet():
         assert server.loaning is not None
         wait_for(lambda: len(lent(apps)) == 2)

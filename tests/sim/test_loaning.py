@@ -3,6 +3,8 @@ reclaimed training pods restarted and every pod counted, and the inference wait 
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -283,9 +285,7 @@ def test_a_reclaim_by_work_takes_the_node_of_the_job_that_ran_least(cost, stoppe
     b, b_pods = training_job("b", 1, 8, 400.0, 5000.0)
     web = inference_pod("web", 500.0, gpus=8)
     manifests = Manifests(groups=[busy, a, b], pods=[*busy_pods, *a_pods, *b_pods, web])
-    loaning = LoaningConfig(
-        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, reclaim_cost=cost
-    )
+    loaning = replace(LOANING, reclaim_cost=cost)
     sim = simulate(manifests, until=600, loaning=loaning)
     assert (a_pods[0].bound_node, b_pods[0].bound_node) == ("inf-0", "inf-1")
     (event,) = sim.loaning.reclaims
@@ -304,9 +304,7 @@ def test_a_rigid_job_a_reclaim_restarted_is_kept_off_lent_nodes_unless_relent(re
     s, s_pods = training_job("s", 1, 8, 1200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8, duration=500.0) for i in range(2)]
     manifests = Manifests(groups=[busy, r, s], pods=busy_pods + r_pods + s_pods + late)
-    loaning = LoaningConfig(
-        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, relend_restarted=relend
-    )
+    loaning = replace(LOANING, relend_restarted=relend)
     sim = simulate(manifests, until=8000, loaning=loaning)
     assert r_pods[0].bound_node.startswith("inf-") and r_pods[0].end_time == 500.0
     (again,) = [p for p in sim.result.pods if p.name == "r-0.1"]
@@ -334,9 +332,7 @@ def test_the_waiting_pods_of_a_restarted_job_are_kept_off_lent_nodes_too() -> No
         for i in range(2)
     ]
     manifests = Manifests(groups=[busy, g], pods=busy_pods + g_pods + inference)
-    loaning = LoaningConfig(
-        idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, relend_restarted=False
-    )
+    loaning = replace(LOANING, relend_restarted=False)
     sim = simulate(manifests, until=8000, loaning=loaning)
     ran = {p.name: p.bound_node for p in sim.result.pods if p.group == "g" and p.start_time}
     assert ran == {"g-0": "inf-0", "g-1": "inf-1", "g-2": "train-0", "g-0.1": "train-0",
@@ -446,9 +442,7 @@ def test_taking_back_an_elastic_jobs_extra_worker_stops_no_job_and_loses_no_work
     assert job.phase.value == "Completed" and job.resizes >= 1
 
 
-ELASTIC_ONLY = LoaningConfig(
-    idle_before_lend=100.0, check_interval=10.0, wait_bound=10.0, lend_to="elastic"
-)
+ELASTIC_ONLY = replace(LOANING, lend_to="elastic")
 
 
 def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_lent_nodes() -> None:
