@@ -11,15 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.api import schema
 from berth.api.cel import compile_error
 from berth.api.fields import requirements
 from berth.api.loaded import Context
-from berth.api.schema.dra import DeviceAttribute as AttributeDoc
 from berth.api.selectors import LabelSelector, NodeSelectorTerm, Requirement
 from berth.resources import parse_quantity
+
+if TYPE_CHECKING:
+    from berth.api.schema.dra import DeviceAttribute as AttributeDoc
+
+#: The most results one claim's allocation holds (AllocationResultsMaxSize upstream).
+ALLOCATION_RESULTS_MAX = 32
 
 #: Attribute values: int, bool, str, a ``Version`` or a tuple of one of those (list forms).
 AttributeValue = Any

@@ -10,18 +10,16 @@ ordinary ``batch/v1`` Jobs in the store, run by berth's Job controller.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
-
-from pydantic import Field, StrictInt, StrictStr
+from typing import TYPE_CHECKING
 
 from berth.api.loaded import Context
 from berth.api.lws import nested_template
-from berth.api.schema.base import Model, NonEmpty
-from berth.api.schema.meta import ObjectMeta, TemplateMeta
-from berth.api.schema.workloads import KubeJobSpec as KubeJobSpecDoc
-from berth.api.schema.workloads import Replicas
 from berth.api.templates import add_workload
 from berth.api.workloads import JOB_SET, KubeJobSpec
+
+if TYPE_CHECKING:
+    from berth.api.schema.jobset import JobSetDoc
+    from berth.api.schema.workloads import KubeJobSpec as KubeJobSpecDoc
 
 JOBSET_API = "jobset.x-k8s.io/v1alpha2"
 
@@ -34,51 +32,6 @@ JOB_GLOBAL_INDEX_KEY = "jobset.sigs.k8s.io/job-global-index"
 JOB_KEY = "jobset.sigs.k8s.io/job-key"
 RESTART_ATTEMPT_KEY = "jobset.sigs.k8s.io/restart-attempt"
 EXCLUSIVE_KEY = "alpha.jobset.sigs.k8s.io/exclusive-topology"
-
-
-# -- manifest shapes ------------------------------------------------------------------------------
-
-
-class JobTemplateDoc(Model):
-    metadata: TemplateMeta = Field(default_factory=TemplateMeta)
-    spec: KubeJobSpecDoc
-
-
-class ReplicatedJobDoc(Model):
-    name: NonEmpty
-    template: JobTemplateDoc
-    replicas: Replicas = 1
-    ignored = frozenset({"groupName"})
-    unsupported = frozenset({"dependsOn"})
-
-
-class SuccessPolicyDoc(Model):
-    operator: Literal["All", "Any"]
-    target_replicated_jobs: list[StrictStr] = Field(default_factory=list)
-
-
-class FailurePolicyDoc(Model):
-    max_restarts: StrictInt = Field(default=0, ge=0)
-    restart_strategy: Literal["Recreate", "BlockingRecreate", "InPlaceRestart"] = "Recreate"
-    unsupported = frozenset({"rules"})
-
-
-class JobSetSpecDoc(Model):
-    replicated_jobs: list[ReplicatedJobDoc] = Field(min_length=1)
-    success_policy: SuccessPolicyDoc | None = None
-    failure_policy: FailurePolicyDoc | None = None
-    ignored = frozenset(
-        {"network", "coordinator", "managedBy", "ttlSecondsAfterFinished", "volumeClaimPolicies"}
-    )
-    unsupported = frozenset({"startupPolicy", "suspend"})
-
-
-class JobSetDoc(Model):
-    api_version: StrictStr
-    kind: StrictStr
-    metadata: ObjectMeta
-    spec: JobSetSpecDoc
-    ignored = frozenset({"status"})
 
 
 # -- what the controller reads --------------------------------------------------------------------

@@ -11,19 +11,17 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal
-
-from pydantic import Field, StrictInt, StrictStr
+from typing import TYPE_CHECKING
 
 from berth.api.loaded import Context
 from berth.api.pod_spec import build_pod
-from berth.api.schema.base import Model
-from berth.api.schema.meta import ObjectMeta
-from berth.api.schema.volcano import MAX_REPLICAS
-from berth.api.schema.workloads import Count, IntOrPercent, Replicas, WorkloadTemplate
 from berth.api.selectors import Affinity, LabelSelector, PodAffinityTerm, Requirement
 from berth.api.templates import add_workload, at_most_100_percent, layout_of, short_hash
 from berth.api.workloads import LEADER_WORKER_SET, PodTemplate, scaled
+
+if TYPE_CHECKING:
+    from berth.api.schema.lws import LeaderWorkerSetDoc
+    from berth.api.schema.workloads import IntOrPercent, WorkloadTemplate
 
 LWS_API = "leaderworkerset.x-k8s.io/v1"
 
@@ -38,47 +36,6 @@ SIZE_ANNOTATION = PREFIX + "size"
 LEADER_NAME_ANNOTATION = PREFIX + "leader-name"
 EXCLUSIVE_ANNOTATION = PREFIX + "exclusive-topology"
 SUBGROUP_EXCLUSIVE_ANNOTATION = PREFIX + "subgroup-exclusive-topology"
-
-
-# -- manifest shapes ------------------------------------------------------------------------------
-
-
-class LwsRollingUpdate(Model):
-    partition: Count = 0
-    max_unavailable: IntOrPercent = 1
-    max_surge: IntOrPercent = 0
-
-
-class LwsRolloutStrategy(Model):
-    type: Literal["RollingUpdate"] = "RollingUpdate"
-    rolling_update_configuration: LwsRollingUpdate | None = None
-
-
-class LeaderWorkerTemplateDoc(Model):
-    leader_template: WorkloadTemplate | None = None
-    worker_template: WorkloadTemplate
-    size: Annotated[StrictInt, Field(ge=1, le=MAX_REPLICAS)] = 1
-    restart_policy: Literal[
-        "RecreateGroupOnPodRestart", "RecreateGroupAfterStart", "Default", "None"
-    ] = "RecreateGroupOnPodRestart"
-    ignored = frozenset({"volumeClaimTemplates", "persistentVolumeClaimRetentionPolicy"})
-    unsupported = frozenset({"subGroupPolicy"})
-
-
-class LeaderWorkerSetSpecDoc(Model):
-    replicas: Replicas = 1
-    leader_worker_template: LeaderWorkerTemplateDoc
-    rollout_strategy: LwsRolloutStrategy = Field(default_factory=LwsRolloutStrategy)
-    startup_policy: Literal["LeaderCreated", "LeaderReady"] = "LeaderCreated"
-    ignored = frozenset({"networkConfig"})
-
-
-class LeaderWorkerSetDoc(Model):
-    api_version: StrictStr
-    kind: StrictStr
-    metadata: ObjectMeta
-    spec: LeaderWorkerSetSpecDoc
-    ignored = frozenset({"status"})
 
 
 # -- what the controller reads --------------------------------------------------------------------
@@ -151,6 +108,8 @@ def convert_leader_worker_set(doc: LeaderWorkerSetDoc, ctx: Context) -> None:
         leader = nested_template(
             meta.name, meta.namespace, lwt.leader_template, f"{base}.leaderTemplate", ctx
         )
+    from berth.api.schema.lws import LwsRollingUpdate  # (loaded with the document's model)
+
     rolling = spec.rollout_strategy.rolling_update_configuration or LwsRollingUpdate()
     path = "spec.rolloutStrategy.rollingUpdateConfiguration"
     at_most_100_percent(rolling.max_unavailable, f"{path}.maxUnavailable", ctx)

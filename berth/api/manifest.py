@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -33,11 +34,11 @@ from berth.api.dra import (
 )
 from berth.api.hypernodes import convert_hyper_node
 from berth.api.jobs import convert_command, convert_job
-from berth.api.jobset import JOBSET_API, JobSetDoc, convert_job_set
+from berth.api.jobset import JOBSET_API, convert_job_set
 from berth.api.kruise import convert_broadcast_job, convert_clone_set, convert_sidecar_set
 from berth.api.kubeflow import convert_pytorch_job
 from berth.api.loaded import Context, Manifests
-from berth.api.lws import LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set
+from berth.api.lws import LWS_API, convert_leader_worker_set
 from berth.api.namespaces import convert_namespace
 from berth.api.nodes import convert_node, convert_node_pool
 from berth.api.paddle import convert_training_job
@@ -201,14 +202,6 @@ class Kind:
     convert: Converter | None  # None: a List, whose items are parsed one by one
 
 
-#: Kinds by name; a name can have several apiVersions (Kubernetes' and a CRD's).
-KINDS: dict[str, list[Kind]] = {}
-
-
-def register(name: str, api_version: str, model: type[schema.Model], convert: Converter | None):
-    KINDS.setdefault(name, []).append(Kind(api_version, model, convert))
-
-
 _NO_EFFECT = "kinds that do not affect scheduling"
 _NOT_SIMULATED = "workload kinds berth does not simulate yet (their pods are not created)"
 #: Kinds berth reads past with a warning rather than refusing the file, so that a bundle
@@ -251,50 +244,66 @@ SKIPPED_KINDS: dict[str, tuple[tuple[str, ...] | None, str]] = {
 }
 
 
-for _name, _api, _model, _convert in (
-    ("Node", schema.NODE_API, schema.NodeDoc, convert_node),
-    ("NodePool", schema.NODE_POOL_API, schema.NodePoolDoc, convert_node_pool),
-    ("HyperNode", schema.TOPOLOGY_API, schema.HyperNodeDoc, convert_hyper_node),
-    ("Pod", schema.POD_API, schema.PodDoc, convert_pod),
-    ("PodGroup", schema.VOLCANO_API, schema.PodGroupDoc, convert_pod_group),
-    ("Queue", schema.VOLCANO_API, schema.QueueDoc, convert_queue),
-    ("PriorityClass", schema.PRIORITY_CLASS_API, schema.PriorityClassDoc, convert_priority_class),
-    ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
-    ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
-    ("PyTorchJob", schema.KUBEFLOW_API, schema.PyTorchJobDoc, convert_pytorch_job),
-    ("TrainingJob", schema.PADDLE_API, schema.TrainingJobDoc, convert_training_job),
-    ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
-    ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
-    ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),
-    ("StatefulSet", schema.APPS_API, schema.StatefulSetDoc, convert_stateful_set),
-    ("StatefulSet", schema.KRUISE_BETA_API, schema.StatefulSetDoc, convert_stateful_set),
-    ("StatefulSet", schema.KRUISE_API, schema.StatefulSetDoc, convert_stateful_set),
-    ("Job", schema.KUBE_BATCH_API, schema.KubeJobDoc, convert_kube_job),
-    ("CloneSet", schema.KRUISE_API, schema.CloneSetDoc, convert_clone_set),
-    ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
-    ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
-    ("LeaderWorkerSet", LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set),
-    ("JobSet", JOBSET_API, JobSetDoc, convert_job_set),
-    ("ResourceSlice", schema.RESOURCE_API, schema.ResourceSliceDoc, convert_resource_slice),
-    ("DeviceClass", schema.RESOURCE_API, schema.DeviceClassDoc, convert_device_class),
-    ("ResourceClaim", schema.RESOURCE_API, schema.ResourceClaimDoc, convert_resource_claim),
-    (
-        "ResourceClaimTemplate",
-        schema.RESOURCE_API,
-        schema.ResourceClaimTemplateDoc,
-        convert_resource_claim_template,
-    ),
-    *(
-        row
-        for version in workload_api.WORKLOAD_APIS
-        for row in (
-            ("Workload", version, workload_api.WorkloadDoc, workload_api.convert_workload),
-            ("PodGroup", version, workload_api.PodGroupDoc, workload_api.convert_pod_group),
-        )
-    ),
-    ("List", schema.LIST_API, schema.ListDoc, None),
-):
-    register(_name, _api, _model, _convert)
+@cache
+def kinds() -> dict[str, list[Kind]]:
+    """The kinds berth reads, by name; a name can have several apiVersions (Kubernetes' and a
+    CRD's). Built on first use: the models take about a tenth of a second to build, which a run
+    from a trace or a node list never needs."""
+    from berth.api.schema.jobset import JobSetDoc
+    from berth.api.schema.lws import LeaderWorkerSetDoc
+    from berth.api.schema.workload_api import PodGroupDoc, WorkloadDoc
+
+    known: dict[str, list[Kind]] = {}
+    for name, api, model, convert in (
+        ("Node", schema.NODE_API, schema.NodeDoc, convert_node),
+        ("NodePool", schema.NODE_POOL_API, schema.NodePoolDoc, convert_node_pool),
+        ("HyperNode", schema.TOPOLOGY_API, schema.HyperNodeDoc, convert_hyper_node),
+        ("Pod", schema.POD_API, schema.PodDoc, convert_pod),
+        ("PodGroup", schema.VOLCANO_API, schema.PodGroupDoc, convert_pod_group),
+        ("Queue", schema.VOLCANO_API, schema.QueueDoc, convert_queue),
+        (
+            "PriorityClass",
+            schema.PRIORITY_CLASS_API,
+            schema.PriorityClassDoc,
+            convert_priority_class,
+        ),
+        ("Job", schema.BATCH_API, schema.JobDoc, convert_job),
+        ("Command", schema.BUS_API, schema.CommandDoc, convert_command),
+        ("PyTorchJob", schema.KUBEFLOW_API, schema.PyTorchJobDoc, convert_pytorch_job),
+        ("TrainingJob", schema.PADDLE_API, schema.TrainingJobDoc, convert_training_job),
+        ("Namespace", schema.NAMESPACE_API, schema.NamespaceDoc, convert_namespace),
+        ("Deployment", schema.APPS_API, schema.DeploymentDoc, convert_deployment),
+        ("ReplicaSet", schema.APPS_API, schema.ReplicaSetDoc, convert_replica_set),
+        ("StatefulSet", schema.APPS_API, schema.StatefulSetDoc, convert_stateful_set),
+        ("StatefulSet", schema.KRUISE_BETA_API, schema.StatefulSetDoc, convert_stateful_set),
+        ("StatefulSet", schema.KRUISE_API, schema.StatefulSetDoc, convert_stateful_set),
+        ("Job", schema.KUBE_BATCH_API, schema.KubeJobDoc, convert_kube_job),
+        ("CloneSet", schema.KRUISE_API, schema.CloneSetDoc, convert_clone_set),
+        ("SidecarSet", schema.KRUISE_API, schema.SidecarSetDoc, convert_sidecar_set),
+        ("BroadcastJob", schema.KRUISE_API, schema.BroadcastJobDoc, convert_broadcast_job),
+        ("LeaderWorkerSet", LWS_API, LeaderWorkerSetDoc, convert_leader_worker_set),
+        ("JobSet", JOBSET_API, JobSetDoc, convert_job_set),
+        ("ResourceSlice", schema.RESOURCE_API, schema.ResourceSliceDoc, convert_resource_slice),
+        ("DeviceClass", schema.RESOURCE_API, schema.DeviceClassDoc, convert_device_class),
+        ("ResourceClaim", schema.RESOURCE_API, schema.ResourceClaimDoc, convert_resource_claim),
+        (
+            "ResourceClaimTemplate",
+            schema.RESOURCE_API,
+            schema.ResourceClaimTemplateDoc,
+            convert_resource_claim_template,
+        ),
+        *(
+            row
+            for version in workload_api.WORKLOAD_APIS
+            for row in (
+                ("Workload", version, WorkloadDoc, workload_api.convert_workload),
+                ("PodGroup", version, PodGroupDoc, workload_api.convert_pod_group),
+            )
+        ),
+        ("List", schema.LIST_API, schema.ListDoc, None),
+    ):
+        known.setdefault(name, []).append(Kind(api, model, convert))
+    return known
 
 
 def _parse_object(doc: object, ctx: Context) -> None:
@@ -317,11 +326,12 @@ def _parse_object(doc: object, ctx: Context) -> None:
     if isinstance(kind, str) and _skipped(kind, api_version):
         ctx.out.skipped[kind] += 1
         return
-    if not isinstance(kind, str) or kind not in KINDS:
-        expected = ", ".join(KINDS)
+    known = kinds()
+    if not isinstance(kind, str) or kind not in known:
+        expected = ", ".join(known)
         ctx.error("kind", f"unknown kind {schema.show(kind)} (expected one of {expected})")
         return
-    versions = KINDS[kind]
+    versions = known[kind]
     apis = " or ".join(k.api_version for k in versions)
     if api_version is None:
         ctx.error("apiVersion", f"field required (expected {apis})")
@@ -357,7 +367,7 @@ def _parse_object(doc: object, ctx: Context) -> None:
 
 def _skipped(kind: str, api_version: object) -> bool:
     """Whether an object is of a kind berth reads past (and not one it reads)."""
-    if any(k.api_version == api_version for k in KINDS.get(kind, ())):
+    if any(k.api_version == api_version for k in kinds().get(kind, ())):
         return False
     entry = SKIPPED_KINDS.get(kind)
     return entry is not None and (entry[0] is None or api_version in entry[0])

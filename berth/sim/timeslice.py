@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from berth.api.manifest import Manifests
+from berth.api.loaded import Manifests
 from berth.api.objects import Pod
 from berth.framework.scheduler import Scheduler
 from berth.sim.events import Ev, EventQueue, MovableEnd

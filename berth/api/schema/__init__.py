@@ -9,16 +9,43 @@ spellings, produced by an alias generator so the Python side stays snake_case.
 Unknown fields are found by walking the raw document against the models instead of reading
 ``model_extra``: the walk works on documents that fail validation too, and a misspelt field is
 usually what makes a required one "missing", so reporting both together is what helps.
+
+The package's names are those of its modules, loaded on first use: building the models takes
+about a tenth of a second, which a run from a trace or a node list (no manifests) never needs.
 """
 
-from berth.api.schema.base import *  # noqa: F403
-from berth.api.schema.dra import *  # noqa: F403
-from berth.api.schema.kubeflow import *  # noqa: F403
-from berth.api.schema.meta import *  # noqa: F403
-from berth.api.schema.namespaces import *  # noqa: F403
-from berth.api.schema.nodes import *  # noqa: F403
-from berth.api.schema.paddle import *  # noqa: F403
-from berth.api.schema.pods import *  # noqa: F403
-from berth.api.schema.topology import *  # noqa: F403
-from berth.api.schema.volcano import *  # noqa: F403
-from berth.api.schema.workloads import *  # noqa: F403
+from importlib import import_module
+from typing import Any
+
+#: Later modules' names win, as the star imports this replaces did.
+_MODULES = (
+    "base",
+    "dra",
+    "kubeflow",
+    "meta",
+    "namespaces",
+    "nodes",
+    "paddle",
+    "pods",
+    "topology",
+    "volcano",
+    "workloads",
+)
+
+
+def _public(module: Any) -> dict[str, Any]:
+    names = getattr(module, "__all__", None)
+    if names is None:
+        names = [name for name in vars(module) if not name.startswith("_")]
+    return {name: getattr(module, name) for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    loaded: dict[str, Any] = {}
+    for module in _MODULES:
+        loaded.update(_public(import_module(f"{__name__}.{module}")))
+    globals().update(loaded)
+    try:
+        return loaded[name]
+    except KeyError:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
