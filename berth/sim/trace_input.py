@@ -20,14 +20,16 @@ from berth.traces import (
     TraceError,
     TraceOptions,
     detect_format,
-    iter_jobs,
     iter_specs,
+    jobs_of,
     load_nodes,
 )
 from berth.traces.arguments import MEMORY_NORMALISED
 from berth.traces.constants import DEFAULT_MACHINE_MEMORY
 from berth.traces.deadlines import DeadlineDraw
 from berth.traces.elastic import elastic_job
+from berth.traces.loader import Stream
+from berth.traces.model import JobSpec
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
 COMPANION_NODES: dict[str, tuple[str, ...]] = {
@@ -45,8 +47,12 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
     notes: list[str] = []
     try:
         fmt = spec.trace_format or detect_format(spec.trace)
-        notes.append(_size_check(spec, fmt))
-        stream = iter_jobs(spec.trace, fmt, options, spec.selection)
+        specs = iter_specs(spec.trace, fmt, options, spec.selection)
+        # One pass over the rows: the jobs are counted (and a run too large refused) before
+        # any pod is built, then built from the same specs.
+        read = list(specs)
+        notes.append(_size_check(spec, read))
+        stream = jobs_of(Stream(iter(read), specs.log), options)
         manifests = Manifests()
         fraction = spec.elastic_fraction
         trace_pods = []  # every job's pods as the trace gives them: what the cluster is sized by
@@ -109,16 +115,15 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
 _BYTES_PER_POD = 800
 
 
-def _size_check(spec: InputSpec, fmt: str) -> str:
-    """How many jobs and pods the trace makes, from a pass over its rows before any pod is
-    built; a run larger than ``spec.max_pods`` is refused here, with what to do instead."""
+def _size_check(spec: InputSpec, specs: list[JobSpec]) -> str:
+    """How many jobs and pods the trace's ``specs`` make, before any pod is built; a run
+    larger than ``spec.max_pods`` is refused here, with what to do instead."""
 
-    options = spec.trace_options
-    cap = options.max_instances
-    jobs = pods = 0
-    for job in iter_specs(spec.trace, fmt, options, spec.selection):
-        jobs += 1
-        pods += sum(task.count if cap is None else min(task.count, cap) for task in job.tasks)
+    cap = spec.trace_options.max_instances
+    jobs = len(specs)
+    pods = sum(
+        task.count if cap is None else min(task.count, cap) for job in specs for task in job.tasks
+    )
     size = f"{jobs:,} jobs, {pods:,} pods (about {pods * _BYTES_PER_POD / 1e9:.1f} GB to simulate)"
     if pods > spec.max_pods:
         raise InputError(

@@ -36,6 +36,7 @@ _HOMES = {
     "find_table": "berth.traces.loader",
     "iter_jobs": "berth.traces.loader",
     "iter_specs": "berth.traces.loader",
+    "jobs_of": "berth.traces.loader",
     "iter_usage": "berth.traces.loader",
     "load_nodes": "berth.traces.loader",
     "node_manifest": "berth.traces.manifests",

@@ -139,7 +139,12 @@ def iter_jobs(
     """PodGroups and Pods of the trace's jobs, read row by row. Names are unique: a job whose
     name (or one of whose pod names) an earlier job took is renamed, and counted."""
     options = options or TraceOptions()
-    specs = iter_specs(path, fmt, options, selection)
+    return jobs_of(iter_specs(path, fmt, options, selection), options)
+
+
+def jobs_of(specs: Stream[JobSpec], options: TraceOptions) -> Stream[TraceJob]:
+    """The jobs ``specs`` describe (``iter_jobs`` over specs already read), counted in their
+    log."""
     return Stream(_unique_jobs(specs, options, specs.log), specs.log)
 
 
