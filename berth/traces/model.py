@@ -229,6 +229,9 @@ def build_job(spec: JobSpec, options: TraceOptions, log: TraceLog) -> TraceJob:
     return TraceJob(group, pods)
 
 
+_NO_NODE_SELECTOR: dict[str, str] = {}
+
+
 def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
     single = len(spec.tasks) == 1 and spec.tasks[0].count == 1 and not spec.tasks[0].role
     affinity = _product_affinity(spec.gpu_products)
@@ -250,8 +253,9 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
             labels[ROLE_LABEL] = task.role
         first = next_index.get(task.role, 0)
         next_index[task.role] = first + count
-        # A task's pods share one labels, one annotations and one requests dict (millions of
-        # pods on Alibaba's traces): berth replaces a pod's dicts rather than writing into them.
+        # A task's pods share one labels, one annotations and one requests dict, and every
+        # trace pod one empty node selector (millions of pods on Alibaba's traces; an empty
+        # dict is 64 bytes): berth replaces a pod's dicts rather than writing into them.
         annotations = dict(spec.annotations)
         for index in range(first, first + count):
             parts = (spec.name, task.role, str(index))
@@ -260,6 +264,7 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
                 labels=labels,
                 annotations=annotations,
                 requests=requests,
+                node_selector=_NO_NODE_SELECTOR,
                 affinity=affinity,
                 priority=spec.priority,
                 priority_class_name=spec.priority_class,
