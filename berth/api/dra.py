@@ -23,9 +23,6 @@ from berth.resources import parse_quantity
 if TYPE_CHECKING:
     from berth.api.schema.dra import DeviceAttribute as AttributeDoc
 
-#: The most results one claim's allocation holds (AllocationResultsMaxSize upstream).
-ALLOCATION_RESULTS_MAX = 32
-
 #: Attribute values: int, bool, str, a ``Version`` or a tuple of one of those (list forms).
 AttributeValue = Any
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -20,7 +21,6 @@ from berth.api.selectors import Taint
 from berth.cluster import totals
 from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
-from berth.cluster.dra.claims import DraState, Released
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
 from berth.cluster.pod_terms import CarriedTerm, CountKey, carried_terms
@@ -28,6 +28,9 @@ from berth.cluster.profiles import OwnerProfiles
 from berth.cluster.totals import NodeTotal
 from berth.cluster.usage import PodUsage
 from berth.resources import GPU, PODS, ResourceAxis
+
+if TYPE_CHECKING:
+    from berth.cluster.dra.claims import DraState, Released
 
 #: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
 _PATCH_LIMIT_FRACTION = 0.25
@@ -126,6 +129,8 @@ class ClusterState:
     def set_dra(self, objects: list[object], gpus: bool = True) -> None:
         """Take DRA objects (ResourceSlices, DeviceClasses, ResourceClaims and templates); with
         ``gpus`` the nodes' DRA GPUs join their GPU devices (``berth.cluster.dra.inventory``)."""
+        from berth.cluster.dra.claims import DraState  # (the allocator, only where DRA is used)
+
         self.dra = DraState(objects, self.names, self.node_labels, self._log.append, gpus=gpus)
         for row in range(self.n):
             self._dra_node(row)

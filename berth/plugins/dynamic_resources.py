@@ -18,15 +18,18 @@ claim is evaluated afresh, since allocating that claim for one pod moves where t
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from berth.api.dra import ExactRequest
-from berth.cluster.dra.claims import Claim
 from berth.cluster.dra.inventory import Kind, kind_of
 from berth.cluster.state import ClusterState
 from berth.framework.plugin import Plugin, Rows
 from berth.framework.podclass import PodClass
+
+if TYPE_CHECKING:
+    from berth.cluster.dra.claims import Claim
 
 
 @dataclass(slots=True)
@@ -67,6 +70,8 @@ class DynamicResources(Plugin):
         plan = cls.static.get(self.name)
         if plan is not None and (not plan.shared or plan.epoch == dra.epoch):
             return plan
+        from berth.cluster.dra.claims import Claim  # (loaded with the state's DRA objects)
+
         claims = dra.pod_claims(cls.pod)
         if not isinstance(claims, str):
             # A template's claim as its spec alone: the class's pod may be placed meanwhile,

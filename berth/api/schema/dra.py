@@ -7,7 +7,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, StrictBool, StrictInt, StrictStr, model_validator
 
-from berth.api.dra import ALLOCATION_RESULTS_MAX
 from berth.api.schema.base import Model, NonEmpty, Quantity, fail
 from berth.api.schema.meta import NodeSelector, ObjectMeta, TemplateMeta
 
@@ -50,6 +49,9 @@ __all__ = [
 ]
 
 RESOURCE_API = "resource.k8s.io/v1"
+
+#: The most results one claim's allocation holds (AllocationResultsMaxSize upstream).
+ALLOCATION_RESULTS_MAX = 32
 
 
 class ResourcePool(Model):

@@ -13,23 +13,35 @@ per-node device tables it works on.
   last leaves.
 
 How DRA GPUs map onto berth's per-device GPU model is in ``inventory`` and ``docs/dra.md``.
+
+The names below load with their modules when first asked for: the allocator builds on the
+manifest models of ``resource.k8s.io`` (a tenth of a second of pydantic), which a run without
+DRA objects never needs.
 """
 
-from berth.cluster.dra.allocator import (
-    AllocatedState,
-    AllocationError,
-    Allocator,
-    ClaimAllocation,
-    DeviceResult,
-)
-from berth.cluster.dra.table import DeviceTable, device_table
+from __future__ import annotations
 
-__all__ = [
-    "AllocatedState",
-    "AllocationError",
-    "Allocator",
-    "ClaimAllocation",
-    "DeviceResult",
-    "DeviceTable",
-    "device_table",
-]
+import importlib
+from typing import Any
+
+#: Each name the package offers, and the module it comes from.
+_HOMES = {
+    "AllocatedState": "berth.cluster.dra.allocator",
+    "AllocationError": "berth.cluster.dra.allocator",
+    "Allocator": "berth.cluster.dra.allocator",
+    "ClaimAllocation": "berth.cluster.dra.allocator",
+    "DeviceResult": "berth.cluster.dra.allocator",
+    "DeviceTable": "berth.cluster.dra.table",
+    "device_table": "berth.cluster.dra.table",
+}
+
+__all__ = list(_HOMES)
+
+
+def __getattr__(name: str) -> Any:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(home), name)
+    globals()[name] = value  # asked once: later lookups find it without coming here
+    return value

@@ -16,7 +16,6 @@ from decimal import Decimal
 
 from berth.api.cel import CelError
 from berth.api.dra import (
-    ALLOCATION_RESULTS_MAX,
     ClaimSpec,
     Device,
     DeviceClass,
@@ -25,6 +24,7 @@ from berth.api.dra import (
     ResourceClaim,
     ResourceSlice,
 )
+from berth.api.schema.dra import ALLOCATION_RESULTS_MAX
 from berth.api.selectors import NodeSelectorTerm
 from berth.cluster.dra.capacity import NegativeCapacity, add_into, consumption, fits
 from berth.cluster.dra.pools import Pool, SliceIndex, gather_pools
