@@ -11,8 +11,7 @@ build its parser, and should not pay for every loader and the object model behin
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from berth.lazy import lazy_names
 
 #: Each name the package offers, and the module it comes from.
 _HOMES = {
@@ -36,8 +35,8 @@ _HOMES = {
     "find_table": "berth.traces.loader",
     "iter_jobs": "berth.traces.loader",
     "iter_specs": "berth.traces.loader",
-    "jobs_of": "berth.traces.loader",
     "iter_usage": "berth.traces.loader",
+    "jobs_of": "berth.traces.loader",
     "load_nodes": "berth.traces.loader",
     "node_manifest": "berth.traces.manifests",
     "parse_queue_rule": "berth.traces.queues",
@@ -48,14 +47,4 @@ _HOMES = {
 __all__ = list(_HOMES)
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # asked once: later lookups find it without coming here
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOMES})
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())

@@ -21,8 +21,7 @@ DRA objects never needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from berth.lazy import lazy_names
 
 #: Each name the package offers, and the module it comes from.
 _HOMES = {
@@ -38,10 +37,4 @@ _HOMES = {
 __all__ = list(_HOMES)
 
 
-def __getattr__(name: str) -> Any:
-    home = _HOMES.get(name)
-    if home is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(home), name)
-    globals()[name] = value  # asked once: later lookups find it without coming here
-    return value
+__getattr__, __dir__ = lazy_names(__name__, _HOMES, globals())
