@@ -10,7 +10,7 @@ $(BIN)/berth: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
-	$(BIN)/python -m compileall -q berth > /dev/null
+	$(BIN)/python -m compileall -q berth
 	touch $(BIN)/berth
 
 demo: $(BIN)/berth

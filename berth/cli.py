@@ -29,7 +29,7 @@ from berth.validate_cli import add_validate_command
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from berth.api.manifest import Manifests
+    from berth.api.loaded import Manifests
     from berth.sim.inputs import InputSpec
     from berth.sim.run import Inputs
 

@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from berth.api.manifest import Manifests
+from berth.api.loaded import Manifests
 from berth.executors import (
     LOCAL,
     Executor,

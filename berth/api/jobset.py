@@ -3,8 +3,10 @@
 policy; optionally each Job in a topology domain of its own (the
 ``alpha.jobset.sigs.k8s.io/exclusive-topology`` annotation).
 
-Shapes follow kubernetes-sigs/jobset ``api/jobset/v1alpha2``. The Jobs a JobSet makes are
-ordinary ``batch/v1`` Jobs in the store, run by berth's Job controller.
+Shapes follow kubernetes-sigs/jobset ``api/jobset/v1alpha2``; the manifest model is in
+``berth.api.schema.jobset``, the spec the controller reads and the conversion into it are here.
+The Jobs a JobSet makes are ordinary ``batch/v1`` Jobs in the store, run by berth's Job
+controller.
 """
 
 from __future__ import annotations

@@ -2,9 +2,10 @@
 leader and ``size - 1`` workers, each group started all-or-nothing; optionally every group in a
 topology domain of its own (the ``leaderworkerset.sigs.k8s.io/exclusive-topology`` annotation).
 
-Shapes follow kubernetes-sigs/lws ``api/leaderworkerset/v1``; the manifest model, the spec the
-controller reads and the conversion between them are here. Shared pieces with JobSet (the
-pod template of a nested path, the exclusive-placement affinity) are here too.
+Shapes follow kubernetes-sigs/lws ``api/leaderworkerset/v1``; the manifest model is in
+``berth.api.schema.lws``, the spec the controller reads and the conversion into it are here.
+Shared pieces with JobSet (the pod template of a nested path, the exclusive-placement
+affinity) are here too.
 """
 
 from __future__ import annotations

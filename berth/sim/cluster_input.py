@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from berth.api.manifest import Manifests, load_files
+from berth.api.loaded import Manifests
+from berth.api.manifest import load_files
 from berth.traces import TraceError, TraceOptions, detect_format, find_table, load_nodes
 
 #: Suffixes of files read as manifests whatever their first line says.

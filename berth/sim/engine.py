@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from berth.api.manifest import Manifests
+from berth.api.loaded import Manifests
 from berth.api.objects import FINAL_POD_PHASES, BatchJob, Pod, PodGroup, PodPhase
 from berth.api.workloads import Workload
 from berth.cluster.fragmentation import FragmentationTracker, target_workload

@@ -8,15 +8,18 @@ durations) comes back as a note for the user; nothing is dropped silently.
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from berth.api.keys import DEFAULT_QUEUE
-from berth.api.manifest import Manifests
+from berth.api.loaded import Manifests
 from berth.api.objects import Queue
 from berth.sim.cluster_input import load_cluster, node_list_format
 from berth.sim.cluster_sizing import SizingRule, size_cluster
 from berth.sim.inputs import InputError, InputSpec
 from berth.traces import (
+    JobSpec,
     TraceError,
     TraceOptions,
     detect_format,
@@ -28,8 +31,6 @@ from berth.traces.arguments import MEMORY_NORMALISED
 from berth.traces.constants import DEFAULT_MACHINE_MEMORY
 from berth.traces.deadlines import DeadlineDraw
 from berth.traces.elastic import elastic_job
-from berth.traces.loader import Stream
-from berth.traces.model import JobSpec
 
 #: Node lists published next to a trace's job file, by format (the file names tried in order).
 COMPANION_NODES: dict[str, tuple[str, ...]] = {
@@ -49,10 +50,10 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
         fmt = spec.trace_format or detect_format(spec.trace)
         specs = iter_specs(spec.trace, fmt, options, spec.selection)
         # One pass over the rows: the jobs are counted (and a run too large refused) before
-        # any pod is built, then built from the same specs.
-        read = list(specs)
-        notes.append(_size_check(spec, read))
-        stream = jobs_of(Stream(iter(read), specs.log), options)
+        # any pod is built, then built from the specs kept, each let go once built.
+        kept, size = _size_check(spec, specs)
+        notes.append(size)
+        stream = jobs_of(_drained(kept), specs.log, options)
         manifests = Manifests()
         fraction = spec.elastic_fraction
         trace_pods = []  # every job's pods as the trace gives them: what the cluster is sized by
@@ -115,22 +116,33 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
 _BYTES_PER_POD = 800
 
 
-def _size_check(spec: InputSpec, specs: list[JobSpec]) -> str:
-    """How many jobs and pods the trace's ``specs`` make, before any pod is built; a run
-    larger than ``spec.max_pods`` is refused here, with what to do instead."""
+def _size_check(spec: InputSpec, specs: Iterable[JobSpec]) -> tuple[deque[JobSpec], str]:
+    """The trace's ``specs``, and how many jobs and pods they make, before any pod is built; a
+    run larger than ``spec.max_pods`` is refused here, with what to do instead. The rows are
+    all counted, but specs are kept only while within ``max_pods``: a trace refused for its
+    size costs no more memory than one that is not."""
 
     cap = spec.trace_options.max_instances
-    jobs = len(specs)
-    pods = sum(
-        task.count if cap is None else min(task.count, cap) for job in specs for task in job.tasks
-    )
+    kept: deque[JobSpec] = deque()
+    jobs = pods = 0
+    for job in specs:
+        jobs += 1
+        pods += sum(task.count if cap is None else min(task.count, cap) for task in job.tasks)
+        if pods <= spec.max_pods:
+            kept.append(job)
     size = f"{jobs:,} jobs, {pods:,} pods (about {pods * _BYTES_PER_POD / 1e9:.1f} GB to simulate)"
     if pods > spec.max_pods:
         raise InputError(
             f"{spec.trace}: {size}: more than --max-pods {spec.max_pods:,}; keep fewer with "
             "--sample N, --from/--to or --max-instances N, or raise --max-pods"
         )
-    return f"{spec.trace}: {size}"
+    return kept, f"{spec.trace}: {size}"
+
+
+def _drained(specs: deque[JobSpec]) -> Iterator[JobSpec]:
+    """``specs`` in order, each dropped as it is handed out."""
+    while specs:
+        yield specs.popleft()
 
 
 def _queues(manifests: Manifests, options: TraceOptions) -> list[Queue]:

@@ -6,7 +6,7 @@ Every entry point reads lazily and reports through a ``TraceLog`` reachable from
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, Generic, TypeVar
@@ -139,13 +139,14 @@ def iter_jobs(
     """PodGroups and Pods of the trace's jobs, read row by row. Names are unique: a job whose
     name (or one of whose pod names) an earlier job took is renamed, and counted."""
     options = options or TraceOptions()
-    return jobs_of(iter_specs(path, fmt, options, selection), options)
+    specs = iter_specs(path, fmt, options, selection)
+    return jobs_of(specs, specs.log, options)
 
 
-def jobs_of(specs: Stream[JobSpec], options: TraceOptions) -> Stream[TraceJob]:
-    """The jobs ``specs`` describe (``iter_jobs`` over specs already read), counted in their
-    log."""
-    return Stream(_unique_jobs(specs, options, specs.log), specs.log)
+def jobs_of(specs: Iterable[JobSpec], log: TraceLog, options: TraceOptions) -> Stream[TraceJob]:
+    """The jobs ``specs`` describe (``iter_jobs`` over specs already read), counted in
+    ``log``, the log of the rows they were read from."""
+    return Stream(_unique_jobs(iter(specs), options, log), log)
 
 
 RENAMED = (

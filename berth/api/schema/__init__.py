@@ -17,7 +17,9 @@ about a tenth of a second, which a run from a trace or a node list (no manifests
 from importlib import import_module
 from typing import Any
 
-#: Later modules' names win, as the star imports this replaces did.
+#: Later modules' names win, as the star imports this replaces did. ``jobset``, ``lws`` and
+#: ``workload_api`` stay out: the Workload API's PodGroupDoc is not Volcano's, which is the one
+#: ``schema.PodGroupDoc`` names; their models are imported from their modules.
 _MODULES = (
     "base",
     "dra",
@@ -40,12 +42,20 @@ def _public(module: Any) -> dict[str, Any]:
     return {name: getattr(module, name) for name in names}
 
 
-def __getattr__(name: str) -> Any:
-    loaded: dict[str, Any] = {}
+def _load() -> None:
+    names = globals()
     for module in _MODULES:
-        loaded.update(_public(import_module(f"{__name__}.{module}")))
-    globals().update(loaded)
+        names.update(_public(import_module(f"{__name__}.{module}")))
+
+
+def __getattr__(name: str) -> Any:
+    _load()  # (a submodule's name too: importing it set that attribute)
     try:
-        return loaded[name]
+        return globals()[name]
     except KeyError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+
+
+def __dir__() -> list[str]:
+    _load()
+    return sorted(globals())

@@ -19,8 +19,6 @@ manifest models of ``resource.k8s.io`` (a tenth of a second of pydantic), which 
 DRA objects never needs.
 """
 
-from __future__ import annotations
-
 from berth.lazy import lazy_names
 
 #: Each name the package offers, and the module it comes from.
