@@ -52,8 +52,10 @@ def main() -> int:
     for _ in range(args.repeats):  # alternating, so that the machine's moods fall on all
         for name, command in runs.items():
             started = time.perf_counter()
-            subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+            done = subprocess.run(command, capture_output=True, text=True)
             seconds[name].append(time.perf_counter() - started)
+            if done.returncode != 0:
+                sys.exit(f"{name} failed ({done.returncode}): {done.stderr.strip()}")
     medians = {name: statistics.median(values) for name, values in seconds.items()}
     medians["imports of berth simulate"] -= medians.pop("empty Python")
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
