@@ -363,10 +363,6 @@ class Evictor:
         return self._request(pod)[cols]
 
 
-def _job_key(pod: Pod) -> str:
-    return pod.job_key
-
-
 def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit] | None:
     """Units to evict so that ``need`` fits next to ``free``: greedily in rank order, then
     without those that turn out unnecessary; None when even all of them are not enough."""
