@@ -1,6 +1,7 @@
 """Sums over the schedulable nodes of a per-node figure, kept current from ClusterState's
-change log: a session reads the cluster's idle capacity, and a sample its stranded capacity,
-after a handful of binds have touched a handful of rows, on clusters of thousands of nodes.
+change log: a session reads the cluster's idle capacity, a sample its stranded capacity and a
+gang's turn the room its pods' class has, after a handful of binds have touched a handful of
+rows, on clusters of thousands of nodes.
 
 The figures are integers, so a sum patched row by row is exactly the sum taken afresh.
 """
@@ -8,12 +9,9 @@ The figures are integers, so a sum patched row by row is exactly the sum taken a
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
-
-#: A per-node figure: (free, requested) rows of the nodes asked about -> their figure rows.
-Figure = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 
 class NodeRows(Protocol):
@@ -31,6 +29,11 @@ class NodeRows(Protocol):
     def changed_rows(self, since: int) -> np.ndarray | None: ...
 
 
+#: A per-node figure: the state and the rows asked about (all, as a slice, or some) -> an
+#: integer figure per row (or a row of them per row).
+Figure = Callable[[Any, slice | np.ndarray], np.ndarray]
+
+
 class NodeTotal:
     def __init__(self, figure: Figure) -> None:
         self.figure = figure
@@ -45,11 +48,11 @@ class NodeTotal:
             changed = state.changed_rows(seen[1])
         if changed is None:
             n = state.n
-            rows = self.figure(state.free[:n], state.requested[:n])
+            rows = self.figure(state, slice(0, n))
             rows[~state.schedulable[:n]] = 0
             self._rows, self._total = rows, rows.sum(axis=0)
         elif len(changed):
-            rows = self.figure(state.free[changed], state.requested[changed])
+            rows = self.figure(state, changed)
             rows[~state.schedulable[changed]] = 0
             self._total = self._total + (rows - self._rows[changed]).sum(axis=0)
             self._rows[changed] = rows
@@ -57,11 +60,12 @@ class NodeTotal:
         return self._total
 
 
-def idle(free: np.ndarray, requested: np.ndarray) -> np.ndarray:
-    return np.maximum(free, 0)
+def idle(state: NodeRows, rows: slice | np.ndarray) -> np.ndarray:
+    return np.maximum(state.free[rows], 0)
 
 
-def stranded(free: np.ndarray, requested: np.ndarray) -> np.ndarray:
+def stranded(state: NodeRows, rows: slice | np.ndarray) -> np.ndarray:
     """Free room on nodes already partly allocated in that resource: room a job needing whole
     nodes cannot use (fragmentation)."""
-    return np.where((free > 0) & (requested > 0), free, 0)
+    free = state.free[rows]
+    return np.where((free > 0) & (state.requested[rows] > 0), free, 0)

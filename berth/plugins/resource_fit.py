@@ -10,6 +10,7 @@ leave extended resources unchecked, by name or by the group before the '/'
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -17,6 +18,7 @@ import numpy as np
 from berth.cluster.cpusets import cpuset_ask
 from berth.cluster.devices import MILLI, GpuAsk
 from berth.cluster.state import ClusterState
+from berth.cluster.totals import NodeTotal
 from berth.framework.plugin import Plugin, PluginArgumentError, Rows
 from berth.framework.podclass import PodClass
 
@@ -72,6 +74,7 @@ class ResourceFit(Plugin):
         super().__init__(arguments)
         self.ignored = self._names("ignoredResources")
         self.ignored_groups = self._names("ignoredResourceGroups")
+        self._room_key = self.name + ":room"
 
     def _names(self, key: str) -> frozenset[str]:
         value = self.arguments.get(key, [])
@@ -117,18 +120,15 @@ class ResourceFit(Plugin):
 
     def room(self, cls: PodClass, state: ClusterState) -> int | None:
         """Whole pods of ``cls`` each schedulable node's free resources hold, summed; for a
-        pod of whole GPUs, also no more than the node's idle devices hold."""
+        pod of whole GPUs, also no more than the node's idle devices hold. Kept with the class
+        and patched on the rows that changed: asked at every gang's turn."""
         cols = self._checked(cls, state)
         if not len(cols):
             return None
-        n = state.n
-        schedulable = state.schedulable[:n]
-        free = state.free[:n][:, cols][schedulable]
-        fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=_UNBOUNDED)
-        if _whole_devices(cls):
-            idle = (state.gpus.remaining[:n][schedulable] >= MILLI).sum(axis=1)
-            fits = np.minimum(fits, idle // cls.gpu.whole)  # type: ignore[union-attr]
-        return int(np.maximum(fits, 0).sum())
+        total = cls.static.get(self._room_key)
+        if total is None:
+            total = cls.static[self._room_key] = NodeTotal(partial(_fits, cls, cols))
+        return int(total.read(state))
 
     def room_exact(self, cls: PodClass, state: ClusterState) -> bool:
         # Each pod takes its request and whole idle devices from one node, whichever fits:
@@ -154,6 +154,16 @@ class ResourceFit(Plugin):
             sums = _unrefused(reasons, len(rows))
             reasons.append((cpuset_reason(cpuset), sums & ~_cpuset_fit(state, rows, cpuset, sums)))
         return reasons
+
+
+def _fits(cls: PodClass, cols: np.ndarray, state: ClusterState, rows: Rows) -> np.ndarray:
+    """Whole pods of ``cls`` each of ``rows`` holds (see ``ResourceFit.room``)."""
+    free = state.free[rows][:, cols]
+    fits = np.floor_divide(free, cls.request[cols]).min(axis=1, initial=_UNBOUNDED)
+    if _whole_devices(cls):
+        idle = (state.gpus.remaining[rows] >= MILLI).sum(axis=1)
+        fits = np.minimum(fits, idle // cls.gpu.whole)  # type: ignore[union-attr]
+    return np.maximum(fits, 0)
 
 
 def _unrefused(reasons: list[tuple[str, np.ndarray]], n: int) -> np.ndarray:
