@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from berth.actions import runs
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo, PendingPods
 from berth.framework.podclass import PodClass
+from berth.framework.search import NodeSearch
 from berth.framework.session import Session
 from berth.framework.statement import Statement
 
@@ -106,12 +108,28 @@ def allocate_turn(
         mark = cls.key if hold is None else placement_mark(session, job, pod, cls)
         if mark in hopeless:
             continue
+        pace = None if nodeless is None or mark in nodeless else runs.pace(cls)
+        if pace is not None and pace.size > 1:
+            need = floor - len(job.bound) - job.allocated
+            block = _run_block(tasks, at, end, cls, search, min(need, pace.size))
+            if len(block) > 1:
+                kept = runs.place_run(session, statement, job, cls, [pods[i] for i in block])
+                pace.ran(kept, len(block))
+                if kept:
+                    tasks.next = block[kept - 1] + 1
+                    if len(job.bound) + job.allocated >= floor:
+                        ready = session.job_ready(job)
+                        if ready:
+                            break
+                    continue
         if nodeless is None or cls.global_filters:
             row = session.place(job, pod, cls)
         else:
             row = None if mark in nodeless else session.place(job, pod, cls)
             if row is None and not statement.has_placements:
                 nodeless.add(mark)
+        if pace is not None and row is not None:
+            pace.placed(row)
         if row is None:
             hopeless.add(mark)
             session.unplaced[job.key] = cls
@@ -135,6 +153,27 @@ def allocate_turn(
         return tasks.more()
     statement.discard()
     return False
+
+
+def _run_block(
+    tasks: Tasks, at: int, end: int, cls: PodClass, search: NodeSearch, most: int
+) -> list[int]:
+    """Indices of the pods from ``at`` on, up to ``end``, that are of ``cls`` and still
+    waiting (``at`` is): at most ``most``, ending at the first pod of another class."""
+    pods, pending = tasks.pods, tasks.pending
+    block = [at]
+    if tasks.keys is not None:  # a kept order knows where the class's run ends
+        for i in range(at + 1, min(tasks.run_end[at], end)):  # type: ignore[index]
+            if len(block) >= most:
+                break
+            if pods[i] in pending:  # type: ignore[operator]
+                block.append(i)
+        return block
+    for i in range(at + 1, end):
+        if len(block) >= most or search.compile(pods[i]) is not cls:
+            break
+        block.append(i)
+    return block
 
 
 def _nodeless(session: Session) -> set[tuple] | None:

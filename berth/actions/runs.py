@@ -1,0 +1,128 @@
+"""Placing a gang's pods of one class on one search, with the decisions one by one placement
+would make.
+
+A pod's class whose plugins each look at a node's own row (no spread, no inter-pod affinity)
+scores a node the same whatever happens on the other nodes. Placing a pod changes only its
+own row's score, so a gang's next pods go to the next best rows in turn unless a row already
+taken scores better, with its pod, than the next row did without. ``place_run`` places a run
+of such pods on the best rows at once, scores the rows they took again in one patch, and keeps
+the placements up to the first that one by one placement would have made elsewhere. Under
+scores that spread pods (least-allocated, the default) nearly every run is kept whole; under
+scores that pack them (most-allocated, bin packing) the node just used wins again, and the
+class's ``Pace`` turns runs off until its pods spread again.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from berth.api.objects import Pod
+from berth.framework.job_info import JobInfo
+from berth.framework.podclass import PodClass
+from berth.framework.session import Session
+from berth.framework.statement import Statement
+
+#: Pods a class's first run places, and the most a run grows to.
+FIRST = 4
+MOST = 256
+#: Up to this many rows, the best are found by repeated ``argmax`` (cheaper than a partition).
+_ARGMAX_ROWS = 8
+
+
+@dataclass(slots=True)
+class Pace:
+    """How many pods of a class the next run places: doubled while runs are kept whole, cut to
+    what was kept when a run is cut, and off once only its first pod was kept, until pods
+    placed one by one land on a new node ``FIRST`` times in a row."""
+
+    size: int = FIRST
+    streak: int = 0
+    last: int | None = None
+
+    def ran(self, kept: int, tried: int) -> None:
+        if kept == tried:
+            self.size = min(2 * self.size, MOST)
+        else:
+            self.size = kept if kept > 1 else 0
+            self.streak = 0
+
+    def placed(self, row: int) -> None:
+        """A pod of the class placed one by one, on ``row``."""
+        if self.size:
+            return
+        self.streak = self.streak + 1 if row != self.last else 0
+        self.last = row
+        if self.streak >= FIRST:
+            self.size = FIRST
+
+
+def pace(cls: PodClass) -> Pace | None:
+    """The class's pace, or None where runs cannot be placed on one search: a plugin of the
+    class looks beyond a node's own row."""
+    if cls.global_filters or cls.global_scorers:
+        return None
+    kept = cls.static.get(__name__)
+    if kept is None:
+        kept = cls.static[__name__] = Pace()
+    return kept
+
+
+def place_run(
+    session: Session, statement: Statement, job: JobInfo, cls: PodClass, pods: list[Pod]
+) -> int:
+    """Place ``pods`` of ``job``, all of ``cls`` (which has a ``pace``), through ``statement``
+    as one by one placement would, while the queue takes them. Returns how many were kept:
+    the pod after them is the first one by one placement would put elsewhere, or one the
+    queue refused (its own search reports it)."""
+    search = session.search
+    total = search.evaluate(cls)
+    rows = best_rows(total, len(pods)).tolist()
+    before = total[rows].tolist()  # (the patch below writes into ``total``)
+    start = statement.savepoint()
+    placed = 0
+    for pod, row in zip(pods, rows, strict=False):
+        if session.allocatable(job, cls.request):
+            break
+        statement.allocate(job, pod, row, cls)
+        placed += 1
+    if placed < 2:
+        return placed  # the first pod takes the best row, as one by one
+    kept = agreeing(rows[:placed], before, search.evaluate(cls)[rows[:placed]].tolist())
+    statement.rollback(start + kept)
+    return kept
+
+
+def agreeing(rows: list[int], before: list[float], after: list[float]) -> int:
+    """How many of the pods placed in turn on ``rows`` (best first) one by one placement puts
+    there too, given each row's score ``before`` and ``after`` its pod: pod j goes to row j
+    unless a row taken before it now outranks row j as it was (scores compared, then the
+    lower row first, as ``argmax`` breaks ties)."""
+    best = (after[0], -rows[0])
+    for j in range(1, len(rows)):
+        if (before[j], -rows[j]) <= best:
+            return j
+        best = max(best, (after[j], -rows[j]))
+    return len(rows)
+
+
+def best_rows(total: np.ndarray, most: int) -> np.ndarray:
+    """The (at most) ``most`` feasible rows of highest score, best first, ties to the lower
+    row: the rows ``argmax`` would pick in turn if no score changed."""
+    n = len(total)
+    most = min(most, n)
+    if most <= _ARGMAX_ROWS:
+        scores, rows = total.copy(), []
+        for _ in range(most):
+            row = int(np.argmax(scores))
+            if scores[row] == -np.inf:
+                break
+            rows.append(row)
+            scores[row] = -np.inf
+        return np.array(rows, dtype=np.intp)
+    kth = np.partition(total, n - most)[n - most]
+    rows = np.flatnonzero(total > kth)
+    if kth > -np.inf:
+        rows = np.concatenate((rows, np.flatnonzero(total == kth)[: most - len(rows)]))
+    return rows[np.lexsort((rows, -total[rows]))]
