@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
-from berth.actions.turns import by_queue, schedulable_jobs, take_turns
+from berth.actions.turns import NextTurn, by_queue, schedulable_jobs, take_turns
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo, TaskOrder
 from berth.framework.session import Session
@@ -40,7 +40,7 @@ class Allocate:
         gated = any(p.ready_needs_min_member for p in session.framework.job_readies)
         state = session.state
 
-        def turn(job: JobInfo) -> bool:
+        def turn(job: JobInfo, next_turn: NextTurn | None = None) -> bool:
             # Ordered at the job's first turn, and kept only for a job that gets another:
             # most jobs are served in one turn, and keeping what they leave costs the garbage
             # collector dearly on large clusters.
@@ -48,14 +48,14 @@ class Allocate:
             if job.group.network_topology is not None and state.hypernodes:
                 again = topology_turn(job, session, left, gated)
             else:
-                again = allocate_turn(job, session, left, gated)
+                again = allocate_turn(job, session, left, gated, next_turn=next_turn)
             if again:
                 tasks[job.key] = left
             return again
 
         session.nodeless = set()
         try:
-            take_turns(session, by_queue(jobs), turn)
+            take_turns(session, by_queue(jobs), turn, go_on=turn)
         finally:
             session.nodeless = None
         session.allocated()

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from berth.actions import runs
+from berth.actions.turns import NextTurn
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo, PendingPods
 from berth.framework.podclass import PodClass
@@ -64,11 +65,14 @@ def allocate_turn(
     tasks: Tasks,
     gated: bool = True,
     statement: Statement | None = None,
+    next_turn: NextTurn | None = None,
 ) -> bool:
     """One turn: place tasks until the job is ready, and keep them only if it is. Returns
     whether the job has tasks left for another turn. With ``gated`` (a readiness plugin that
     wants minMember placed), readiness is not asked before that. ``statement``: one the
-    caller opened (empty), else a new one."""
+    caller opened (empty), else a new one. With ``next_turn``, once the job is ready the
+    turn goes on as the job's next turns, one pod each, while the job would go next anyway:
+    in the same statement, with the same decisions."""
     search = session.search
     if statement is None:
         statement = session.statement()
@@ -91,7 +95,18 @@ def allocate_turn(
         tasks.next = end
     keys, run_end, pending = tasks.keys, tasks.run_end, tasks.pending
     nodeless = _nodeless(session)
+    if nodeless is None:
+        next_turn = None
+    turn_start = 0  # where the current turn's placements start in the statement
+    extended = False  # whether the turn went on as further turns
     while tasks.next < end:
+        if ready:  # (only with ``next_turn``: the job is ready and may go next again)
+            if not (tasks.more() and next_turn.goes_on()):  # type: ignore[union-attr]
+                break
+            next_turn.taken += 1  # type: ignore[union-attr]
+            ready, extended, end = False, True, tasks.requesting
+            turn_start = statement.savepoint()
+            continue
         at = tasks.next
         pod = pods[at]
         if keys is None:
@@ -110,23 +125,34 @@ def allocate_turn(
             continue
         pace = None if nodeless is None or mark in nodeless else runs.pace(cls)
         if pace is not None and pace.size > 1:
+            # Before the gang is whole its pods go in one turn; after, one a turn (going on).
             need = floor - len(job.bound) - job.allocated
-            block = _run_block(tasks, at, end, cls, search, min(need, pace.size))
+            on = next_turn if extended else None
+            most = pace.size if on is not None else min(need, pace.size)
+            block = _run_block(tasks, at, end, cls, search, most) if most > 1 else []
             if len(block) > 1:
-                kept = runs.place_run(session, statement, job, cls, [pods[i] for i in block])
+                kept, entered = runs.place_run(
+                    session, statement, job, cls, [pods[i] for i in block], on
+                )
                 pace.ran(kept, len(block))
                 if kept:
                     tasks.next = block[kept - 1] + 1
+                    if entered:
+                        next_turn.taken += entered  # type: ignore[union-attr]
+                        extended = True
+                    if entered == kept:  # the next pod's turn has begun, nothing placed yet
+                        turn_start = statement.savepoint()
+                        continue
                     if len(job.bound) + job.allocated >= floor:
                         ready = session.job_ready(job)
-                        if ready:
+                        if ready and next_turn is None:
                             break
                     continue
         if nodeless is None or cls.global_filters:
             row = session.place(job, pod, cls)
         else:
             row = None if mark in nodeless else session.place(job, pod, cls)
-            if row is None and not statement.has_placements:
+            if row is None and statement.savepoint() == turn_start:
                 nodeless.add(mark)
         if pace is not None and row is not None:
             pace.placed(row)
@@ -147,10 +173,14 @@ def allocate_turn(
         statement.allocate(job, pod, row, cls)
         if len(job.bound) + job.allocated >= floor:
             ready = session.job_ready(job)
-            if ready:
+            if ready and next_turn is None:
                 break
     if ready and keep_if_ready(statement, session, job, ready):
         return tasks.more()
+    if extended:  # the last turn placed nothing: the ones before it stand
+        statement.rollback(turn_start)
+        keep_if_ready(statement, session, job, True)
+        return False
     statement.discard()
     return False
 

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from berth.actions.turns import NextTurn
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
@@ -70,28 +71,40 @@ def pace(cls: PodClass) -> Pace | None:
 
 
 def place_run(
-    session: Session, statement: Statement, job: JobInfo, cls: PodClass, pods: list[Pod]
-) -> int:
+    session: Session,
+    statement: Statement,
+    job: JobInfo,
+    cls: PodClass,
+    pods: list[Pod],
+    turns: NextTurn | None = None,
+) -> tuple[int, int]:
     """Place ``pods`` of ``job``, all of ``cls`` (which has a ``pace``), through ``statement``
-    as one by one placement would, while the queue takes them. Returns how many were kept:
-    the pod after them is the first one by one placement would put elsewhere, or one the
-    queue refused (its own search reports it)."""
+    as one by one placement would, while the queue takes them; with ``turns``, each pod after
+    the first is a turn of its own, placed only while the job would go next. Returns how many
+    were kept, and how many turns were begun after the first pod's: the pod after the kept
+    ones is the first one by one placement would put elsewhere (its turn begun), one the queue
+    refused (its turn begun, its own search reports it) or one whose turn the job did not
+    get."""
     search = session.search
     total = search.evaluate(cls)
     rows = best_rows(total, len(pods)).tolist()
     before = total[rows].tolist()  # (the patch below writes into ``total``)
     start = statement.savepoint()
-    placed = 0
+    placed = entered = 0
     for pod, row in zip(pods, rows, strict=False):
+        if placed and turns is not None:
+            if not turns.goes_on(placed - 1):
+                break
+            entered += 1
         if session.allocatable(job, cls.request):
             break
         statement.allocate(job, pod, row, cls)
         placed += 1
     if placed < 2:
-        return placed  # the first pod takes the best row, as one by one
+        return placed, entered  # the first pod takes the best row, as one by one
     kept = agreeing(rows[:placed], before, search.evaluate(cls)[rows[:placed]].tolist())
     statement.rollback(start + kept)
-    return kept
+    return kept, min(entered, kept)
 
 
 def agreeing(rows: list[int], before: list[float], after: list[float]) -> int:

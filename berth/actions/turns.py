@@ -76,25 +76,89 @@ def by_queue(jobs: list[JobInfo]) -> dict[str, list[JobInfo]]:
     return queues
 
 
+class NextTurn:
+    """Whether the job being served would be served next again were its turn to end now, and
+    how many such further turns it took: its queue is not overused, no queue goes before it
+    and no job of its queue goes before it. Asked with the pods of the open statement
+    counted as placed, which is why it is offered only where every order plugin counts them
+    so (``Plugin.orders_see_placements``) and serving a queue changes no other queue's key."""
+
+    __slots__ = ("session", "name", "job", "line", "heap", "served", "skip_overused", "taken")
+
+    def __init__(
+        self,
+        session: Session,
+        name: str,
+        job: JobInfo,
+        line: _JobLine,
+        heap: list[tuple[tuple, str]],
+        served: int,
+        skip_overused: bool,
+    ) -> None:
+        self.session, self.name, self.job, self.line = session, name, job, line
+        self.heap, self.served, self.skip_overused = heap, served, skip_overused
+        self.taken = 0
+
+    def goes_on(self, ahead: int = 0) -> bool:
+        """Whether the job goes next after its current turn, ``ahead`` turns past those
+        taken."""
+        session, name = self.session, self.name
+        if self.skip_overused and session.overused(name):
+            return False
+        line = self.line
+        if line.waiting or line.again:
+            key = session.job_order_key(self.job)
+            if line.again and line.again[0][0] < key:
+                return False
+            if line.waiting:
+                if line.head is None:
+                    line.head = session.job_order_key(line.waiting[-1])
+                if line.head < key:
+                    return False
+        if self.heap:
+            served = self.served + self.taken + ahead + 1  # the turns ended so far
+            if self.heap[0] < (session.queue_order_key(name, served), name):
+                return False
+        return True
+
+
 def take_turns(
     session: Session,
     queues: dict[str, list[JobInfo]],
     serve: Callable[[JobInfo], bool],
     skip_overused: bool = True,
+    go_on: Callable[[JobInfo, NextTurn], bool] | None = None,
 ) -> None:
     """Serve one job at a time from the queue that goes next in queue order, then the job that
     goes next in that queue in job order. ``serve`` returns whether the job wants another
     turn; it goes back with its key asked afresh. With ``skip_overused`` a queue that holds
-    its deserved share gets no further turn.
+    its deserved share gets no further turn. ``go_on``, where the orders allow it, serves
+    instead of ``serve`` and may take further turns of the job itself, told by ``NextTurn``
+    when the job would go next.
 
     Keys are asked when a job or queue is (re)queued: serving one job changes only its own
     job key and, unless a queue-order plugin ranks queues along a tree, only its own queue's
     key. A queue or job left alone goes next whatever its key, so its key is not asked."""
     lines = {name: _JobLine(session, jobs) for name, jobs in queues.items()}
     served = dict.fromkeys(queues, 0)
-    shared = any(p.queue_order_shared for p in session.framework.queue_orders)
+    framework = session.framework
+    shared = any(p.queue_order_shared for p in framework.queue_orders)
+    orders = framework.job_orders + framework.queue_orders + framework.overuseds
+    if shared or not all(p.orders_see_placements for p in orders):
+        go_on = None
     heap = [(session.queue_order_key(name, 0), name) for name in queues]
     heapq.heapify(heap)
+
+    def one_turn(name: str, line: _JobLine, job: JobInfo) -> bool:
+        if go_on is None:
+            again = serve(job)
+        else:
+            turn = NextTurn(session, name, job, line, heap, served[name], skip_overused)
+            again = go_on(job, turn)
+            served[name] += turn.taken
+        served[name] += 1
+        return again
+
     while heap:
         _, name = heapq.heappop(heap)
         line = lines[name]
@@ -108,16 +172,14 @@ def take_turns(
         else:  # the common case, without a call
             job = line.waiting.pop()
             line.head = None
-        again = serve(job)
-        served[name] += 1
+        again = one_turn(name, line, job)
         while again and not heap and not (line.waiting or line.again):
             # Alone in the only queue left: nothing to re-rank it against.
             if skip_overused and session.overused(name):
                 session.job_reasons[job.key] = Overused(name)
                 again = False
                 break
-            again = serve(job)
-            served[name] += 1
+            again = one_turn(name, line, job)
         if again:
             line.push(job)
         if line.waiting or line.again:

@@ -106,6 +106,11 @@ class Plugin:
     #: along a queue tree compare ancestors' shares); allocate then re-ranks every queue
     #: after each turn instead of only the queue it served. A plugin may set it per session.
     queue_order_shared: bool = False
+    #: Whether ``job_order``, ``queue_order`` and ``overused`` count the pods placed in a
+    #: turn's open statement as they will count them once it is committed. Where every such
+    #: plugin does, allocate serves a job turn after turn in one statement while the job
+    #: would go next anyway (see ``berth.actions.turns.NextTurn``).
+    orders_see_placements: ClassVar[bool] = False
     #: Whether the plugin's node answers depend on what owns the pod (its ReplicaSet's or
     #: Job's peers, as default spreading counts them): pods of different owners then never
     #: share an equivalence class.

@@ -26,6 +26,7 @@ from berth.framework.session import Session
 class Gang(Plugin):
     name = "gang"
     ready_needs_min_member = True
+    orders_see_placements = True
 
     def on_session_open(self, session: Session) -> None:
         self.session = session
@@ -58,7 +59,8 @@ class Gang(Plugin):
         return job.active + job.allocated < job.group.min_member
 
     def job_order(self, job: JobInfo) -> int:
-        return 1 if job.active >= job.group.min_member else 0
+        # Placed pods count, as Volcano counts allocated tasks as ready.
+        return 1 if job.active + job.allocated >= job.group.min_member else 0
 
     def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
         return _keeping_gangs(self.session, candidates)

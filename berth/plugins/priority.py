@@ -18,6 +18,7 @@ from berth.framework.session import Session
 class Priority(Plugin):
     name = "priority"
     judges_each_alone = True
+    orders_see_placements = True
 
     def on_session_open(self, session: Session) -> None:
         self.session = session

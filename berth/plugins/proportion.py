@@ -33,6 +33,7 @@ _EMPTY = 0.1
 
 class Proportion(QueueShare):
     name = "proportion"
+    orders_see_placements = True  # shares and room follow the use charged at each placement
     #: The real capability as last made, from those queues' guarantee rows and that total:
     #: both nearly always the same from one session to the next.
     _capability: np.ndarray | None = None

@@ -1,8 +1,10 @@
-"""A gang's pods of one class are placed in runs on one search (``berth.actions.runs``). Runs
-must come to what placing the pods one by one comes to: the same binds in the same order, the
-same GPU devices and the same reasons, session after session, whether the scores spread pods
-(least-allocated), pack them (most-allocated) or mix both, and when the queue stops a gang
-part way."""
+"""A gang's pods of one class are placed in runs on one search (``berth.actions.runs``), and
+a ready job's turns go on in one statement while it would go next anyway
+(``berth.actions.turns.NextTurn``). Both must come to what placing the pods one by one, a
+turn each, comes to: the same binds in the same order, the same GPU devices and the same
+reasons, session after session, whether the scores spread pods (least-allocated), pack them
+(most-allocated) or mix both, with jobs of several priorities in two weighted queues, and when
+a queue stops a job part way."""
 
 from __future__ import annotations
 
@@ -14,16 +16,19 @@ from hypothesis import strategies as st
 
 from berth.actions import runs
 from berth.api.objects import PodGroup, Queue
+from berth.plugins.gang import Gang
 from tests.builders import GANG, config, node, pod, scheduler
 
 GPU = 1000
-# (cpu per pod, whole GPUs per pod, pods, minMember below the count, a second class's pods)
+# (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a second
+# class's pods, priority)
 job = st.tuples(
     st.sampled_from([250, 500, 1000, 2000]),
     st.sampled_from([0, 0, 1, 2]),
     st.integers(2, 24),
-    st.integers(0, 3),
+    st.one_of(st.none(), st.integers(0, 3)),
     st.integers(0, 4),
+    st.sampled_from([0, 0, 1]),
 )
 step = st.one_of(
     st.tuples(st.just("release"), st.integers(0, 500)),
@@ -41,8 +46,12 @@ scorers = st.sampled_from(
 )
 
 
-def build(nodes: list[tuple[int, int]], jobs: list, scoring: list, cap: int | None) -> tuple:
-    queues = [Queue("a", capability={} if cap is None else {"cpu": cap}), Queue("b", weight=2)]
+def build(
+    nodes: list[tuple[int, int]], jobs: list, scoring: list, cap: int | None, queues: str = "ab"
+) -> tuple:
+    limit = {} if cap is None else {"cpu": cap}
+    names = queues
+    queues = [Queue("a", capability=limit), Queue("b", weight=2)]
     plugins = ["priority", GANG, "proportion", "resource-fit", *scoring]
     s = scheduler(
         [node(f"n{i}", cpu=cpu, mem=65536, gpu=gpus * GPU) for i, (cpu, gpus) in enumerate(nodes)],
@@ -50,10 +59,11 @@ def build(nodes: list[tuple[int, int]], jobs: list, scoring: list, cap: int | No
         queues=queues,
     )
     pods = []
-    for index, (cpu, gpus, count, short, other) in enumerate(jobs):
+    for index, (cpu, gpus, count, short, other, priority) in enumerate(jobs):
         name = f"j{index}"
         size = count + other
-        group = PodGroup(name, min_member=max(1, size - short), queue="ab"[index % 2])
+        least = 1 if short is None else max(1, size - short)
+        group = PodGroup(name, min_member=least, queue=names[index % len(names)], priority=priority)
         s.add_group(group)
         for k in range(size):
             ask = cpu if k < count else cpu * 2  # the last ``other`` pods: a class of their own
@@ -66,8 +76,11 @@ def build(nodes: list[tuple[int, int]], jobs: list, scoring: list, cap: int | No
 def outcome(s, pods, in_runs: bool, now: float) -> tuple:
     if in_runs:
         binds = s.run_session(now)
-    else:
-        with patch.object(runs, "pace", lambda cls: None):
+    else:  # one pod at a time, one turn each
+        with (
+            patch.object(runs, "pace", lambda cls: None),
+            patch.object(Gang, "orders_see_placements", False),
+        ):
             binds = s.run_session(now)
     return (
         [(b.pod.name, b.node) for b in binds],
@@ -87,9 +100,10 @@ def outcome(s, pods, in_runs: bool, now: float) -> tuple:
     scoring=scorers,
     cap=st.one_of(st.none(), st.sampled_from([3000, 9000])),
     steps=st.lists(step, min_size=1, max_size=6),
+    queues=st.sampled_from(["ab", "a"]),
 )
-def test_runs_place_a_gang_as_one_by_one_placement(nodes, jobs, scoring, cap, steps):
-    both = [build(nodes, jobs, scoring, cap) for _ in range(2)]
+def test_runs_place_a_gang_as_one_by_one_placement(nodes, jobs, scoring, cap, steps, queues):
+    both = [build(nodes, jobs, scoring, cap, queues) for _ in range(2)]
     now = 0.0
     for kind, a in [("session", 0), *steps, ("session", 0)]:
         outcomes = []
@@ -109,12 +123,14 @@ def test_runs_place_a_gang_as_one_by_one_placement(nodes, jobs, scoring, cap, st
 
 
 def test_runs_are_placed_in_the_plain_case():
-    """The property above would pass with runs never used: on spread-out scores they are."""
-    s, _ = build([(16000, 0)] * 8, [(500, 0, 16, 0, 0)], ["least-allocated"], None)
-    with patch.object(runs, "place_run", wraps=runs.place_run) as placed:
-        binds = s.run_session(0.0)
-    assert len(binds) == 16
-    assert placed.call_count >= 1 and all(c.args[4] for c in placed.call_args_list)
+    """The property above would pass with runs never used: on spread-out scores they are, for
+    a gang and for a job of one minMember taking turn after turn."""
+    for short in (0, None):
+        s, _ = build([(16000, 0)] * 8, [(500, 0, 16, short, 0, 0)], ["least-allocated"], None)
+        with patch.object(runs, "place_run", wraps=runs.place_run) as placed:
+            binds = s.run_session(0.0)
+        assert len(binds) == 16
+        assert sum(len(c.args[4]) for c in placed.call_args_list) >= 8
 
 
 scores = st.lists(st.sampled_from([-np.inf, 0.0, 1.0, 2.0, 2.5, 3.0]), min_size=1, max_size=30)
@@ -149,3 +165,15 @@ def test_a_run_keeps_what_argmax_would_pick_after_each_placement(total, data):
         expected += 1
         scores[row] = score
     assert runs.agreeing(rows, total[rows].tolist(), after) == expected
+
+
+def test_a_job_not_yet_served_goes_before_a_ready_one():
+    """gang orders a ready job after those still short of minMember: once j0 has its one pod,
+    j1 gets its first before j0 its second, in runs as one by one."""
+    jobs = [(500, 0, 4, None, 0, 0), (500, 0, 4, None, 0, 0)]
+    orders = []
+    for in_runs in (True, False):
+        s, pods = build([(16000, 0)] * 4, jobs, ["least-allocated"], None, queues="a")
+        orders.append([name for name, _ in outcome(s, pods, in_runs, 0.0)[0]])
+    assert orders[0] == orders[1]
+    assert orders[0][:2] == ["j0-00", "j1-00"]
