@@ -27,7 +27,7 @@ from berth.framework.statement import Statement
 
 #: Pods a class's first run places, and the most a run grows to.
 FIRST = 4
-MOST = 256
+MOST = 32
 #: Up to this many rows, the best are found by repeated ``argmax`` (cheaper than a partition).
 _ARGMAX_ROWS = 8
 

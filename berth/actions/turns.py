@@ -103,8 +103,6 @@ class NextTurn:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
         taken."""
         session, name = self.session, self.name
-        if self.skip_overused and session.overused(name):
-            return False
         line = self.line
         if line.waiting or line.again:
             key = session.job_order_key(self.job)
@@ -119,7 +117,7 @@ class NextTurn:
             served = self.served + self.taken + ahead + 1  # the turns ended so far
             if self.heap[0] < (session.queue_order_key(name, served), name):
                 return False
-        return True
+        return not (self.skip_overused and session.overused(name))
 
 
 def take_turns(
