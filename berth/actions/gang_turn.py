@@ -101,9 +101,10 @@ def allocate_turn(
     extended = False  # whether the turn went on as further turns
     while tasks.next < end:
         if ready:  # (only with ``next_turn``: the job is ready and may go next again)
-            if not (tasks.more() and next_turn.goes_on()):  # type: ignore[union-attr]
+            assert next_turn is not None
+            if not (tasks.more() and next_turn.goes_on()):
                 break
-            next_turn.taken += 1  # type: ignore[union-attr]
+            next_turn.taken += 1
             ready, extended, end = False, True, tasks.requesting
             turn_start = statement.savepoint()
             continue
@@ -134,12 +135,10 @@ def allocate_turn(
                 kept, entered = runs.place_run(
                     session, statement, job, cls, [pods[i] for i in block], on
                 )
-                pace.ran(kept, len(block))
                 if kept:
                     tasks.next = block[kept - 1] + 1
-                    if entered:
-                        next_turn.taken += entered  # type: ignore[union-attr]
-                        extended = True
+                    if on is not None:
+                        on.taken += entered
                     if entered == kept:  # the next pod's turn has begun, nothing placed yet
                         turn_start = statement.savepoint()
                         continue

@@ -42,8 +42,9 @@ class Pace:
     streak: int = 0
     last: int | None = None
 
-    def ran(self, kept: int, tried: int) -> None:
-        if kept == tried:
+    def ran(self, kept: int, placed: int) -> None:
+        """A run placed ``placed`` pods, of which one by one placement agrees with ``kept``."""
+        if kept == placed:
             self.size = min(2 * self.size, MOST)
         else:
             self.size = kept if kept > 1 else 0
@@ -61,8 +62,9 @@ class Pace:
 
 def pace(cls: PodClass) -> Pace | None:
     """The class's pace, or None where runs cannot be placed on one search: a plugin of the
-    class looks beyond a node's own row."""
-    if cls.global_filters or cls.global_scorers:
+    class looks beyond a node's own row, or a placement can change other rows (a DRA device
+    may be reachable from several nodes)."""
+    if cls.global_filters or cls.global_scorers or cls.pod.resource_claims:
         return None
     kept = cls.static.get(__name__)
     if kept is None:
@@ -81,10 +83,14 @@ def place_run(
     """Place ``pods`` of ``job``, all of ``cls`` (which has a ``pace``), through ``statement``
     as one by one placement would, while the queue takes them; with ``turns``, each pod after
     the first is a turn of its own, placed only while the job would go next. Returns how many
-    were kept, and how many turns were begun after the first pod's: the pod after the kept
-    ones is the first one by one placement would put elsewhere (its turn begun), one the queue
-    refused (its turn begun, its own search reports it) or one whose turn the job did not
-    get."""
+    pods were kept and how many turns were begun after the first pod's. The pod after the kept
+    ones is, by why the run ended:
+
+    - one that one by one placement would put elsewhere: its turn begun, placed anew;
+    - one the queue refused: its turn begun, its own search reports it;
+    - one whose turn the job did not get, or none left (no feasible row, or no pod).
+
+    Only the first shortens the class's next runs."""
     search = session.search
     total = search.evaluate(cls)
     rows = best_rows(total, len(pods)).tolist()
@@ -104,6 +110,7 @@ def place_run(
         return placed, entered  # the first pod takes the best row, as one by one
     kept = agreeing(rows[:placed], before, search.evaluate(cls)[rows[:placed]].tolist())
     statement.rollback(start + kept)
+    cls.static[__name__].ran(kept, placed)
     return kept, min(entered, kept)
 
 

@@ -67,7 +67,9 @@ class PodClass:
     #: cpu and memory as kube-scheduler's allocation scores count them (Pod.nonzero_requests).
     scored_cpu_memory: tuple[int, int] = (0, 0)
     gpu: GpuAsk | None = None  # what the pod needs from a node's GPU devices
-    static: dict[str, Any] = field(default_factory=dict)  # per-plugin compiled data
+    #: What plugins and actions keep with the class: compiled data, the nodes' room for it,
+    #: the pace of its runs (``berth.actions.runs``).
+    static: dict[str, Any] = field(default_factory=dict)
     # The plugins relevant to this class, split by whether a node's result depends on that
     # node's row alone (local: cached and patched) or on the cluster around it (global).
     local_filters: list[Plugin] = field(default_factory=list)

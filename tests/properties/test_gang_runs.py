@@ -15,9 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.actions import runs
+from berth.api.dra import Device, NodeSelection, ResourceClaimTemplate, ResourceSlice
 from berth.api.objects import PodGroup, Queue
 from berth.plugins.gang import Gang
 from tests.builders import GANG, config, node, pod, scheduler
+from tests.plugins.test_dynamic_resources import CLASS, DRIVER, claim_pod, spec
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a second
@@ -177,3 +179,30 @@ def test_a_job_not_yet_served_goes_before_a_ready_one():
         orders.append([name for name, _ in outcome(s, pods, in_runs, 0.0)[0]])
     assert orders[0] == orders[1]
     assert orders[0][:2] == ["j0-00", "j1-00"]
+
+
+def test_no_runs_for_a_device_reachable_from_several_nodes():
+    """A DRA device every node reaches: placing one pod changes every row, so the gang's pods
+    are placed one by one (the one device holds one of them: the gang is not placed)."""
+    outcomes = []
+    for in_runs in (True, False):
+        s = scheduler(
+            [node(f"n{i}", cpu=8000) for i in range(3)],
+            config(
+                ["priority", GANG, "proportion", "resource-fit", "dynamic-resources",
+                 "least-allocated"],
+                actions="enqueue, allocate",
+            ),
+        )  # fmt: skip
+        shared = ResourceSlice(
+            "net", DRIVER, "netpool", selection=NodeSelection(all_nodes=True),
+            devices=(Device("d0"),),
+        )  # fmt: skip
+        s.set_dra([CLASS, shared, ResourceClaimTemplate("t", spec=spec())])
+        s.add_group(PodGroup("g", min_member=2))
+        pods = [claim_pod(f"p{i}", template="t", cpu=100, group="g") for i in range(2)]
+        for member in pods:
+            s.submit(member)
+        outcomes.append(outcome(s, pods, in_runs, 0.0))
+    assert outcomes[0] == outcomes[1]
+    assert outcomes[0][0] == []
