@@ -501,3 +501,30 @@ def session_outcome(scheduler: Any, now: float) -> tuple[list[tuple[str, str]], 
     it left its waiting jobs, as text (what two ways of scheduling must agree on)."""
     binds = sorted((b.pod.name, b.node) for b in scheduler.run_session(now))
     return binds, {key: str(reason) for key, reason in scheduler.last_reasons.items()}
+
+
+def sessions_agree(
+    pair: list[tuple[Any, list[Pod]]],
+    steps: list[tuple[str, int]],
+    outcome: Any,
+) -> None:
+    """Two schedulers built alike (each with its pods) go through the same ``steps``: a
+    session, or the release of the a-th bound pod, with a session first and last; after each
+    session ``outcome(scheduler, pods, first, now)`` must be the same for both, ``first``
+    telling which of the two ways is being run."""
+    now = 0.0
+    for kind, a in [("session", 0), *steps, ("session", 0)]:
+        outcomes = []
+        for first, (scheduler, pods) in zip((True, False), pair, strict=True):
+            if kind == "release":
+                bound = [p for p in pods if p.bound_node]
+                if bound:
+                    victim = bound[a % len(bound)]
+                    scheduler.release(victim)
+                    victim.bound_node = ""
+                    pods.remove(victim)
+            else:
+                outcomes.append(outcome(scheduler, pods, first, now))
+        now += 10.0
+        if outcomes:
+            assert outcomes[0] == outcomes[1]

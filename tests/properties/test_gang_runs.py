@@ -20,6 +20,7 @@ from berth.api.objects import PodGroup, Queue
 from berth.plugins.gang import Gang
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.plugins.test_dynamic_resources import CLASS, DRIVER, claim_pod, spec
+from tests.properties.generators import sessions_agree
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a second
@@ -105,23 +106,8 @@ def outcome(s, pods, in_runs: bool, now: float) -> tuple:
     queues=st.sampled_from(["ab", "a"]),
 )
 def test_runs_place_a_gang_as_one_by_one_placement(nodes, jobs, scoring, cap, steps, queues):
-    both = [build(nodes, jobs, scoring, cap, queues) for _ in range(2)]
-    now = 0.0
-    for kind, a in [("session", 0), *steps, ("session", 0)]:
-        outcomes = []
-        for in_runs, (s, pods) in zip((True, False), both, strict=True):
-            if kind == "release":
-                bound = [p for p in pods if p.bound_node]
-                if bound:
-                    victim = bound[a % len(bound)]
-                    s.release(victim)
-                    victim.bound_node = ""
-                    pods.remove(victim)
-            else:
-                outcomes.append(outcome(s, pods, in_runs, now))
-        now += 10.0
-        if outcomes:
-            assert outcomes[0] == outcomes[1]
+    pair = [build(nodes, jobs, scoring, cap, queues) for _ in range(2)]
+    sessions_agree(pair, steps, outcome)
 
 
 def test_runs_are_placed_in_the_plain_case():

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from berth.actions import gang_turn
 from berth.api.objects import PodGroup, Queue
 from tests.builders import GANG, config, node, pod, scheduler
-from tests.properties.generators import session_outcome
+from tests.properties.generators import session_outcome, sessions_agree
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, GPU milli of a shared one, pods, minMember below the count)
@@ -97,20 +97,5 @@ def test_a_gang_refused_at_once_ends_as_one_tried_pod_by_pod(
 ):
     tree = plugin == "capacity-tree"
     name = "capacity" if tree else plugin
-    runs = [build(nodes, jobs, capabilities, name, cpu, tree) for _ in range(2)]
-    now = 0.0
-    for kind, a in [("session", 0), *steps, ("session", 0)]:
-        outcomes = []
-        for shortcut, (s, pods) in zip((True, False), runs, strict=True):
-            if kind == "release":
-                bound = [p for p in pods if p.bound_node]
-                if bound:
-                    victim = bound[a % len(bound)]
-                    s.release(victim)
-                    victim.bound_node = ""
-                    pods.remove(victim)
-            else:
-                outcomes.append(session(s, shortcut, now))
-        now += 10.0
-        if outcomes:
-            assert outcomes[0] == outcomes[1]
+    pair = [build(nodes, jobs, capabilities, name, cpu, tree) for _ in range(2)]
+    sessions_agree(pair, steps, lambda s, pods, shortcut, now: session(s, shortcut, now))
