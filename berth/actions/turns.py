@@ -102,17 +102,9 @@ class NextTurn:
     def goes_on(self, ahead: int = 0) -> bool:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
         taken."""
-        session, name = self.session, self.name
-        line = self.line
-        if line.waiting or line.again:
-            key = session.job_order_key(self.job)
-            if line.again and line.again[0][0] < key:
-                return False
-            if line.waiting:
-                if line.head is None:
-                    line.head = session.job_order_key(line.waiting[-1])
-                if line.head < key:
-                    return False
+        session, name, line = self.session, self.name, self.line
+        if line and line.goes_before(session.job_order_key(self.job)):
+            return False
         if self.heap:
             served = self.served + self.taken + ahead + 1  # the turns ended so far
             if self.heap[0] < (session.queue_order_key(name, served), name):
@@ -209,12 +201,21 @@ class _JobLine:
     def jobs(self) -> list[JobInfo]:
         return self.waiting + [job for _, job in self.again]
 
+    def _head(self) -> tuple:
+        """The key of the next job not yet served, asked once until it is served."""
+        if self.head is None:
+            self.head = self.session.job_order_key(self.waiting[-1])
+        return self.head
+
+    def goes_before(self, key: tuple) -> bool:
+        """Whether a job of the line goes before one of job order ``key`` put back in it."""
+        again = self.again
+        return bool(again and again[0][0] < key) or bool(self.waiting and self._head() < key)
+
     def pop(self) -> JobInfo:
         waiting, again = self.waiting, self.again
         if again and waiting:
-            if self.head is None:
-                self.head = self.session.job_order_key(waiting[-1])
-            if again[0][0] < self.head:
+            if again[0][0] < self._head():
                 return heapq.heappop(again)[1]
         elif again:
             return heapq.heappop(again)[1]
