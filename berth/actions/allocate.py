@@ -20,6 +20,8 @@ starts. A job with a ``networkTopology`` takes its turn within one HyperNode
 
 from __future__ import annotations
 
+import numpy as np
+
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
 from berth.actions.turns import NextTurn, by_queue, schedulable_jobs, take_turns
@@ -39,6 +41,7 @@ class Allocate:
         tasks: dict[str, Tasks] = {}
         gated = any(p.ready_needs_min_member for p in session.framework.job_readies)
         state = session.state
+        beyond = BeyondEveryNode.of(session)
 
         def turn(job: JobInfo, next_turn: NextTurn | None = None) -> bool:
             # Ordered at the job's first turn, and kept only for a job that gets another:
@@ -47,6 +50,8 @@ class Allocate:
             left = tasks.pop(job.key, None) or _job_tasks(job, session)
             if job.group.network_topology is not None and state.hypernodes:
                 again = topology_turn(job, session, left, gated)
+            elif beyond is not None and beyond.rules_out(job, left):
+                again = False
             else:
                 again = allocate_turn(job, session, left, gated, next_turn=next_turn)
             if again:
@@ -59,6 +64,65 @@ class Allocate:
         finally:
             session.nodeless = None
         session.allocated()
+
+
+class BeyondEveryNode:
+    """Turns that would find no node, told before they are taken: every class a job has left
+    to try asks more of some resource than any node has free (``NodeSearch.fits_nowhere``).
+    On a full cluster most admitted jobs are such in most sessions, and their turns were
+    most of a session's cost.
+
+    Such a turn places nothing and leaves no reason but the class that found no node
+    (``Session.unplaced``), which is read only for a job whose wait for nodes is not yet
+    explained: only explained jobs are ruled out, so that the skipped turn changes nothing.
+    Between turns the nodes change only by committed placements, so the most free per
+    resource only falls while allocate runs; it is taken again when the nodes changed, to
+    stay tight, and only when an explained job asks (where none waits, nothing is paid).
+    Not under a hold, in sampled search (each search moves the sample on) or while
+    decisions are explained."""
+
+    __slots__ = ("session", "ceiling", "position", "fits")
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.ceiling = np.zeros(0, dtype=np.int64)
+        self.position = -1  # the state's log position the ceiling was taken at
+        self.fits: dict[tuple, bool] = {}  # by class key: whether it may fit somewhere
+
+    @classmethod
+    def of(cls, session: Session) -> BeyondEveryNode | None:
+        if (
+            not session.explained
+            or not session.state.n
+            or session.explainer is not None
+            or session.search.config.mode != "full"
+        ):
+            return None
+        return cls(session)
+
+    def rules_out(self, job: JobInfo, left: Tasks) -> bool:
+        """Whether ``job``'s turn over ``left`` would find no node for any of its pods (all
+        of them weighed, best-effort ones too, whether or not the turn reaches them)."""
+        session = self.session
+        keys, run_end = left.keys, left.run_end
+        if job.key not in session.explained or session.hold is not None or keys is None:
+            return False
+        state, search, fits, pods = session.state, session.search, self.fits, left.pods
+        if state.log_position != self.position:
+            self.ceiling = state.free[: state.n].max(axis=0)
+            self.position = state.log_position
+            fits.clear()
+        at = left.next
+        while at < len(pods):  # one pod per run of a class
+            key = keys[at]
+            fit = fits.get(key)
+            if fit is None:
+                cls = search.compile(pods[at], key)
+                fit = fits[key] = not search.fits_nowhere(cls, self.ceiling)
+            if fit:
+                return False
+            at = run_end[at]  # type: ignore[index]
+        return at > left.next
 
 
 #: Jobs with at least this many pending pods keep their task order from their first turn on;

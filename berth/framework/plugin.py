@@ -192,6 +192,13 @@ class Plugin:
         one by one: the bound must never be below what the filter would let through."""
         return None
 
+    def exceeds(self, cls: PodClass, state: ClusterState, ceiling: np.ndarray) -> bool:
+        """Whether this filter refuses ``cls`` on every node whose free resources are at most
+        ``ceiling`` (per resource column): a filter that compares requests with free capacity
+        can tell, from the most any node has free, that no node fits without looking at any.
+        False where it cannot tell."""
+        return False
+
     def room_exact(self, cls: PodClass, state: ClusterState) -> bool:
         """Whether ``room`` is exactly how many pods of ``cls`` this filter lets through when
         placed one after another (each where it fits), not only a bound."""

@@ -275,6 +275,7 @@ class Scheduler:
             backlog=self.backlog,
             servable=self.servable,
             demand=self.demand.current(self.waiting, self.state),
+            explained=self._node_waits,
         )
         session.explainer = self.explainer
         for action in self.actions:

@@ -178,6 +178,12 @@ class NodeSearch:
         assert cls.total is not None
         return cls.total
 
+    def fits_nowhere(self, cls: PodClass, ceiling: np.ndarray) -> bool:
+        """Whether a filter of ``cls`` refuses it on every node, told from ``ceiling``, the
+        most any node has free per resource (``Plugin.exceeds``), without a search."""
+        state = self.state
+        return any(p.exceeds(cls, state, ceiling) for p in cls.local_filters)
+
     def room(self, cls: PodClass) -> int | None:
         """The filters' tightest bound on how many pods of ``cls`` fit at once (None: none
         gives one)."""

@@ -13,7 +13,7 @@ every voting plugin of that tier allows), and no plugin voting at all means no v
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -78,6 +78,7 @@ class Session:
         backlog: Backlog | None = None,
         servable: dict[str, JobInfo] | None = None,
         demand: dict[str, np.ndarray] | None = None,
+        explained: Collection[str] = frozenset(),
     ) -> None:
         self.state = state
         self.framework = framework
@@ -121,6 +122,9 @@ class Session:
         #: Jobs a task of which found no node this cycle (their reason is the node search's),
         #: with that task's class.
         self.unplaced: dict[str, PodClass] = {}
+        #: Waiting jobs whose wait for nodes the scheduler has already explained: their
+        #: ``unplaced`` entries are not read (see ``Scheduler._note_waits``).
+        self.explained = explained
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.

@@ -118,6 +118,11 @@ class ResourceFit(Plugin):
             mask = _cpuset_fit(state, rows, cpuset, mask)
         return mask
 
+    def exceeds(self, cls: PodClass, state: ClusterState, ceiling: np.ndarray) -> bool:
+        cols = self._checked(cls, state)
+        cols = cols[cols < len(ceiling)]  # (columns added since the ceiling was taken: not judged)
+        return bool((cls.request[cols] > ceiling[cols]).any())
+
     def room(self, cls: PodClass, state: ClusterState) -> int | None:
         """Whole pods of ``cls`` each schedulable node's free resources hold, summed; for a
         pod of whole GPUs, also no more than the node's idle devices hold. Kept with the class

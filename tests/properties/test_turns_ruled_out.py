@@ -1,0 +1,119 @@
+"""A job whose every class asks more of some resource than any node has free gets no turn
+(``BeyondEveryNode`` in ``berth.actions.allocate``), once its wait for nodes is explained.
+That must come to what taking the turn comes to: the same binds, devices and reasons, and
+the same reason kept for each waiting job and given to each pod once it is bound, session
+after session, with gangs placed and undone in between, pods released and the nodes' free
+changing."""
+
+from __future__ import annotations
+
+from unittest.mock import patch
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from berth.actions.allocate import BeyondEveryNode
+from berth.api.objects import PodGroup, Queue
+from tests.builders import GANG, config, node, pod, scheduler
+from tests.properties.generators import sessions_agree
+
+GPU = 1000
+# (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a best-effort
+# pod last, priority)
+job = st.tuples(
+    st.sampled_from([500, 1000, 3000, 6000, 12000]),
+    st.sampled_from([0, 0, 1, 4]),
+    st.integers(1, 8),
+    st.one_of(st.none(), st.integers(0, 2)),
+    st.booleans(),
+    st.sampled_from([0, 1]),
+)
+step = st.one_of(
+    st.tuples(st.just("release"), st.integers(0, 500)),
+    st.tuples(st.just("session"), st.just(0)),
+)
+
+
+def build(nodes: list[tuple[int, int]], jobs: list, queues: str, pods_per_node: int) -> tuple:
+    s = scheduler(
+        [
+            node(f"n{i}", cpu=cpu, mem=65536, gpu=gpus * GPU, pods=pods_per_node)
+            for i, (cpu, gpus) in enumerate(nodes)
+        ],
+        config(
+            ["priority", GANG, "proportion", "resource-fit", "least-allocated"],
+            actions="enqueue, allocate",
+        ),
+        queues=[Queue("a"), Queue("b", weight=2)],
+    )
+    pods = []
+    for index, (cpu, gpus, count, short, idle, priority) in enumerate(jobs):
+        name = f"j{index}"
+        size = count + idle
+        least = 1 if short is None else max(1, size - short)
+        queue = queues[index % len(queues)]
+        group = PodGroup(name, min_member=least, queue=queue, priority=priority)
+        s.add_group(group)
+        for k in range(size):
+            ask = {"cpu": cpu, "mem": 256, "gpu": gpus * GPU} if k < count else {"cpu": 0, "mem": 0}
+            member = pod(f"{name}-{k}", group=name, **ask)
+            pods.append(member)
+            s.submit(member)
+    return s, pods
+
+
+def outcome(s, pods, ruling_out: bool, now: float) -> tuple:
+    if ruling_out:
+        binds = s.run_session(now)
+    else:
+        with patch.object(BeyondEveryNode, "of", lambda session: None):
+            binds = s.run_session(now)
+    return (
+        [(b.pod.name, b.node) for b in binds],
+        {key: str(reason) for key, reason in s.last_reasons.items()},
+        {key: str(reason) for key, reason in s.waited_for.items()},
+        sorted((p.name, p.gpu_devices, p.waited_for) for p in pods if p.bound_node),
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    nodes=st.lists(
+        st.tuples(st.sampled_from([2000, 4000, 8000, 16000]), st.sampled_from([0, 4, 8])),
+        min_size=1,
+        max_size=6,
+    ),
+    jobs=st.lists(job, min_size=1, max_size=8),
+    steps=st.lists(step, min_size=1, max_size=8),
+    queues=st.sampled_from(["ab", "a"]),
+    pods_per_node=st.sampled_from([3, 110]),
+)
+def test_a_turn_ruled_out_changes_nothing(nodes, jobs, steps, queues, pods_per_node):
+    pair = [build(nodes, jobs, queues, pods_per_node) for _ in range(2)]
+    sessions_agree(pair, steps, outcome)
+
+
+def test_turns_are_ruled_out_on_a_full_cluster():
+    """The property above would pass with no turn ever ruled out. Two nodes of 4 cpus: a job
+    of two 4-cpu pods fills them, and two more wait. Their waits are explained in the first
+    session and their turns ruled out in the second. Once a node is free, the first waiting
+    job's pod is placed, and the other's turn is ruled out again."""
+    jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
+    jobs.append((4000, 0, 1, None, False, 0))
+    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110)
+    asked = []
+    rules_out = BeyondEveryNode.rules_out
+
+    def record(self, job, left):
+        asked.append((job.key, rules_out(self, job, left)))
+        return asked[-1][1]
+
+    with patch.object(BeyondEveryNode, "rules_out", record):
+        assert len(s.run_session(0.0)) == 2
+        assert asked == []  # nothing explained yet
+        assert s.run_session(10.0) == []
+        assert asked == [("default/j1", True), ("default/j2", True)]
+        s.release(pods[0])
+        assert [b.pod.name for b in s.run_session(20.0)] == ["j1-0"]
+    assert asked[2:] == [("default/j1", False), ("default/j2", True)]
+    assert "insufficient cpu" in str(s.waited_for["default/j2"])
