@@ -134,7 +134,7 @@ class Proportion(QueueShare):
 
     def overused(self, queue: Queue) -> bool:
         """Volcano's deserved ≤ allocated in every resource: no room left in any."""
-        return not (self.room(self.index[queue.name]) > 2 * EPSILON).any()
+        return self.full(self.index[queue.name])
 
     def refusal(self, row: int, need: np.ndarray) -> str:
         over = self.used[row] + need > self.capability[row] + EPSILON

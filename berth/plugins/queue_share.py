@@ -44,6 +44,7 @@ class QueueShare(Plugin):
         self.inqueue = np.zeros_like(self.guarantee)
         self._shares: dict[int, float] = {}
         self._rooms: dict[int, np.ndarray] = {}
+        self._full: dict[int, bool] = {}  # whether the room is nil (see ``full``)
         self._count_held(session.queue_allocated)
         # Filled by ``divide``: Volcano's realCapability, and the deserved share.
         self.capability, self.deserved = self.divide(session)
@@ -123,6 +124,14 @@ class QueueShare(Plugin):
             room = np.maximum(self.limits[row] - self.used[row], 0.0) + EPSILON
             self._rooms[row] = room
         return room
+
+    def full(self, row: int) -> bool:
+        """Whether the queue has no room left in any resource; cached like ``room``: asked
+        before every turn allocate gives."""
+        full = self._full.get(row)
+        if full is None:
+            full = self._full[row] = not (self.room(row) > 2 * EPSILON).any()
+        return full
 
     def shortfall(
         self, head: str, need: np.ndarray, room: np.ndarray, short: np.ndarray, left: str
@@ -268,3 +277,4 @@ class QueueShare(Plugin):
         stale."""
         self._shares.pop(row, None)
         self._rooms.pop(row, None)
+        self._full.pop(row, None)
