@@ -47,11 +47,13 @@ class Allocate:
             # Ordered at the job's first turn, and kept only for a job that gets another:
             # most jobs are served in one turn, and keeping what they leave costs the garbage
             # collector dearly on large clusters.
-            left = tasks.pop(job.key, None) or _job_tasks(job, session)
+            left = tasks.pop(job.key, None)
+            if left is None:
+                if beyond is not None and beyond.rules_out(job):
+                    return False
+                left = _job_tasks(job, session)
             if job.group.network_topology is not None and state.hypernodes:
                 again = topology_turn(job, session, left, gated)
-            elif beyond is not None and beyond.rules_out(job, left):
-                again = False
             else:
                 again = allocate_turn(job, session, left, gated, next_turn=next_turn)
             if again:
@@ -81,13 +83,16 @@ class BeyondEveryNode:
     Not under a hold, in sampled search (each search moves the sample on) or while
     decisions are explained."""
 
-    __slots__ = ("session", "ceiling", "position", "fits")
+    __slots__ = ("session", "ceiling", "position", "nowhere", "somewhere")
 
     def __init__(self, session: Session) -> None:
         self.session = session
         self.ceiling = np.zeros(0, dtype=np.int64)
         self.position = -1  # the state's log position the ceiling was taken at
-        self.fits: dict[tuple, bool] = {}  # by class key: whether it may fit somewhere
+        # Class keys found to fit nowhere (so they stay, the ceiling only falling) and to
+        # maybe fit somewhere (until the nodes change).
+        self.nowhere: set[tuple] = set()
+        self.somewhere: set[tuple] = set()
 
     @classmethod
     def of(cls, session: Session) -> BeyondEveryNode | None:
@@ -100,29 +105,39 @@ class BeyondEveryNode:
             return None
         return cls(session)
 
-    def rules_out(self, job: JobInfo, left: Tasks) -> bool:
-        """Whether ``job``'s turn over ``left`` would find no node for any of its pods (all
-        of them weighed, best-effort ones too, whether or not the turn reaches them)."""
+    def rules_out(self, job: JobInfo) -> bool:
+        """Whether ``job``'s first turn this cycle would find no node for any of its pods (all
+        of them weighed, best-effort ones too, whether or not the turn reaches them), told
+        from its kept task order (pods that left since are weighed too)."""
         session = self.session
-        keys, run_end = left.keys, left.run_end
-        if job.key not in session.explained or session.hold is not None or keys is None:
+        if job.key not in session.explained or session.hold is not None:
             return False
-        state, search, fits, pods = session.state, session.search, self.fits, left.pods
+        state, search, kept = session.state, session.search, job.task_order
+        if (
+            kept is None
+            or kept.appended != job.pending.appended
+            or kept.flags != search.key_flags()
+            or job.group.network_topology is not None
+        ):
+            return False
+        pods, keys, run_end = kept.pods, kept.keys, kept.run_end
+        nowhere, somewhere = self.nowhere, self.somewhere
         if state.log_position != self.position:
             self.ceiling = state.free[: state.n].max(axis=0)
             self.position = state.log_position
-            fits.clear()
-        at = left.next
+            somewhere.clear()
+        at = kept.head
         while at < len(pods):  # one pod per run of a class
             key = keys[at]
-            fit = fits.get(key)
-            if fit is None:
-                cls = search.compile(pods[at], key)
-                fit = fits[key] = not search.fits_nowhere(cls, self.ceiling)
-            if fit:
-                return False
-            at = run_end[at]  # type: ignore[index]
-        return at > left.next
+            if key not in nowhere:
+                if key in somewhere or not search.fits_nowhere(
+                    search.compile(pods[at], key), self.ceiling
+                ):
+                    somewhere.add(key)
+                    return False
+                nowhere.add(key)
+            at = run_end[at]
+        return at > kept.head
 
 
 #: Jobs with at least this many pending pods keep their task order from their first turn on;

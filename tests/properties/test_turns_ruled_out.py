@@ -96,24 +96,27 @@ def test_a_turn_ruled_out_changes_nothing(nodes, jobs, steps, queues, pods_per_n
 def test_turns_are_ruled_out_on_a_full_cluster():
     """The property above would pass with no turn ever ruled out. Two nodes of 4 cpus: a job
     of two 4-cpu pods fills them, and two more wait. Their waits are explained in the first
-    session and their turns ruled out in the second. Once a node is free, the first waiting
-    job's pod is placed, and the other's turn is ruled out again."""
+    session, and their task orders kept from the second; from then on their turns are ruled
+    out. Once a node is free, the first waiting job's pod is placed, and the other's turn is
+    ruled out again."""
     jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
     jobs.append((4000, 0, 1, None, False, 0))
     s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110)
     asked = []
     rules_out = BeyondEveryNode.rules_out
 
-    def record(self, job, left):
-        asked.append((job.key, rules_out(self, job, left)))
+    def record(self, job):
+        asked.append((job.key, rules_out(self, job)))
         return asked[-1][1]
 
     with patch.object(BeyondEveryNode, "rules_out", record):
         assert len(s.run_session(0.0)) == 2
         assert asked == []  # nothing explained yet
         assert s.run_session(10.0) == []
+        asked.clear()
+        assert s.run_session(20.0) == []
         assert asked == [("default/j1", True), ("default/j2", True)]
         s.release(pods[0])
-        assert [b.pod.name for b in s.run_session(20.0)] == ["j1-0"]
+        assert [b.pod.name for b in s.run_session(30.0)] == ["j1-0"]
     assert asked[2:] == [("default/j1", False), ("default/j2", True)]
     assert "insufficient cpu" in str(s.waited_for["default/j2"])
