@@ -209,8 +209,13 @@ class Simulation:
         push = self.queue.push
         for group in manifests.groups:
             push(group.submit_time, Ev.GROUP, group)
-        for pod in self.agent.pods:
-            push(pod.submit_time, Ev.SUBMIT, pod)
+        arrivals = self.agent.pods  # (only appended to later: the first ones stay where they are)
+        start = 0
+        for end in range(1, len(arrivals) + 1):  # pods in a row arriving at once: one entry
+            at = arrivals[start].submit_time
+            if end == len(arrivals) or arrivals[end].submit_time != at:
+                self.queue.push_run(at, Ev.SUBMIT, start, end - start)
+                start = end
         for job in self.jobs:
             push(job.submit_time, Ev.JOB, job)
         for workload in manifests.workloads:
@@ -252,7 +257,7 @@ class Simulation:
             Ev.NODE_UP: self._on_node_up,
             Ev.FAIL: agent.on_fail,
             # Admission hooks (SidecarSet injection) come only with workload objects.
-            Ev.SUBMIT: self._on_plain_pod if self.control.workloads_expected else self._on_submit,
+            Ev.SUBMIT: self._on_arrival,
             Ev.SESSION: self._on_session,
             Ev.START: agent.on_start,
             Ev.RESTARTED: agent.on_restarted,
@@ -331,6 +336,14 @@ class Simulation:
         self.agent.add_group(group)
         self.scheduler.add_group(group)
         self._request_session()
+
+    def _on_arrival(self, run: tuple[int, int, int]) -> None:
+        """A pod of the workload files arrives (one of a run, ``EventQueue.push_run``)."""
+        pod = self.agent.pods[self.queue.rest(self.clock.now, Ev.SUBMIT, run)]
+        if self.control.workloads_expected:
+            self._on_plain_pod(pod)
+        else:
+            self._on_submit(pod)
 
     def _on_plain_pod(self, pod: Pod) -> None:
         """A pod of the workload files: admitted (SidecarSet injection) as a created pod is."""

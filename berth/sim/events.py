@@ -62,6 +62,26 @@ class EventQueue:
         if kind not in UNCOUNTED:
             self.live += 1
 
+    def push_run(self, at: float, kind: Ev, first: int, count: int) -> None:
+        """``count`` events of one time and kind, for the items ``first`` on of a list their
+        handler holds, as one entry: a trace task's thousands of pods arriving together cost
+        the heap one entry, not one each. Each item keeps the place its own push would have
+        had (the seqs are reserved for them) and counts as live until it is handled; the
+        handler puts back the rest (``rest``)."""
+        seq = self._seq
+        heapq.heappush(self.heap, (at, int(kind), seq, (seq, first, count)))
+        self._seq += count
+        if kind not in UNCOUNTED:
+            self.live += count
+
+    def rest(self, at: float, kind: Ev, run: tuple[int, int, int]) -> int:
+        """Put back what is left of a run (``push_run``) whose first item is being handled,
+        in that item's successor's place; returns the index of the item being handled."""
+        seq, first, count = run
+        if count > 1:
+            heapq.heappush(self.heap, (at, int(kind), seq + 1, (seq + 1, first + 1, count - 1)))
+        return first
+
 
 @dataclass(slots=True)
 class MovableEnd:

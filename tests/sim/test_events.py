@@ -1,0 +1,62 @@
+"""The event queue: a run of events pushed as one entry (``EventQueue.push_run``) is handled
+in the order and with the live count its events pushed one by one would have had."""
+
+from __future__ import annotations
+
+import heapq
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from berth.sim.events import Ev, EventQueue
+
+KINDS = [Ev.GROUP, Ev.SUBMIT, Ev.SESSION, Ev.SAMPLE]
+
+
+def drain(queue: EventQueue, items: list[str], later: list[tuple[int, float, Ev, str]]) -> list:
+    """Pop everything; a run's item is handled as the simulator does (``rest``). ``later``:
+    (after how many pops, time, kind, name) pushed while draining."""
+    handled, popped = [], 0
+    while queue.heap:
+        at, kind, _, payload = heapq.heappop(queue.heap)
+        if isinstance(payload, tuple):
+            payload = items[queue.rest(at, Ev(kind), payload)]
+        handled.append((at, kind, payload))
+        popped += 1
+        for when, t, k, name in later:
+            if when == popped:
+                queue.push(t, k, name)
+    return handled
+
+
+@given(
+    events=st.lists(
+        st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from(KINDS)), max_size=30
+    ),
+    later=st.lists(
+        st.tuples(st.integers(1, 30), st.sampled_from([1.0, 2.0, 3.0]), st.sampled_from(KINDS)),
+        max_size=5,
+    ),
+)
+def test_runs_are_handled_as_their_events_one_by_one(events, later):
+    items = [f"e{i}" for i in range(len(events))]
+    later = [(when, t, k, f"late{i}") for i, (when, t, k) in enumerate(later)]
+    one_by_one = EventQueue()
+    for (at, kind), item in zip(events, items, strict=True):
+        one_by_one.push(at, kind, item)
+    in_runs = EventQueue()
+    start = 0
+    for end in range(1, len(events) + 1):  # runs of equal time and kind, as the engine makes
+        if end == len(events) or events[end] != events[start]:
+            in_runs.push_run(events[start][0], events[start][1], start, end - start)
+            start = end
+    assert in_runs.live == one_by_one.live
+    assert drain(in_runs, items, later) == drain(one_by_one, items, later)
+
+
+def test_a_run_is_one_entry_and_counts_each_event():
+    queue = EventQueue()
+    queue.push_run(5.0, Ev.SUBMIT, 0, 1000)
+    queue.push_run(5.0, Ev.SAMPLE, 1000, 3)  # periodic: never counted
+    assert len(queue.heap) == 2
+    assert queue.live == 1000
