@@ -256,7 +256,6 @@ class Simulation:
             Ev.NODE_DOWN: self._on_node_down,
             Ev.NODE_UP: self._on_node_up,
             Ev.FAIL: agent.on_fail,
-            # Admission hooks (SidecarSet injection) come only with workload objects.
             Ev.SUBMIT: self._on_arrival,
             Ev.SESSION: self._on_session,
             Ev.START: agent.on_start,
@@ -338,7 +337,8 @@ class Simulation:
         self._request_session()
 
     def _on_arrival(self, run: tuple[int, int, int]) -> None:
-        """A pod of the workload files arrives (one of a run, ``EventQueue.push_run``)."""
+        """A pod of the workload files arrives (one of a run, ``EventQueue.push_run``); it is
+        admitted as a created pod is only where workload objects bring admission hooks."""
         pod = self.agent.pods[self.queue.rest(self.clock.now, Ev.SUBMIT, run)]
         if self.control.workloads_expected:
             self._on_plain_pod(pod)
