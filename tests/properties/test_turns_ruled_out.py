@@ -9,11 +9,13 @@ from __future__ import annotations
 
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.actions.allocate import BeyondEveryNode
 from berth.api.objects import PodGroup, Queue
+from berth.resources import MIB
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.properties.generators import sessions_agree
 
@@ -34,7 +36,12 @@ step = st.one_of(
 )
 
 
-def build(nodes: list[tuple[int, int]], jobs: list, queues: str, pods_per_node: int) -> tuple:
+def build(
+    nodes: list[tuple[int, int]], jobs: list, queues: str, pods_per_node: int, cap: int | None
+) -> tuple:
+    # Memory a quarter of the cpu (MiB per millicore), so that a cap on both fills both at
+    # once: the queue is then overused, and the jobs still in line are told so.
+    limit = {} if cap is None else {"cpu": cap, "memory": cap // 4 * MIB}
     s = scheduler(
         [
             node(f"n{i}", cpu=cpu, mem=65536, gpu=gpus * GPU, pods=pods_per_node)
@@ -44,7 +51,7 @@ def build(nodes: list[tuple[int, int]], jobs: list, queues: str, pods_per_node: 
             ["priority", GANG, "proportion", "resource-fit", "least-allocated"],
             actions="enqueue, allocate",
         ),
-        queues=[Queue("a"), Queue("b", weight=2)],
+        queues=[Queue("a", capability=limit), Queue("b", weight=2)],
     )
     pods = []
     for index, (cpu, gpus, count, short, idle, priority) in enumerate(jobs):
@@ -55,7 +62,9 @@ def build(nodes: list[tuple[int, int]], jobs: list, queues: str, pods_per_node: 
         group = PodGroup(name, min_member=least, queue=queue, priority=priority)
         s.add_group(group)
         for k in range(size):
-            ask = {"cpu": cpu, "mem": 256, "gpu": gpus * GPU} if k < count else {"cpu": 0, "mem": 0}
+            ask = {"cpu": cpu, "mem": cpu // 4, "gpu": gpus * GPU}
+            if k >= count:
+                ask = {"cpu": 0, "mem": 0}
             member = pod(f"{name}-{k}", group=name, **ask)
             pods.append(member)
             s.submit(member)
@@ -87,9 +96,10 @@ def outcome(s, pods, ruling_out: bool, now: float) -> tuple:
     steps=st.lists(step, min_size=1, max_size=8),
     queues=st.sampled_from(["ab", "a"]),
     pods_per_node=st.sampled_from([3, 110]),
+    cap=st.one_of(st.none(), st.sampled_from([3000, 6000, 12000])),
 )
-def test_a_turn_ruled_out_changes_nothing(nodes, jobs, steps, queues, pods_per_node):
-    pair = [build(nodes, jobs, queues, pods_per_node) for _ in range(2)]
+def test_a_turn_ruled_out_changes_nothing(nodes, jobs, steps, queues, pods_per_node, cap):
+    pair = [build(nodes, jobs, queues, pods_per_node, cap) for _ in range(2)]
     sessions_agree(pair, steps, outcome)
 
 
@@ -101,7 +111,7 @@ def test_turns_are_ruled_out_on_a_full_cluster():
     ruled out again."""
     jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
     jobs.append((4000, 0, 1, None, False, 0))
-    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110)
+    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110, None)
     asked = []
     rules_out = BeyondEveryNode.rules_out
 
@@ -118,5 +128,68 @@ def test_turns_are_ruled_out_on_a_full_cluster():
         assert asked == [("default/j1", True), ("default/j2", True)]
         s.release(pods[0])
         assert [b.pod.name for b in s.run_session(30.0)] == ["j1-0"]
-    assert asked[2:] == [("default/j1", False), ("default/j2", True)]
+    assert dict(asked[2:]) == {"default/j1": False, "default/j2": True}  # the last asks
     assert "insufficient cpu" in str(s.waited_for["default/j2"])
+
+
+@pytest.mark.parametrize("fill", [4, 5])
+def test_a_job_ruled_out_is_told_its_queue_is_overused(fill):
+    """A job whose turn is ruled out keeps its place in line: behind the one that fills its
+    queue's capability, it is told the queue is overused; one before it is not. Both as when
+    their turns are taken. Four pods fill the queue; with a fifth, the job filling it is
+    left with a pod its queue refuses."""
+    outcomes = []
+    for ruling_out in (True, False):
+        s = scheduler(
+            [node("n0", cpu=8000, mem=65536)],
+            config(["priority", GANG, "proportion", "resource-fit"], actions="enqueue, allocate"),
+            queues=[Queue("a", capability={"cpu": 4000, "memory": 1000 * MIB})],
+        )
+        pods = []
+        for name, priority in (("big", 0), ("first", 2)):  # more than the node has
+            s.add_group(PodGroup(name, queue="a", priority=priority))
+            pods.append(pod(f"{name}-0", cpu=12000, mem=3000, group=name))
+            s.submit(pods[-1])
+        steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0)]
+        s.add_group(PodGroup("fill", queue="a", priority=1))  # 1-cpu pods fill queue a
+        for k in range(fill):
+            pods.append(pod(f"fill-{k}", cpu=1000, mem=250, group="fill"))
+            s.submit(pods[-1])
+        steps.append(outcome(s, pods, ruling_out, 20.0))
+        outcomes.append(steps)
+    assert outcomes[0] == outcomes[1]
+    binds, reasons = outcomes[0][-1][:2]
+    assert [name for name, _ in binds] == [f"fill-{k}" for k in range(4)]
+    assert reasons["default/big"] == "queue a is overused"
+    assert "default/first" not in reasons
+
+
+def test_a_job_ruled_out_and_served_before_the_queue_fills_is_not_told():
+    """Under DRF's job order a job takes one pod per turn. After its first pod its share puts
+    it behind a job whose turn is ruled out, which is then served (to no effect) before its
+    next turn: that job is no longer in line when the queue turns out overused, and is not
+    told so, as when its turn is taken."""
+    outcomes = []
+    for ruling_out in (True, False):
+        s = scheduler(
+            [node("n0", cpu=8000, mem=65536)],
+            config(
+                ["priority", GANG, "drf", "proportion", "resource-fit"],
+                actions="enqueue, allocate",
+            ),
+            queues=[Queue("a", capability={"cpu": 4000, "memory": 1000 * MIB})],
+        )
+        s.add_group(PodGroup("big", queue="a", submit_time=5.0))
+        pods = [pod("big-0", cpu=12000, mem=3000, group="big")]  # more than the node has
+        s.submit(pods[0])
+        steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0)]
+        s.add_group(PodGroup("fill", queue="a"))  # ahead of big until it holds something
+        for k in range(5):
+            pods.append(pod(f"fill-{k}", cpu=1000, mem=250, group="fill"))
+            s.submit(pods[-1])
+        steps.append(outcome(s, pods, ruling_out, 20.0))
+        outcomes.append(steps)
+    assert outcomes[0] == outcomes[1]
+    binds, reasons = outcomes[0][-1][:2]
+    assert [name for name, _ in binds] == [f"fill-{k}" for k in range(4)]
+    assert reasons == {"default/fill": "queue a is overused"}
