@@ -118,6 +118,9 @@ class Plugin:
     #: Whether the answers depend on which job or workload the pod belongs to (an estimate
     #: learned from its earlier pods): pods of different jobs then never share a class.
     classes_by_job: bool = False
+    #: Whether the plugin reads what the owners' departed pods used
+    #: (``ClusterState.profiles``); only then are departing pods measured.
+    reads_owner_profiles: ClassVar[bool] = False
     #: Whether preempt and reclaim should pick the node whose victims come latest in job order
     #: (after the victims' priority), rather than the one with the fewest victims: for a plugin
     #: whose job order says which jobs give way first (tiresias' levels).

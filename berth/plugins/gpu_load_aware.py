@@ -38,6 +38,7 @@ _DEFAULT_WEIGHTS = {GPU: 2, CPU: 1, MEMORY: 1}
 class GpuLoadAware(Plugin):
     name = "gpu-load-aware"
     classes_by_job = True
+    reads_owner_profiles = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

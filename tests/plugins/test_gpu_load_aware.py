@@ -97,6 +97,18 @@ def test_an_owner_is_estimated_by_the_most_its_departed_pods_used():
     assert scores(s, plugin, incoming("train-3", group="train"))[0] == 71.0
 
 
+def test_departed_pods_are_measured_only_for_a_plugin_that_reads_them():
+    for plugins, kept in (
+        (["predicates", "gpu-load-aware"], ["default/train"]),
+        (["predicates"], []),
+    ):
+        s = scheduler([gpu_node("idle")], config(plugins))
+        done = busy("train-0", 2000, 4000, 16, 0.25, group="train")
+        s.place_bound(done, "idle")
+        s.release(done)
+        assert [owner for owner, _ in s.state.profiles.items()] == kept
+
+
 def test_pods_without_gpus_are_not_scored():
     s, plugin = setup()
     cls = s.search.compile(pod("cpu-only", cpu=1000))
