@@ -108,7 +108,7 @@ class BeyondEveryNode:
     def rules_out(self, job: JobInfo) -> bool:
         """Whether ``job``'s first turn this cycle would find no node for any of its pods (all
         of them weighed, best-effort ones too, whether or not the turn reaches them), told
-        from its kept task order (pods that left since are weighed too)."""
+        from its kept task order."""
         session = self.session
         if job.key not in session.explained or session.hold is not None:
             return False
@@ -120,25 +120,34 @@ class BeyondEveryNode:
             or job.group.network_topology is not None
         ):
             return False
-        pods, keys, run_end = kept.pods, kept.keys, kept.run_end
+        kept.advance(job.pending)
+        pods, keys, run_end, pending = kept.pods, kept.keys, kept.run_end, job.pending
         nowhere, somewhere = self.nowhere, self.somewhere
         if state.log_position != self.position:
-            self.ceiling = state.free[: state.n].max(axis=0)
+            n = state.n  # (a node that is not schedulable passes no filter)
+            self.ceiling = state.free[:n][state.schedulable[:n]].max(axis=0, initial=_NONE_FREE)
             self.position = state.log_position
             somewhere.clear()
         at = kept.head
-        while at < len(pods):  # one pod per run of a class
-            key = keys[at]
+        while at < len(pods):  # each run of a class
+            key, end = keys[at], run_end[at]
             if key not in nowhere:
-                if key in somewhere or not search.fits_nowhere(
-                    search.compile(pods[at], key), self.ceiling
-                ):
-                    somewhere.add(key)
+                if key in somewhere:
                     return False
-                nowhere.add(key)
-            at = run_end[at]
+                waiting = at  # the class is compiled from a pod still waiting, as a turn would
+                while waiting < end and pods[waiting] not in pending:
+                    waiting += 1
+                if waiting < end:
+                    if not search.fits_nowhere(search.compile(pods[waiting], key), self.ceiling):
+                        somewhere.add(key)
+                        return False
+                    nowhere.add(key)
+            at = end
         return at > kept.head
 
+
+#: The most free where no node is schedulable: every ask is above it.
+_NONE_FREE = np.iinfo(np.int64).min
 
 #: Jobs with at least this many pending pods keep their task order from their first turn on;
 #: others from their second session on (most are placed in their first).

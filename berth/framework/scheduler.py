@@ -47,7 +47,7 @@ class Scheduler:
         self._timed = [p for p in self.framework.plugins if overrides(p, "next_change")]
         #: Whether departing pods are measured for their owners' profiles: only for a plugin
         #: that reads them (a measurement per pod that ends, on traces of millions).
-        self._profiled = any(p.reads_owner_profiles for p in self.framework.plugins)
+        self.profiled = any(p.reads_owner_profiles for p in self.framework.plugins)
         self.wake_at: float | None = None
         self.jobs: dict[str, JobInfo] = {}
         #: Jobs with pending pods, and PodGroups awaiting admission, in arrival order.
@@ -249,7 +249,7 @@ class Scheduler:
         """A bound pod left its node (finished, failed, evicted)."""
         request = self.state.request_vector(pod.requests)
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
-        if self._profiled:
+        if self.profiled:
             self.state.profiles.record(pod)
         self.admission_epoch += 1
         job = self.jobs.get(pod.job_key)

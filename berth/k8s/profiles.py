@@ -44,8 +44,6 @@ log = logging.getLogger("berth.k8s")
 
 GPU_UTILIZATION_ANNOTATION = "berth.io/gpu-utilization"
 DATA_KEY = "profiles.json"
-#: The plugin that reads the profiles: without it in the configuration nothing is kept.
-PLUGIN = "gpu-load-aware"
 CONFIGMAP = Resource("ConfigMap", "", "v1", "configmaps", True, status_subresource=False)
 #: Where a departing pod's GPU reading came from (the metric's label).
 ANNOTATION = "annotation"
@@ -138,10 +136,10 @@ class GpuProfiles:
 
     @classmethod
     def attach(cls, server: ServeParts) -> GpuProfiles | None:
-        """Measured when the configuration scores with gpu-load-aware; kept in the ConfigMap
-        when one is named."""
+        """Measured when a configured plugin reads the profiles (gpu-load-aware); kept in
+        the ConfigMap when one is named."""
         options = server.options
-        if PLUGIN not in {p.name for p in server.scheduler.framework.scorers}:
+        if not server.scheduler.profiled:
             return None
         configmap = options.profiles_configmap
         where = None if configmap is None else parse_configmap_ref(configmap)

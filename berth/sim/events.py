@@ -25,7 +25,7 @@ class Ev(IntEnum):
     ELASTIC_END = 6  # an elastic job's work done (berth.sim.elastic counts it live itself)
     SLICE_END = 7  # a GPU-sharing job's work done (berth.sim.timeslice counts it live itself)
     FAIL = 8
-    SUBMIT = 9
+    SUBMIT = 9  # pushed as runs (EventQueue.push_run)
     COMMAND = 10
     TIMER = 11
     TICK = 12  # a periodic callback (autoscaler, loaning checks): never keeps a run going
