@@ -132,33 +132,43 @@ def test_turns_are_ruled_out_on_a_full_cluster():
     assert "insufficient cpu" in str(s.waited_for["default/j2"])
 
 
-@pytest.mark.parametrize("fill", [4, 5])
-def test_a_job_ruled_out_is_told_its_queue_is_overused(fill):
-    """A job whose turn is ruled out keeps its place in line: behind the one that fills its
-    queue's capability, it is told the queue is overused; one before it is not. Both as when
-    their turns are taken. Four pods fill the queue; with a fifth, the job filling it is
-    left with a pod its queue refuses."""
+def fill_the_queue(plugins: list, waiting: list[tuple[str, int, float]], fill: int) -> tuple:
+    """One node of 8 cpus, queue a capped at 4 cpus and 1000 MiB. The ``waiting`` jobs (name,
+    priority, submitted) ask 12 cpus, more than the node has: their waits are explained in
+    the first session, their task orders kept in the second. Then job fill (priority 1) brings
+    ``fill`` pods of 1 cpu, and a third session runs: its outcome, the same with the turns
+    of the waiting jobs ruled out as with them taken."""
     outcomes = []
     for ruling_out in (True, False):
         s = scheduler(
             [node("n0", cpu=8000, mem=65536)],
-            config(["priority", GANG, "proportion", "resource-fit"], actions="enqueue, allocate"),
+            config(plugins, actions="enqueue, allocate"),
             queues=[Queue("a", capability={"cpu": 4000, "memory": 1000 * MIB})],
         )
         pods = []
-        for name, priority in (("big", 0), ("first", 2)):  # more than the node has
-            s.add_group(PodGroup(name, queue="a", priority=priority))
+        for name, priority, submitted in waiting:
+            s.add_group(PodGroup(name, queue="a", priority=priority, submit_time=submitted))
             pods.append(pod(f"{name}-0", cpu=12000, mem=3000, group=name))
             s.submit(pods[-1])
         steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0)]
-        s.add_group(PodGroup("fill", queue="a", priority=1))  # 1-cpu pods fill queue a
+        s.add_group(PodGroup("fill", queue="a", priority=1))
         for k in range(fill):
             pods.append(pod(f"fill-{k}", cpu=1000, mem=250, group="fill"))
             s.submit(pods[-1])
         steps.append(outcome(s, pods, ruling_out, 20.0))
         outcomes.append(steps)
     assert outcomes[0] == outcomes[1]
-    binds, reasons = outcomes[0][-1][:2]
+    return outcomes[0][-1]
+
+
+@pytest.mark.parametrize("fill", [4, 5])
+def test_a_job_ruled_out_is_told_its_queue_is_overused(fill):
+    """A job whose turn is ruled out keeps its place in line: behind the one that fills its
+    queue's capability, it is told the queue is overused; one before it is not. Both as when
+    their turns are taken. Four pods fill the queue; with a fifth, the job filling it is
+    left with a pod its queue refuses."""
+    plugins = ["priority", GANG, "proportion", "resource-fit"]
+    binds, reasons = fill_the_queue(plugins, [("big", 0, 0.0), ("first", 2, 0.0)], fill)[:2]
     assert [name for name, _ in binds] == [f"fill-{k}" for k in range(4)]
     assert reasons["default/big"] == "queue a is overused"
     assert "default/first" not in reasons
@@ -166,30 +176,10 @@ def test_a_job_ruled_out_is_told_its_queue_is_overused(fill):
 
 def test_a_job_ruled_out_and_served_before_the_queue_fills_is_not_told():
     """Under DRF's job order a job takes one pod per turn. After its first pod its share puts
-    it behind a job whose turn is ruled out, which is then served (to no effect) before its
-    next turn: that job is no longer in line when the queue turns out overused, and is not
-    told so, as when its turn is taken."""
-    outcomes = []
-    for ruling_out in (True, False):
-        s = scheduler(
-            [node("n0", cpu=8000, mem=65536)],
-            config(
-                ["priority", GANG, "drf", "proportion", "resource-fit"],
-                actions="enqueue, allocate",
-            ),
-            queues=[Queue("a", capability={"cpu": 4000, "memory": 1000 * MIB})],
-        )
-        s.add_group(PodGroup("big", queue="a", submit_time=5.0))
-        pods = [pod("big-0", cpu=12000, mem=3000, group="big")]  # more than the node has
-        s.submit(pods[0])
-        steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0)]
-        s.add_group(PodGroup("fill", queue="a"))  # ahead of big until it holds something
-        for k in range(5):
-            pods.append(pod(f"fill-{k}", cpu=1000, mem=250, group="fill"))
-            s.submit(pods[-1])
-        steps.append(outcome(s, pods, ruling_out, 20.0))
-        outcomes.append(steps)
-    assert outcomes[0] == outcomes[1]
-    binds, reasons = outcomes[0][-1][:2]
+    it behind a job of its priority whose turn is ruled out (submitted later), which is then
+    served (to no effect) before its next turn: that job is no longer in line when the queue
+    turns out overused, and is not told so, as when its turn is taken."""
+    plugins = ["priority", GANG, "drf", "proportion", "resource-fit"]
+    binds, reasons = fill_the_queue(plugins, [("big", 1, 5.0)], 5)[:2]
     assert [name for name, _ in binds] == [f"fill-{k}" for k in range(4)]
     assert reasons == {"default/fill": "queue a is overused"}
