@@ -112,13 +112,9 @@ class BeyondEveryNode:
         session = self.session
         if job.key not in session.explained or session.hold is not None:
             return False
-        state, search, kept = session.state, session.search, job.task_order
-        if (
-            kept is None
-            or kept.appended != job.pending.appended
-            or kept.flags != search.key_flags()
-            or job.group.network_topology is not None
-        ):
+        state, search = session.state, session.search
+        kept = job.kept_order(search.key_flags())
+        if kept is None or job.group.network_topology is not None:
             return False
         kept.advance(job.pending)
         pods, keys, run_end, pending = kept.pods, kept.keys, kept.run_end, job.pending
@@ -158,8 +154,8 @@ def _job_tasks(job: JobInfo, session: Session) -> Tasks:
     pending = job.pending
     search = session.search
     flags = search.key_flags()
-    kept = job.task_order
-    if kept is None or kept.appended != pending.appended or kept.flags != flags:
+    kept = job.kept_order(flags)
+    if kept is None:
         if len(pending) < KEPT_ORDER and not job.waited:
             job.waited = True
             job.task_order = None

@@ -129,6 +129,14 @@ class JobInfo:
             self._min_request = state.request_vector(self.group.min_resources).astype(np.float64)
         return self._min_request
 
+    def kept_order(self, flags: bool) -> TaskOrder | None:
+        """The kept task order while it holds: no pod joined the job since it was made, and
+        its class keys were worked out under the search's ``flags``."""
+        kept = self.task_order
+        if kept is None or kept.appended != self.pending.appended or kept.flags != flags:
+            return None
+        return kept
+
     def respecified(self) -> None:
         """A waiting pod's spec was changed in place (its tolerations): the kept task order,
         which holds the pods' classes, no longer holds."""
