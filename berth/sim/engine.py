@@ -209,13 +209,8 @@ class Simulation:
         push = self.queue.push
         for group in manifests.groups:
             push(group.submit_time, Ev.GROUP, group)
-        arrivals = self.agent.pods  # (only appended to later: the first ones stay where they are)
-        start = 0
-        for end in range(1, len(arrivals) + 1):  # pods in a row arriving at once: one entry
-            at = arrivals[start].submit_time
-            if end == len(arrivals) or arrivals[end].submit_time != at:
-                self.queue.push_run(at, Ev.SUBMIT, start, end - start)
-                start = end
+        # By index into agent.pods, which is only appended to later.
+        self.queue.push_runs(Ev.SUBMIT, [pod.submit_time for pod in self.agent.pods])
         for job in self.jobs:
             push(job.submit_time, Ev.JOB, job)
         for workload in manifests.workloads:

@@ -7,6 +7,7 @@ insertion order, so a run is a pure function of its inputs and seed.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
@@ -73,6 +74,15 @@ class EventQueue:
         self._seq += count
         if kind not in UNCOUNTED:
             self.live += count
+
+    def push_runs(self, kind: Ev, times: Sequence[float]) -> None:
+        """One event of ``kind`` per item of a list their handler holds, the i-th at
+        ``times[i]``: each run of equal times in a row is one entry (``push_run``)."""
+        start = 0
+        for end in range(1, len(times) + 1):
+            if end == len(times) or times[end] != times[start]:
+                self.push_run(times[start], kind, start, end - start)
+                start = end
 
     def rest(self, at: float, kind: Ev, run: tuple[int, int, int]) -> int:
         """Put back what is left of a run (``push_run``) whose first item is being handled,

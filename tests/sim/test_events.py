@@ -29,27 +29,26 @@ def drain(queue: EventQueue, items: list[str], later: list[tuple[int, float, Ev,
     return handled
 
 
+other = st.tuples(st.sampled_from([0.0, 1.0, 2.0, 3.0]), st.sampled_from(KINDS))
+
+
 @given(
-    events=st.lists(
-        st.tuples(st.sampled_from([0.0, 1.0, 2.0]), st.sampled_from(KINDS)), max_size=30
-    ),
-    later=st.lists(
-        st.tuples(st.integers(1, 30), st.sampled_from([1.0, 2.0, 3.0]), st.sampled_from(KINDS)),
-        max_size=5,
-    ),
+    before=st.lists(other, max_size=5),
+    times=st.lists(st.sampled_from([0.0, 1.0, 2.0]), max_size=30),
+    later=st.lists(st.tuples(st.integers(1, 30), other), max_size=5),
 )
-def test_runs_are_handled_as_their_events_one_by_one(events, later):
-    items = [f"e{i}" for i in range(len(events))]
-    later = [(when, t, k, f"late{i}") for i, (when, t, k) in enumerate(later)]
-    one_by_one = EventQueue()
-    for (at, kind), item in zip(events, items, strict=True):
-        one_by_one.push(at, kind, item)
-    in_runs = EventQueue()
-    start = 0
-    for end in range(1, len(events) + 1):  # runs of equal time and kind, as the engine makes
-        if end == len(events) or events[end] != events[start]:
-            in_runs.push_run(events[start][0], events[start][1], start, end - start)
-            start = end
+def test_runs_are_handled_as_their_events_one_by_one(before, times, later):
+    """Arrivals at the times given, after other events (``before``), with more pushed while
+    draining (``later``, of any kind, arrivals at the same times too)."""
+    items = [f"e{i}" for i in range(len(times))]
+    later = [(when, t, k, f"late{i}") for i, (when, (t, k)) in enumerate(later)]
+    one_by_one, in_runs = EventQueue(), EventQueue()
+    for queue in (one_by_one, in_runs):
+        for i, (at, kind) in enumerate(before):
+            queue.push(at, kind, f"before{i}")
+    for at, item in zip(times, items, strict=True):
+        one_by_one.push(at, Ev.SUBMIT, item)
+    in_runs.push_runs(Ev.SUBMIT, times)
     assert in_runs.live == one_by_one.live
     assert drain(in_runs, items, later) == drain(one_by_one, items, later)
 
@@ -60,3 +59,14 @@ def test_a_run_is_one_entry_and_counts_each_event():
     queue.push_run(5.0, Ev.SAMPLE, 1000, 3)  # periodic: never counted
     assert len(queue.heap) == 2
     assert queue.live == 1000
+
+
+def test_arrivals_in_a_row_at_one_time_are_one_entry():
+    queue = EventQueue()
+    queue.push_runs(Ev.SUBMIT, [5.0] * 1000 + [6.0, 6.0, 5.0])
+    assert sorted(entry[3] for entry in queue.heap) == [
+        (0, 0, 1000),
+        (1000, 1000, 2),
+        (1002, 1002, 1),
+    ]
+    assert queue.live == 1003
