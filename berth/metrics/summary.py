@@ -7,7 +7,8 @@ same seed produce byte-identical files; only ``wall_seconds`` is expected to dif
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Iterable, Mapping
 from os import PathLike
 from typing import Any
 
@@ -64,8 +65,10 @@ def time_weighted_fractions(
 
 
 def _pod_counts(pods: list[Pod]) -> dict[str, int]:
-    def count(*phases: PodPhase) -> int:
-        return sum(1 for pod in pods if pod.phase in phases)
+    phases = Counter(pod.phase for pod in pods)  # one pass: a whole trace holds millions
+
+    def count(*wanted: PodPhase) -> int:
+        return sum(phases[phase] for phase in wanted)
 
     return {
         "submitted": len(pods),
@@ -121,9 +124,12 @@ def _job_counts(groups: list[PodGroup]) -> dict[str, int]:
     }
 
 
-def _delays(pairs: list[tuple[float | None, float]]) -> np.ndarray:
-    """``later - earlier`` for the pairs whose later time is known."""
-    return np.array([late - early for late, early in pairs if late is not None], dtype=np.float64)
+def _delays(pairs: Iterable[tuple[float | None, float]]) -> np.ndarray:
+    """``later - earlier`` for the pairs whose later time is known, gathered straight into an
+    array: as a list of floats they would add about 100 bytes per pod to the peak of a run's
+    end."""
+    known = (late - early for late, early in pairs if late is not None)
+    return np.fromiter(known, dtype=np.float64)
 
 
 def _makespan(groups: list[PodGroup]) -> float:
@@ -190,9 +196,9 @@ def summarize(
         "pods": _pod_counts(pods),
         "jobs": _job_counts(groups),
         "evictions": _eviction_counts(pods, reasons or {}),
-        "queueing_delay": percentiles(_delays([(g.start_time, g.submit_time) for g in groups])),
-        "pod_queueing_delay": percentiles(_delays([(p.bind_time, p.submit_time) for p in pods])),
-        "jct": percentiles(_delays([(g.end_time, g.submit_time) for g in completed])),
+        "queueing_delay": percentiles(_delays((g.start_time, g.submit_time) for g in groups)),
+        "pod_queueing_delay": percentiles(_delays((p.bind_time, p.submit_time) for p in pods)),
+        "jct": percentiles(_delays((g.end_time, g.submit_time) for g in completed)),
         "makespan": _makespan(groups),
         "allocation": {series.resources[i]: float(allocation[i]) for i in measured},
         "utilization": {series.resources[i]: float(utilization[i]) for i in measured},
