@@ -49,8 +49,6 @@ class Allocate:
             # collector dearly on large clusters.
             left = tasks.pop(job.key, None)
             if left is None:
-                if beyond is not None and beyond.rules_out(job):
-                    return False
                 left = _job_tasks(job, session)
             if job.group.network_topology is not None and state.hypernodes:
                 again = topology_turn(job, session, left, gated)
@@ -60,9 +58,18 @@ class Allocate:
                 tasks[job.key] = left
             return again
 
+        def passes(job: JobInfo) -> bool:  # (a job back for another turn is never ruled out)
+            return job.key not in tasks and beyond.rules_out(job)
+
         session.nodeless = set()
         try:
-            take_turns(session, by_queue(jobs), turn, go_on=turn)
+            take_turns(
+                session,
+                by_queue(jobs),
+                turn,
+                go_on=turn,
+                passes=None if beyond is None else passes,
+            )
         finally:
             session.nodeless = None
         session.allocated()

@@ -118,13 +118,16 @@ def take_turns(
     serve: Callable[[JobInfo], bool],
     skip_overused: bool = True,
     go_on: Callable[[JobInfo, NextTurn], bool] | None = None,
+    passes: Callable[[JobInfo], bool] | None = None,
 ) -> None:
     """Serve one job at a time from the queue that goes next in queue order, then the job that
     goes next in that queue in job order. ``serve`` returns whether the job wants another
     turn; it goes back with its key asked afresh. With ``skip_overused`` a queue that holds
     its deserved share gets no further turn. ``go_on``, where the orders allow it, serves
     instead of ``serve`` and may take further turns of the job itself, told by ``NextTurn``
-    when the job would go next.
+    when the job would go next. ``passes``, asked before a turn, tells a turn that would
+    change nothing (allocate's turns that would find no node): it is counted as taken, but not
+    taken.
 
     Keys are asked when a job or queue is (re)queued: serving one job changes only its own
     job key and, unless a queue-order plugin ranks queues along a tree, only its own queue's
@@ -157,21 +160,29 @@ def take_turns(
             for job in line.jobs():
                 session.job_reasons[job.key] = reason
             continue
-        if line.again:
-            job = line.pop()
-        else:  # the common case, without a call
-            job = line.waiting.pop()
-            line.head = None
-        again = one_turn(name, line, job)
-        while again and not heap and not (line.waiting or line.again):
-            # Alone in the only queue left: nothing to re-rank it against.
-            if skip_overused and session.overused(name):
-                session.job_reasons[job.key] = Overused(name)
-                again = False
-                break
+        job: JobInfo | None = line.next()
+        if passes is not None and passes(job):
+            served[name] += 1
+            job = None
+            # Nothing changed, so alone in the only queue left the queue goes on without
+            # being asked again whether it is overused.
+            while not heap and (line.waiting or line.again):
+                job = line.next()
+                if not passes(job):
+                    break
+                served[name] += 1
+                job = None
+        if job is not None:
             again = one_turn(name, line, job)
-        if again:
-            line.push(job)
+            while again and not heap and not (line.waiting or line.again):
+                # Alone in the only queue left: nothing to re-rank it against.
+                if skip_overused and session.overused(name):
+                    session.job_reasons[job.key] = Overused(name)
+                    again = False
+                    break
+                again = one_turn(name, line, job)
+            if again:
+                line.push(job)
         if line.waiting or line.again:
             if shared and heap:
                 heap = [(session.queue_order_key(q, served[q]), q) for _, q in heap]
@@ -212,13 +223,12 @@ class _JobLine:
         again = self.again
         return bool(again and again[0][0] < key) or bool(self.waiting and self._head() < key)
 
-    def pop(self) -> JobInfo:
+    def next(self) -> JobInfo:
+        """Take the job that goes next."""
         waiting, again = self.waiting, self.again
-        if again and waiting:
-            if again[0][0] < self._head():
+        if again:
+            if not waiting or again[0][0] < self._head():
                 return heapq.heappop(again)[1]
-        elif again:
-            return heapq.heappop(again)[1]
         self.head = None
         return waiting.pop()
 
