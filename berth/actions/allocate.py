@@ -20,13 +20,15 @@ starts. A job with a ``networkTopology`` takes its turn within one HyperNode
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
 from berth.actions.turns import NextTurn, by_queue, schedulable_jobs, take_turns
 from berth.api.objects import Pod
-from berth.framework.job_info import JobInfo, TaskOrder
+from berth.framework.job_info import JobInfo, PendingPods, TaskOrder
 from berth.framework.session import Session
 
 
@@ -94,7 +96,7 @@ class BeyondEveryNode:
 
     def __init__(self, session: Session) -> None:
         self.session = session
-        self.ceiling = np.zeros(0, dtype=np.int64)
+        self.ceiling = Ceiling(np.zeros(0, dtype=np.int64))
         self.position = -1  # the state's log position the ceiling was taken at
         # Class keys found to fit nowhere (so they stay, the ceiling only falling) and to
         # maybe fit somewhere (until the nodes change).
@@ -115,7 +117,13 @@ class BeyondEveryNode:
     def rules_out(self, job: JobInfo) -> bool:
         """Whether ``job``'s first turn this cycle would find no node for any of its pods (all
         of them weighed, best-effort ones too, whether or not the turn reaches them), told
-        from its kept task order."""
+        from its kept task order.
+
+        A job found so keeps the finding with its kept order (made again when a pod joins the
+        job; one that leaves takes no class with it that the others lack), and it holds while
+        the nodes' structure stays and no node has more free than then in any resource. Once
+        the pod whose end opened a session is replaced, the most free is usually back at most
+        where it was, and the backlog is not walked class by class again."""
         session = self.session
         if job.key not in session.explained or session.hold is not None:
             return False
@@ -123,30 +131,69 @@ class BeyondEveryNode:
         kept = job.kept_order(search.key_flags())
         if kept is None or job.group.network_topology is not None:
             return False
-        kept.advance(job.pending)
-        pods, keys, run_end, pending = kept.pods, kept.keys, kept.run_end, job.pending
-        nowhere, somewhere = self.nowhere, self.somewhere
         if state.log_position != self.position:
             n = state.n  # (a node that is not schedulable passes no filter)
-            self.ceiling = state.free[:n][state.schedulable[:n]].max(axis=0, initial=_NONE_FREE)
+            free = state.free[:n][state.schedulable[:n]].max(axis=0, initial=_NONE_FREE)
+            self.ceiling = Ceiling(free)
             self.position = state.log_position
-            somewhere.clear()
+            self.somewhere.clear()
+        epoch = state.structure_epoch
+        found = kept.ruled_out
+        if found is not None and found[0] == epoch and self.ceiling.at_most(found[1]):
+            return True
+        if not self._walk(kept, job.pending):
+            return False
+        kept.ruled_out = (epoch, self.ceiling)
+        return True
+
+    def _walk(self, kept: TaskOrder, pending: PendingPods) -> bool:
+        """Whether each class of the kept order's runs left fits nowhere, judged by a pod of
+        the run still waiting (the class compiled from it, as a turn would)."""
+        search, ceiling = self.session.search, self.ceiling.free
+        kept.advance(pending)
+        pods, keys, run_end = kept.pods, kept.keys, kept.run_end
+        nowhere, somewhere = self.nowhere, self.somewhere
         at = kept.head
         while at < len(pods):  # each run of a class
             key, end = keys[at], run_end[at]
             if key not in nowhere:
                 if key in somewhere:
                     return False
-                waiting = at  # the class is compiled from a pod still waiting, as a turn would
+                waiting = at
                 while waiting < end and pods[waiting] not in pending:
                     waiting += 1
                 if waiting < end:
-                    if not search.fits_nowhere(search.compile(pods[waiting], key), self.ceiling):
+                    if not search.fits_nowhere(search.compile(pods[waiting], key), ceiling):
                         somewhere.add(key)
                         return False
                     nowhere.add(key)
             at = end
         return at > kept.head
+
+
+class Ceiling:
+    """The most any schedulable node has free per resource, at one point of a run; and which
+    earlier ceilings it is at most, asked once each (a class found to fit nowhere under one
+    fits nowhere under any ceiling at most it)."""
+
+    __slots__ = ("free", "serial", "below")
+
+    _serials = itertools.count()
+
+    def __init__(self, free: np.ndarray) -> None:
+        self.free = free
+        self.serial = next(Ceiling._serials)
+        self.below: dict[int, bool] = {}
+
+    def at_most(self, other: Ceiling) -> bool:
+        if other is self:
+            return True
+        known = self.below.get(other.serial)
+        if known is None:
+            free = other.free
+            known = len(free) == len(self.free) and bool((self.free <= free).all())
+            self.below[other.serial] = known
+        return known
 
 
 #: The most free where no node is schedulable: every ask is above it.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +79,9 @@ class TaskOrder:
     appended: int  # the job's ``PendingPods.appended`` when the order was made
     flags: bool  # the search's ``key_flags`` the keys were worked out under
     head: int = 0  # the pods before it have all left the job
+    #: Allocate's finding that every class left finds no node (``BeyondEveryNode``): the
+    #: nodes' structure epoch then, and the most free it was told from.
+    ruled_out: tuple[int, Any] | None = None
 
     def advance(self, pending: PendingPods) -> None:
         """Move ``head`` past pods that left the job, dropping them once they are half the

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from berth.actions.allocate import BeyondEveryNode
 from berth.api.objects import PodGroup, Queue
+from berth.framework.search import NodeSearch
 from berth.resources import MIB
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.properties.generators import sessions_agree
@@ -183,3 +184,35 @@ def test_a_job_ruled_out_and_served_before_the_queue_fills_is_not_told():
     binds, reasons = fill_the_queue(plugins, [("big", 1, 5.0)], 5)[:2]
     assert [name for name, _ in binds] == [f"fill-{k}" for k in range(4)]
     assert reasons == {"default/fill": "queue a is overused"}
+
+
+def test_a_job_ruled_out_keeps_the_finding_until_a_node_has_more_free():
+    """The set-up above. A job found to fit nowhere keeps the finding with its task order:
+    in the next session its classes are not judged again. Once a pod ends, a node has more
+    free than when the finding was made, and the first waiting job is judged again (and
+    placed); after that placement no node has more free than before, and the other job's
+    finding holds again."""
+    jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
+    jobs.append((4000, 0, 1, None, False, 0))
+    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110, None)
+    judged = []
+    fits_nowhere = NodeSearch.fits_nowhere
+
+    def record(self, cls, ceiling):
+        judged.append(fits_nowhere(self, cls, ceiling))
+        return judged[-1]
+
+    with patch.object(NodeSearch, "fits_nowhere", record):
+        for now in (0.0, 10.0, 20.0):
+            s.run_session(now)
+        assert judged == [True]  # one class for both jobs, judged once
+        judged.clear()
+        assert s.run_session(30.0) == []
+        assert judged == []
+        s.release(pods[0])
+        assert [b.pod.name for b in s.run_session(40.0)] == ["j1-0"]
+        assert judged == [False]  # j1's; j2's finding holds
+        judged.clear()
+        s.release(pods[1])
+        assert [b.pod.name for b in s.run_session(50.0)] == ["j2-0"]
+        assert judged == [False]
