@@ -104,15 +104,20 @@ def test_a_turn_ruled_out_changes_nothing(nodes, jobs, steps, queues, pods_per_n
     sessions_agree(pair, steps, outcome)
 
 
+def two_full_nodes() -> tuple:
+    """Two nodes of 4 cpus, filled by a job of two 4-cpu pods; two jobs of one such pod wait."""
+    jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
+    jobs.append((4000, 0, 1, None, False, 0))
+    return build([(4000, 0), (4000, 0)], jobs, "a", 110, None)
+
+
 def test_turns_are_ruled_out_on_a_full_cluster():
     """The property above would pass with no turn ever ruled out. Two nodes of 4 cpus: a job
     of two 4-cpu pods fills them, and two more wait. Their waits are explained in the first
     session, and their task orders kept from the second; from then on their turns are ruled
     out. Once a node is free, the first waiting job's pod is placed, and the other's turn is
     ruled out again."""
-    jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
-    jobs.append((4000, 0, 1, None, False, 0))
-    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110, None)
+    s, pods = two_full_nodes()
     asked = []
     rules_out = BeyondEveryNode.rules_out
 
@@ -187,14 +192,12 @@ def test_a_job_ruled_out_and_served_before_the_queue_fills_is_not_told():
 
 
 def test_a_job_ruled_out_keeps_the_finding_until_a_node_has_more_free():
-    """The set-up above. A job found to fit nowhere keeps the finding with its task order:
+    """Two full nodes as above. A job found to fit nowhere keeps the finding with its task order:
     in the next session its classes are not judged again. Once a pod ends, a node has more
     free than when the finding was made, and the first waiting job is judged again (and
     placed); after that placement no node has more free than before, and the other job's
     finding holds again."""
-    jobs = [(4000, 0, 2, None, False, 1), (4000, 0, 1, None, False, 0)]
-    jobs.append((4000, 0, 1, None, False, 0))
-    s, pods = build([(4000, 0), (4000, 0)], jobs, "a", 110, None)
+    s, pods = two_full_nodes()
     judged = []
     fits_nowhere = NodeSearch.fits_nowhere
 
