@@ -290,8 +290,9 @@ class Session:
     # -- orderings and checks, combined over the plugins in tier order ----------------
 
     def job_order_key(self, job: JobInfo) -> tuple:
-        keys = tuple(p.job_order(job) for p in self.framework.job_orders)
-        return keys + (job.group.submit_time, job.key)
+        # (Asked of every waiting job in each session: a list is made faster than a generator.)
+        keys = [p.job_order(job) for p in self.framework.job_orders]
+        return (*keys, job.group.submit_time, job.key)
 
     def task_order_key(self, pod: Pod) -> tuple:
         keys = tuple(p.task_order(pod) for p in self.framework.task_orders)
@@ -335,7 +336,10 @@ class Session:
 
     def overused(self, name: str) -> bool:
         queue = self.queues[name]
-        return any(p.overused(queue) for p in self.framework.overuseds)
+        for plugin in self.framework.overuseds:  # (asked before each turn: no generator)
+            if plugin.overused(queue):
+                return True
+        return False
 
     def allocatable(self, job: JobInfo, request: np.ndarray) -> str | None:
         """Why the job's queue may not take ``request`` more, or None."""
