@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable
-from operator import itemgetter
 from typing import Literal
 
 from berth.api.objects import GroupPhase
@@ -193,40 +192,46 @@ def take_turns(
 
 
 class _JobLine:
-    """A queue's jobs in job order: those not yet served in a list sorted once, last first,
-    with their keys (which do not change until they are served), those served and back for
+    """A queue's jobs in job order: those not yet served in a list sorted once, last first
+    (their keys do not change until they are served; the keys are not kept, which would cost
+    the garbage collector a pass over them for each large session), those served and back for
     another turn in a heap with their keys asked afresh; the next job is the smaller of the two
     heads. Keys end with the job's unique key, so jobs are never compared."""
 
-    __slots__ = ("session", "waiting", "again")
+    __slots__ = ("session", "waiting", "again", "head")
 
     def __init__(self, session: Session, jobs: list[JobInfo]) -> None:
         self.session = session
-        keyed = zip(map(session.job_order_key, jobs), jobs, strict=True)
-        self.waiting: list[tuple[tuple, JobInfo]] = sorted(keyed, key=_first, reverse=True)
+        self.waiting = sorted(jobs, key=session.job_order_key, reverse=True)
         self.again: list[tuple[tuple, JobInfo]] = []
+        self.head: tuple | None = None  # the key of waiting[-1], once asked
 
     def __len__(self) -> int:
         return len(self.waiting) + len(self.again)
 
     def jobs(self) -> list[JobInfo]:
-        return [job for _, job in self.waiting] + [job for _, job in self.again]
+        return self.waiting + [job for _, job in self.again]
+
+    def _head(self) -> tuple:
+        """The key of the next job not yet served, asked once until it is served."""
+        if self.head is None:
+            self.head = self.session.job_order_key(self.waiting[-1])
+        return self.head
 
     def goes_before(self, key: tuple) -> bool:
         """Whether a job of the line goes before one of job order ``key`` put back in it."""
-        again, waiting = self.again, self.waiting
-        return bool(again and again[0][0] < key) or bool(waiting and waiting[-1][0] < key)
+        again = self.again
+        return bool(again and again[0][0] < key) or bool(self.waiting and self._head() < key)
 
     def next(self) -> JobInfo:
         """Take the job that goes next."""
         waiting, again = self.waiting, self.again
-        if again and (not waiting or again[0][0] < waiting[-1][0]):
-            return heapq.heappop(again)[1]
-        return waiting.pop()[1]
+        if again:
+            if not waiting or again[0][0] < self._head():
+                return heapq.heappop(again)[1]
+        self.head = None
+        return waiting.pop()
 
     def push(self, job: JobInfo) -> None:
         key = self.session.job_order_key(job) if self else ()
         heapq.heappush(self.again, (key, job))
-
-
-_first = itemgetter(0)
