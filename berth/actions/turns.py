@@ -192,11 +192,11 @@ def take_turns(
 
 
 class _JobLine:
-    """A queue's jobs in job order: those not yet served in a list sorted once, last first
-    (their keys do not change until they are served; the keys are not kept, which would cost
-    the garbage collector a pass over them for each large session), those served and back for
-    another turn in a heap with their keys asked afresh; the next job is the smaller of the two
-    heads. Keys end with the job's unique key, so jobs are never compared."""
+    """A queue's jobs in job order: those not yet served in a list sorted once, last first,
+    those served and back for another turn in a heap with their keys asked afresh; the next
+    job is the smaller of the two heads. The next waiting job's key is asked again when it is
+    compared: under DRF's namespace order it moves as other jobs of its namespace are placed.
+    Keys end with the job's unique key, so jobs are never compared."""
 
     __slots__ = ("session", "waiting", "again", "head")
 

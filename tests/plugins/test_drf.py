@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import PodGroup, Queue
-from tests.builders import GANG, Case, check, config, node, pod, queued
+from tests.builders import GANG, Case, check, config, node, pod, queued, scheduler
 
 #: 4 CPUs and 8 GiB: a CPU is a quarter of the cluster, a GiB an eighth.
 CLUSTER = [node("n", cpu=4000, mem=8192)]
@@ -155,3 +155,23 @@ def test_hierarchy_weighs_subtrees():
         Case(CLUSTER, pods=pods, bound=bound, queues=queues, binds={"a-new": "n"}),
         config([drf(enableHierarchy=True), "resource-fit"]),
     )
+
+
+def test_a_waiting_jobs_namespace_share_is_asked_when_it_is_compared():
+    """Under namespace order a waiting job's key moves as other jobs of its namespace are
+    placed in the same session. b (namespace one) and c (two) each place a pod and wait for
+    another turn; d (namespace one, not yet served) is then behind c, whose namespace holds
+    less than b's placement gave namespace one: c's second pod goes before d's first."""
+    cluster = [node("n", cpu=16000, mem=16384)]
+    b, b_pods = job("b", pod("b-0", cpu=2000, mem=0), pod("b-1", cpu=2000, mem=0), namespace="one")
+    c, c_pods = job(
+        "c", pod("c-0", cpu=1000, mem=0), pod("c-1", cpu=1000, mem=0), namespace="two", submit=1.0
+    )
+    d, d_pods = job("d", pod("d-0", cpu=1000, mem=0), namespace="one", submit=2.0)
+    s = scheduler(cluster, config([drf(enableNamespaceOrder=True), "resource-fit"]))
+    for group, members in ((b, b_pods), (c, c_pods), (d, d_pods)):
+        s.add_group(group)
+        for member in members:
+            s.submit(member)
+    order = [bind.pod.name for bind in s.run_session(0.0)]
+    assert order.index("c-1") < order.index("d-0"), order
