@@ -195,8 +195,9 @@ class _JobLine:
     """A queue's jobs in job order: those not yet served in a list sorted once, last first,
     those served and back for another turn in a heap with their keys asked afresh; the next
     job is the smaller of the two heads. The next waiting job's key is asked again when it is
-    compared: under DRF's namespace order it moves as other jobs of its namespace are placed.
-    Keys end with the job's unique key, so jobs are never compared."""
+    compared: under DRF's namespace order it moves as other jobs of its namespace are placed
+    (and kept, the keys would cost the garbage collector a pass over them in each large
+    session). Keys end with the job's unique key, so jobs are never compared."""
 
     __slots__ = ("session", "waiting", "again", "head")
 
