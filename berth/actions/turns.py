@@ -161,17 +161,14 @@ def take_turns(
                 session.job_reasons[job.key] = reason
             continue
         job: JobInfo | None = line.next()
-        if passes is not None and passes(job):
+        while passes is not None and passes(job):
             served[name] += 1
-            job = None
+            if heap or not (line.waiting or line.again):
+                job = None
+                break
             # Nothing changed, so alone in the only queue left the queue goes on without
             # being asked again whether it is overused.
-            while not heap and (line.waiting or line.again):
-                job = line.next()
-                if not passes(job):
-                    break
-                served[name] += 1
-                job = None
+            job = line.next()
         if job is not None:
             again = one_turn(name, line, job)
             while again and not heap and not (line.waiting or line.again):
