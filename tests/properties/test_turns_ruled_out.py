@@ -1,5 +1,5 @@
 """A job whose every class asks more of some resource than any node has free gets no turn
-(``BeyondEveryNode`` in ``berth.actions.allocate``), once its wait for nodes is explained.
+(``BeyondEveryNode`` in ``berth.actions.ruled_out``), once its wait for nodes is explained.
 That must come to what taking the turn comes to: the same binds, devices and reasons, and
 the same reason kept for each waiting job and given to each pod once it is bound, session
 after session, with gangs placed and undone in between, pods released and the nodes' free
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.actions.allocate import BeyondEveryNode
+from berth.actions.ruled_out import BeyondEveryNode
 from berth.api.objects import PodGroup, Queue
 from berth.framework.search import NodeSearch
 from berth.resources import MIB
