@@ -111,6 +111,12 @@ class Plugin:
     #: plugin does, allocate serves a job turn after turn in one statement while the job
     #: would go next anyway (see ``berth.actions.turns.NextTurn``).
     orders_see_placements: ClassVar[bool] = False
+    #: Whether ``job_order`` and ``job_valid`` read nothing but the job itself (its group and
+    #: pods, what it holds) and what stays fixed for a session: a job's key then moves only
+    #: when the job is served, and its verdict only when the job changes. Allocate then leaves
+    #: out of its line the jobs it found, in an earlier session, to fit on no node
+    #: (``berth.actions.parking``). A plugin may set it per instance.
+    job_answers_own: bool = False
     #: Whether the plugin's node answers depend on what owns the pod (its ReplicaSet's or
     #: Job's peers, as default spreading counts them): pods of different owners then never
     #: share an equivalence class.

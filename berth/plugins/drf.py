@@ -42,6 +42,8 @@ class Drf(Plugin):
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
         self.by_namespace = self.bool_arg("enableNamespaceOrder", False)
+        # A namespace's share moves as its other jobs are placed.
+        self.job_answers_own = not self.by_namespace
         self.hierarchy = self.bool_arg("enableHierarchy", False)
         self.columns = ShareColumns()
 

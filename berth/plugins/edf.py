@@ -29,6 +29,7 @@ from berth.framework.session import Session
 class Edf(Plugin):
     name = "edf"
     per_job_admission = True  # each job's own deadline
+    job_answers_own = True
     victims_by_job_order = True  # the running job with the latest deadline gives way first
     judges_each_alone = True
 

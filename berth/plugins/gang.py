@@ -27,6 +27,7 @@ class Gang(Plugin):
     name = "gang"
     ready_needs_min_member = True
     orders_see_placements = True
+    job_answers_own = True  # the job's own pods against its minMember
 
     def on_session_open(self, session: Session) -> None:
         self.session = session

@@ -19,6 +19,7 @@ class Priority(Plugin):
     name = "priority"
     judges_each_alone = True
     orders_see_placements = True
+    job_answers_own = True  # the group's priority
 
     def on_session_open(self, session: Session) -> None:
         self.session = session

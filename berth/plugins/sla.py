@@ -26,6 +26,7 @@ class Sla(Plugin):
     name = "sla"
     admission_depends_on_time = True
     per_job_admission = True  # each job's own deadline
+    job_answers_own = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
