@@ -95,7 +95,7 @@ def keep_off(
         for pod in job.pending:
             if lent in pod.tolerations:
                 pod.tolerations = without(pod.tolerations, lent)
-                job.respecified()
+                scheduler.respecified(job)
 
 
 def without(tolerations: tuple[Toleration, ...], toleration: Toleration) -> tuple[Toleration, ...]:

@@ -80,6 +80,11 @@ class Scheduler:
         self.waited_for: dict[str, Reason] = {}
         #: The jobs among those whose last reason is the node search's (``NoNode``).
         self._node_waits: set[str] = set()
+        #: Keys of the jobs that changed (pods came, left or were placed; group replaced; a
+        #: reason given) since allocate last read it: the jobs it left out of its line as
+        #: fitting nowhere that must be lined up again (``berth.actions.parking``).
+        self.touched: set[str] = set()
+        self._reads_touched = any(getattr(a, "reads_touched", False) for a in self.actions)
         #: Explains the decisions for the pods asked about, when some are (``explain``).
         self.explainer: Explainer | None = None
 
@@ -122,6 +127,7 @@ class Scheduler:
         self.admission_epoch += 1
 
     def add_group(self, group: PodGroup) -> JobInfo:
+        self.touched.add(group.key)
         job = self.jobs.get(group.key)
         if job is None:
             job = self.jobs[group.key] = JobInfo(group)
@@ -138,6 +144,7 @@ class Scheduler:
         """A PodGroup deleted by its controller (a suspended Job); its pods are gone already."""
         self._unwait(key)
         self.jobs.pop(key, None)
+        self.touched.add(key)
 
     def handles(self, pod: Pod) -> bool:
         names = self.config.scheduler_names
@@ -166,6 +173,7 @@ class Scheduler:
                 )
             )
         key = pod.job_key
+        self.touched.add(key)
         job = self.jobs.get(key)
         if job is None:  # the group has not arrived (yet); the pod waits for it
             job = self.add_group(
@@ -178,6 +186,11 @@ class Scheduler:
         self._wait(job)
         self._arrived[id(pod)] = self.sessions
         return job
+
+    def respecified(self, job: JobInfo) -> None:
+        """A waiting pod of ``job`` had its spec changed in place (``JobInfo.respecified``)."""
+        job.respecified()
+        self.touched.add(job.key)
 
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
@@ -201,6 +214,7 @@ class Scheduler:
     def withdraw(self, pod: Pod) -> None:
         """A pending pod deleted before it was placed."""
         key = pod.job_key
+        self.touched.add(key)
         job = self.jobs.get(key)
         if job is None:
             return
@@ -252,6 +266,7 @@ class Scheduler:
         if self.profiled:
             self.state.profiles.record(pod)
         self.admission_epoch += 1
+        self.touched.add(pod.job_key)
         job = self.jobs.get(pod.job_key)
         if job is not None:
             del job.bound[pod.key]
@@ -280,6 +295,7 @@ class Scheduler:
             servable=self.servable,
             demand=self.demand.current(self.waiting, self.state),
             explained=self._node_waits,
+            touched=self.touched,
         )
         session.explainer = self.explainer
         for action in self.actions:
@@ -311,6 +327,8 @@ class Scheduler:
         if session.evictions:
             self.admission_epoch += 1
         self.evictions = session.evictions
+        if not self._reads_touched:
+            self.touched.clear()
         self.state.trim_log()
         return session.binds
 
@@ -331,6 +349,7 @@ class Scheduler:
         self.sessions += 1
         waited = self.waited_for
         waited.update(session.job_reasons)
+        self.touched.update(session.job_reasons)
         node_waits = self._node_waits
         if node_waits:
             node_waits.difference_update(session.job_reasons)

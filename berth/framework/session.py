@@ -79,6 +79,7 @@ class Session:
         servable: dict[str, JobInfo] | None = None,
         demand: dict[str, np.ndarray] | None = None,
         explained: Collection[str] = frozenset(),
+        touched: set[str] | None = None,
     ) -> None:
         self.state = state
         self.framework = framework
@@ -125,6 +126,8 @@ class Session:
         #: Waiting jobs whose wait for nodes the scheduler has already explained: their
         #: ``unplaced`` entries are not read (see ``Scheduler._note_waits``).
         self.explained = explained
+        #: Keys of the jobs changed since allocate last read it (``Scheduler.touched``).
+        self.touched = touched if touched is not None else set()
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
@@ -281,6 +284,7 @@ class Session:
 
     def charge(self, job: JobInfo, pod: Pod, request: np.ndarray, sign: int) -> None:
         charge(self.queue_allocated, job, request, sign)
+        self.touched.add(job.key)
         for plugin in self.framework.allocation_watchers:
             if sign > 0:
                 plugin.on_allocate(job, pod, request)
