@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
+from berth.actions.parking import Parking
 from berth.actions.ruled_out import BeyondEveryNode
 from berth.actions.turns import NextTurn, by_queue, schedulable_jobs, take_turns
 from berth.api.objects import Pod
@@ -31,16 +32,23 @@ from berth.framework.session import Session
 
 class Allocate:
     name = "allocate"
+    reads_touched = True  # (Scheduler.touched, for the parking)
 
     def __init__(self, arguments: dict | None = None) -> None:
         self.arguments = dict(arguments or {})
+        #: Jobs found to fit on no node, left out of the line while that holds.
+        self.parking = Parking()
 
     def execute(self, session: Session) -> None:
-        jobs = schedulable_jobs(session, "requesting")
+        beyond = BeyondEveryNode.of(session)
+        parking = self.parking
+        parking.open(session, beyond if session.hold is None else None)
+        jobs = schedulable_jobs(session, "requesting", skip=parking.where)
+        queues = by_queue(jobs)
+        parked = parking.line_up(queues)
         tasks: dict[str, Tasks] = {}
         gated = any(p.ready_needs_min_member for p in session.framework.job_readies)
         state = session.state
-        beyond = BeyondEveryNode.of(session)
 
         def turn(job: JobInfo, next_turn: NextTurn | None = None) -> bool:
             # Ordered at the job's first turn, and kept only for a job that gets another:
@@ -64,13 +72,16 @@ class Allocate:
         try:
             take_turns(
                 session,
-                by_queue(jobs),
+                queues,
                 turn,
                 go_on=turn,
                 passes=None if beyond is None else passes,
+                parked=parked,
             )
         finally:
             session.nodeless = None
+        if parked is not None and parked.session is not None:
+            parking.park()
         session.allocated()
 
 

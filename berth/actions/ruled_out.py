@@ -66,20 +66,26 @@ class BeyondEveryNode:
         kept = job.kept_order(search.key_flags())
         if kept is None or job.group.network_topology is not None:
             return False
+        ceiling = self.current()
+        epoch = state.structure_epoch
+        found = kept.ruled_out
+        if found is not None and found[0] == epoch and ceiling.at_most(found[1]):
+            return True
+        if not self._walk(kept, job.pending):
+            return False
+        kept.ruled_out = (epoch, ceiling)
+        return True
+
+    def current(self) -> Ceiling:
+        """The most free per resource as the nodes stand."""
+        state = self.session.state
         if state.log_position != self.position:
             n = state.n  # (a node that is not schedulable passes no filter)
             free = state.free[:n][state.schedulable[:n]].max(axis=0, initial=_NONE_FREE)
             self.ceiling = Ceiling(free)
             self.position = state.log_position
             self.somewhere.clear()
-        epoch = state.structure_epoch
-        found = kept.ruled_out
-        if found is not None and found[0] == epoch and self.ceiling.at_most(found[1]):
-            return True
-        if not self._walk(kept, job.pending):
-            return False
-        kept.ruled_out = (epoch, self.ceiling)
-        return True
+        return self.ceiling
 
     def _walk(self, kept: TaskOrder, pending: PendingPods) -> bool:
         """Whether each class of the kept order's runs left fits nowhere, judged by a pod of

@@ -10,13 +10,16 @@ a job is served until it is ready (its gang complete), then one task per turn.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable
-from typing import Literal
+from collections.abc import Callable, Container
+from typing import TYPE_CHECKING, Literal
 
 from berth.api.objects import GroupPhase
 from berth.framework.job_info import JobInfo
 from berth.framework.reasons import Overused
 from berth.framework.session import Session
+
+if TYPE_CHECKING:
+    from berth.actions.parking import Parking
 
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 
@@ -46,10 +49,13 @@ def _admit_before_pods(job: JobInfo, session: Session) -> None:
 Share = Literal["requesting", "best_effort", "any"]
 
 
-def schedulable_jobs(session: Session, share: Share) -> list[JobInfo]:
-    """Admitted, valid jobs with pending pods of the action's ``share``."""
+def schedulable_jobs(session: Session, share: Share, skip: Container[str] = ()) -> list[JobInfo]:
+    """Admitted, valid jobs with pending pods of the action's ``share``, but those whose keys
+    are in ``skip``."""
     jobs = []
     for job in session.servable_jobs():
+        if job.key in skip:
+            continue
         if not job.pending:
             if not session.framework_has_enqueue:
                 _admit_before_pods(job, session)
@@ -103,13 +109,21 @@ class NextTurn:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
         taken."""
         session, name, line = self.session, self.name, self.line
-        if line and line.goes_before(session.job_order_key(self.job)):
-            return False
+        line.settle()
+        key = None
+        if line.parked is not None or line:
+            key = session.job_order_key(self.job)
+            if line.goes_before(key):
+                return False
         if self.heap:
             served = self.served + self.taken + ahead + 1  # the turns ended so far
             if self.heap[0] < (session.queue_order_key(name, served), name):
                 return False
-        return not (self.skip_overused and session.overused(name))
+        if self.skip_overused and session.overused(name):
+            return False
+        if key is not None and line.parked is not None:
+            line.took(key)
+        return True
 
 
 def take_turns(
@@ -119,6 +133,7 @@ def take_turns(
     skip_overused: bool = True,
     go_on: Callable[[JobInfo, NextTurn], bool] | None = None,
     passes: Callable[[JobInfo], bool] | None = None,
+    parked: Parking | None = None,
 ) -> None:
     """Serve one job at a time from the queue that goes next in queue order, then the job that
     goes next in that queue in job order. ``serve`` returns whether the job wants another
@@ -127,12 +142,18 @@ def take_turns(
     instead of ``serve`` and may take further turns of the job itself, told by ``NextTurn``
     when the job would go next. ``passes``, asked before a turn, tells a turn that would
     change nothing (allocate's turns that would find no node): it is counted as taken, but not
-    taken.
+    taken. ``parked``: jobs of one queue left out of its line whose turns would be passed
+    (``berth.actions.parking``).
 
     Keys are asked when a job or queue is (re)queued: serving one job changes only its own
     job key and, unless a queue-order plugin ranks queues along a tree, only its own queue's
     key. A queue or job left alone goes next whatever its key, so its key is not asked."""
-    lines = {name: _JobLine(session, jobs) for name, jobs in queues.items()}
+    lines = {
+        name: _JobLine(
+            session, jobs, parked if parked is not None and parked.queue == name else None
+        )
+        for name, jobs in queues.items()
+    }
     served = dict.fromkeys(queues, 0)
     framework = session.framework
     shared = any(p.queue_order_shared for p in framework.queue_orders)
@@ -155,15 +176,20 @@ def take_turns(
     while heap:
         _, name = heapq.heappop(heap)
         line = lines[name]
+        line.settle()
         if skip_overused and session.overused(name):
             reason = Overused(name)
+            line.rejoin()
             for job in line.jobs():
                 session.job_reasons[job.key] = reason
             continue
+        if not line:
+            continue  # only parked jobs left: their turns would be passed
         job: JobInfo | None = line.next()
         while passes is not None and passes(job):
+            line.passed(job)
             served[name] += 1
-            if heap or not (line.waiting or line.again):
+            if heap or not line:
                 job = None
                 break
             # Nothing changed, so alone in the only queue left the queue goes on without
@@ -171,16 +197,19 @@ def take_turns(
             job = line.next()
         if job is not None:
             again = one_turn(name, line, job)
-            while again and not heap and not (line.waiting or line.again):
+            while again and not heap and line.alone():
                 # Alone in the only queue left: nothing to re-rank it against.
                 if skip_overused and session.overused(name):
                     session.job_reasons[job.key] = Overused(name)
+                    line.rejoin()  # told so at the queue's next turn
                     again = False
                     break
+                if line.parked is not None:
+                    line.took(session.job_order_key(job))
                 again = one_turn(name, line, job)
             if again:
                 line.push(job)
-        if line.waiting or line.again:
+        if line.waiting or line.again or line.parked is not None:
             if shared and heap:
                 heap = [(session.queue_order_key(q, served[q]), q) for _, q in heap]
                 heapq.heapify(heap)
@@ -191,21 +220,28 @@ def take_turns(
 class _JobLine:
     """A queue's jobs in job order: those not yet served in a list sorted once, last first,
     those served and back for another turn in a heap with their keys asked afresh; the next
-    job is the smaller of the two heads. The next waiting job's key is asked again when it is
-    compared: under DRF's namespace order it moves as other jobs of its namespace are placed
-    (and kept, the keys would cost the garbage collector a pass over them in each large
-    session). Keys end with the job's unique key, so jobs are never compared."""
+    job is the smaller of the two heads (and of the parked jobs awake, ``parked``). The next
+    waiting job's key is asked again when it is compared: under DRF's namespace order it
+    moves as other jobs of its namespace are placed (and kept, the keys would cost the
+    garbage collector a pass over them in each large session). Keys end with the job's
+    unique key, so jobs are never compared."""
 
-    __slots__ = ("session", "waiting", "again", "head")
+    __slots__ = ("session", "waiting", "again", "head", "parked", "last")
 
-    def __init__(self, session: Session, jobs: list[JobInfo]) -> None:
+    def __init__(self, session: Session, jobs: list[JobInfo], parked: Parking | None) -> None:
         self.session = session
         self.waiting = sorted(jobs, key=session.job_order_key, reverse=True)
         self.again: list[tuple[tuple, JobInfo]] = []
         self.head: tuple | None = None  # the key of waiting[-1], once asked
+        #: Jobs left out of the line whose turns would be passed while their groups sleep,
+        #: and the greatest key a job was taken with: those after it would still be in line.
+        self.parked = parked
+        self.last: tuple | None = None
 
     def __len__(self) -> int:
-        return len(self.waiting) + len(self.again)
+        parked = self.parked
+        awake = 1 if parked is not None and parked.head() is not None else 0
+        return len(self.waiting) + len(self.again) + awake
 
     def jobs(self) -> list[JobInfo]:
         return self.waiting + [job for _, job in self.again]
@@ -219,17 +255,74 @@ class _JobLine:
     def goes_before(self, key: tuple) -> bool:
         """Whether a job of the line goes before one of job order ``key`` put back in it."""
         again = self.again
-        return bool(again and again[0][0] < key) or bool(self.waiting and self._head() < key)
+        if again and again[0][0] < key or self.waiting and self._head() < key:
+            return True
+        return self.parked is not None and self.parked.before(key)
 
     def next(self) -> JobInfo:
         """Take the job that goes next."""
-        waiting, again = self.waiting, self.again
+        waiting, again, parked = self.waiting, self.again, self.parked
+        if parked is not None:
+            first = parked.head()
+            if first is not None:
+                if (not again or first < again[0][0]) and (not waiting or first < self._head()):
+                    self.took(first)
+                    return parked.pop()
         if again:
             if not waiting or again[0][0] < self._head():
-                return heapq.heappop(again)[1]
+                key, job = heapq.heappop(again)
+                if parked is not None:
+                    self.took(key)
+                return job
+        if parked is not None:
+            self.took(self._head())
         self.head = None
         return waiting.pop()
 
     def push(self, job: JobInfo) -> None:
-        key = self.session.job_order_key(job) if self else ()
+        key = self.session.job_order_key(job) if self or self.parked is not None else ()
         heapq.heappush(self.again, (key, job))
+
+    def alone(self) -> bool:
+        """Whether no job but the one being served is in line (sleeping parked ones apart)."""
+        self.settle()
+        return not self
+
+    # -- parked jobs (berth.actions.parking) -------------------------------------------
+
+    def took(self, key: tuple) -> None:
+        """A job is taken (or goes on) with job order ``key`` as it is now: every sleeping
+        parked job before it would have been passed by now."""
+        if self.last is None or self.last < key:
+            self.last = key
+
+    def passed(self, job: JobInfo) -> None:
+        """The turn of ``job``, just taken, is passed: parked at the end of the cycle."""
+        if self.parked is not None:
+            assert self.last is not None
+            self.parked.passed.append((self.last, job))
+
+    def settle(self) -> None:
+        """Put the parked jobs back in line if their findings may no longer hold."""
+        if self.parked is not None and self.parked.stale():
+            self.rejoin()
+
+    def rejoin(self) -> None:
+        """Put back in line, in job order, the parked jobs that would still be in it (those
+        after the greatest key a job was taken with, all before any was); none is parked in
+        this cycle after that."""
+        parked = self.parked
+        if parked is None:
+            return
+        self.parked = None
+        back = parked.rejoin(self.last)
+        if back:
+            key = self.session.job_order_key
+            keyed = [(key(job), job) for job in self.waiting] + back
+            keyed.sort(key=_first, reverse=True)
+            self.waiting = [job for _, job in keyed]
+            self.head = None
+
+
+def _first(pair: tuple) -> tuple:
+    return pair[0]

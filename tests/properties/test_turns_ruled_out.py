@@ -114,9 +114,11 @@ def two_full_nodes() -> tuple:
 def test_turns_are_ruled_out_on_a_full_cluster():
     """The property above would pass with no turn ever ruled out. Two nodes of 4 cpus: a job
     of two 4-cpu pods fills them, and two more wait. Their waits are explained in the first
-    session, and their task orders kept from the second; from then on their turns are ruled
-    out. Once a node is free, the first waiting job's pod is placed, and the other's turn is
-    ruled out again."""
+    session, and their task orders kept from the second; from the third their turns are ruled
+    out, and from the fourth they are parked: left out of the line, not asked. Once a node is
+    free, a node has more free than their finding was told from, and the first waiting job is
+    asked again (and its pod placed); after that placement the nodes are back at most at that
+    most free, and the other job, still parked, is not asked (``berth.actions.parking``)."""
     s, pods = two_full_nodes()
     asked = []
     rules_out = BeyondEveryNode.rules_out
@@ -132,18 +134,22 @@ def test_turns_are_ruled_out_on_a_full_cluster():
         asked.clear()
         assert s.run_session(20.0) == []
         assert asked == [("default/j1", True), ("default/j2", True)]
+        asked.clear()
+        assert s.run_session(25.0) == []
+        assert asked == []
         s.release(pods[0])
         assert [b.pod.name for b in s.run_session(30.0)] == ["j1-0"]
-    assert dict(asked[2:]) == {"default/j1": False, "default/j2": True}  # the last asks
+    assert asked == [("default/j1", False)]
     assert "insufficient cpu" in str(s.waited_for["default/j2"])
 
 
 def fill_the_queue(plugins: list, waiting: list[tuple[str, int, float]], fill: int) -> tuple:
     """One node of 8 cpus, queue a capped at 4 cpus and 1000 MiB. The ``waiting`` jobs (name,
     priority, submitted) ask 12 cpus, more than the node has: their waits are explained in
-    the first session, their task orders kept in the second. Then job fill (priority 1) brings
-    ``fill`` pods of 1 cpu, and a third session runs: its outcome, the same with the turns
-    of the waiting jobs ruled out as with them taken."""
+    the first session, their task orders kept in the second, and their turns ruled out in the
+    third, which parks them. Then job fill (priority 1) brings ``fill`` pods of 1 cpu, and a
+    fourth session runs: its outcome, the same with the turns of the waiting jobs ruled out
+    (and the jobs parked) as with them taken."""
     outcomes = []
     for ruling_out in (True, False):
         s = scheduler(
@@ -156,7 +162,7 @@ def fill_the_queue(plugins: list, waiting: list[tuple[str, int, float]], fill: i
             s.add_group(PodGroup(name, queue="a", priority=priority, submit_time=submitted))
             pods.append(pod(f"{name}-0", cpu=12000, mem=3000, group=name))
             s.submit(pods[-1])
-        steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0)]
+        steps = [outcome(s, pods, ruling_out, now) for now in (0.0, 10.0, 15.0)]
         s.add_group(PodGroup("fill", queue="a", priority=1))
         for k in range(fill):
             pods.append(pod(f"fill-{k}", cpu=1000, mem=250, group="fill"))
