@@ -112,9 +112,9 @@ class Plugin:
     #: would go next anyway (see ``berth.actions.turns.NextTurn``).
     orders_see_placements: ClassVar[bool] = False
     #: Whether ``job_order`` and ``job_valid`` read nothing but the job itself (its group and
-    #: pods, what it holds) and what stays fixed for a session: a job's key then moves only
-    #: when the job is served, and its verdict only when the job changes. Allocate then leaves
-    #: out of its line the jobs it found, in an earlier session, to fit on no node
+    #: pods, what it holds) and the cluster's total, not the time nor other jobs: a job's key
+    #: and verdict then move only when the job changes, and allocate keeps the key of a job
+    #: it found to fit on no node across sessions, leaving the job out of its line
     #: (``berth.actions.parking``). A plugin may set it per instance.
     job_answers_own: bool = False
     #: Whether the plugin's node answers depend on what owns the pod (its ReplicaSet's or
