@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Container
+from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 from berth.api.objects import GroupPhase
@@ -53,7 +54,8 @@ def schedulable_jobs(session: Session, share: Share, skip: Container[str] = ()) 
     """Admitted, valid jobs with pending pods of the action's ``share``, but those whose keys
     are in ``skip``."""
     jobs = []
-    for job in session.servable_jobs():
+    candidates = _best_effort_jobs(session) if share == "best_effort" else None
+    for job in session.servable_jobs() if candidates is None else candidates:
         if job.key in skip:
             continue
         if not job.pending:
@@ -73,6 +75,21 @@ def schedulable_jobs(session: Session, share: Share, skip: Container[str] = ()) 
         if admitted(job, session):
             jobs.append(job)
     return jobs
+
+
+def _best_effort_jobs(session: Session) -> list[JobInfo] | None:
+    """The servable jobs with best-effort pods pending, in the order they started waiting,
+    told from the jobs best-effort pods were submitted to (``Session.best_effort``): on a long
+    backlog of jobs that request resources, backfill then walks none. None where that is not
+    known, or where a job with no pods pending may still be admitted here (no enqueue)."""
+    keys = session.best_effort
+    if keys is None or not session.framework_has_enqueue:
+        return None
+    every = session.all_jobs
+    for key in [k for k in keys if (j := every.get(k)) is None or len(j.pending) == j.requesting]:
+        keys.discard(key)
+    servable = session.servable
+    return sorted((servable[k] for k in keys if k in servable), key=attrgetter("since"))
 
 
 def by_queue(jobs: list[JobInfo]) -> dict[str, list[JobInfo]]:

@@ -84,6 +84,9 @@ class Scheduler:
         #: reason given) since allocate last read it: the jobs it left out of its line as
         #: fitting nowhere that must be lined up again (``berth.actions.parking``).
         self.touched: set[str] = set()
+        #: Keys of the jobs a best-effort pod was submitted to, until backfill finds they
+        #: have none left: the only jobs backfill serves (a superset, checked as it goes).
+        self.best_effort: set[str] = set()
         self._reads_touched = any(getattr(a, "reads_touched", False) for a in self.actions)
         #: Explains the decisions for the pods asked about, when some are (``explain``).
         self.explainer: Explainer | None = None
@@ -183,6 +186,8 @@ class Scheduler:
             )
             job.placeholder = True
         job.add_pending(pod, self.state.request_vector(pod.requests))
+        if pod.best_effort:
+            self.best_effort.add(key)
         self._wait(job)
         self._arrived[id(pod)] = self.sessions
         return job
@@ -296,6 +301,7 @@ class Scheduler:
             demand=self.demand.current(self.waiting, self.state),
             explained=self._node_waits,
             touched=self.touched,
+            best_effort=self.best_effort,
         )
         session.explainer = self.explainer
         for action in self.actions:

@@ -80,6 +80,7 @@ class Session:
         demand: dict[str, np.ndarray] | None = None,
         explained: Collection[str] = frozenset(),
         touched: set[str] | None = None,
+        best_effort: set[str] | None = None,
     ) -> None:
         self.state = state
         self.framework = framework
@@ -128,6 +129,9 @@ class Session:
         self.explained = explained
         #: Keys of the jobs changed since allocate last read it (``Scheduler.touched``).
         self.touched = touched if touched is not None else set()
+        #: Keys of the jobs that may have best-effort pods pending (``Scheduler.best_effort``);
+        #: None: any may.
+        self.best_effort = best_effort
         #: See Scheduler.admission_epoch.
         self.admission_epoch = admission_epoch
         #: Nodes held for a starving job (the reservation plugin's), or None.
