@@ -69,3 +69,20 @@ def test_best_effort_members_of_a_running_job():
         s, [pod("w", group="g"), best_effort("side0", group="g"), best_effort("side1", group="g")]
     )
     assert binds == {"w": "n", "side0": "n", "side1": "n"}
+
+
+def test_backfill_serves_the_jobs_best_effort_pods_were_submitted_to():
+    """Backfill walks only the jobs a best-effort pod was submitted to (a long backlog of jobs
+    that request resources has none). A job waiting for admission keeps its place there until
+    it is admitted; a job whose best-effort pods are all placed leaves it, and a new one brings
+    it back."""
+    s = scheduler(
+        [node("n")], queues=[Queue("q", state="Closed")], groups=[PodGroup("g", queue="q")]
+    )
+    assert run(s, [best_effort("be0", group="g"), pod("regular")]) == {"regular": "n"}
+    assert s.best_effort == {"default/g"}  # not admitted: its queue is closed
+    s.add_queue(Queue("q"))
+    assert {b.pod.name: b.node for b in s.run_session(10.0)} == {"be0": "n"}
+    s.run_session(20.0)
+    assert s.best_effort == set()
+    assert run(s, [best_effort("be1", group="g")], now=30.0) == {"be1": "n"}
