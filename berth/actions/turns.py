@@ -10,7 +10,7 @@ a job is served until it is ready (its gang complete), then one task per turn.
 from __future__ import annotations
 
 import heapq
-from collections.abc import Callable, Container
+from collections.abc import Callable, Mapping
 from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
@@ -50,14 +50,21 @@ def _admit_before_pods(job: JobInfo, session: Session) -> None:
 Share = Literal["requesting", "best_effort", "any"]
 
 
-def schedulable_jobs(session: Session, share: Share, skip: Container[str] = ()) -> list[JobInfo]:
+def schedulable_jobs(
+    session: Session, share: Share, skip: Mapping[str, object] | None = None
+) -> list[JobInfo]:
     """Admitted, valid jobs with pending pods of the action's ``share``, but those whose keys
     are in ``skip``."""
     jobs = []
-    candidates = _best_effort_jobs(session) if share == "best_effort" else None
+    if share == "best_effort":
+        candidates = _best_effort_jobs(session)
+    elif skip:  # most of a long backlog: the others are found at once
+        servable = session.servable
+        left = (servable[k] for k in servable.keys() - skip.keys())
+        candidates = sorted(left, key=attrgetter("since"))
+    else:
+        candidates = None
     for job in session.servable_jobs() if candidates is None else candidates:
-        if job.key in skip:
-            continue
         if not job.pending:
             if not session.framework_has_enqueue:
                 _admit_before_pods(job, session)
@@ -214,15 +221,18 @@ def take_turns(
             job = line.next()
         if job is not None:
             again = one_turn(name, line, job)
-            while again and not heap and line.alone():
+            while again and not heap:
                 # Alone in the only queue left: nothing to re-rank it against.
+                key = line.alone(job)
+                if key is None:
+                    break
                 if skip_overused and session.overused(name):
                     session.job_reasons[job.key] = Overused(name)
                     line.rejoin()  # told so at the queue's next turn
                     again = False
                     break
                 if line.parked is not None:
-                    line.took(session.job_order_key(job))
+                    line.took(key)
                 again = one_turn(name, line, job)
             if again:
                 line.push(job)
@@ -297,13 +307,22 @@ class _JobLine:
         return waiting.pop()
 
     def push(self, job: JobInfo) -> None:
-        key = self.session.job_order_key(job) if self or self.parked is not None else ()
+        key = self.session.job_order_key(job) if self.parked is not None or self else ()
         heapq.heappush(self.again, (key, job))
 
-    def alone(self) -> bool:
-        """Whether no job but the one being served is in line (sleeping parked ones apart)."""
+    def alone(self, job: JobInfo) -> tuple | None:
+        """None unless ``job``, being served, would be taken next again with no other job
+        compared with it: none waits or is back, and no awake parked one goes before it
+        (one after it, taken only after it, changes nothing). Else its key with parked
+        jobs, () without."""
         self.settle()
-        return not self
+        if self.waiting or self.again:
+            return None
+        parked = self.parked
+        if parked is None:
+            return ()
+        key = self.session.job_order_key(job)
+        return None if parked.before(key) else key
 
     # -- parked jobs (berth.actions.parking) -------------------------------------------
 
