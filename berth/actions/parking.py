@@ -119,7 +119,8 @@ class Parking:
         """Start a cycle: forget the jobs that changed, and every job if what the keys and
         findings were made under changed. ``beyond`` None (no turn can be ruled out in this
         cycle): none kept, none parked."""
-        self.forget(session.touched)
+        if self.where:  # (many jobs may have changed: a cluster's start binds every pod)
+            self.forget(session.touched)
         session.touched.clear()
         self.session = None
         self.passed = []

@@ -133,7 +133,8 @@ class NextTurn:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
         taken."""
         session, name, line = self.session, self.name, self.line
-        line.settle()
+        if line.parked is not None:
+            line.settle()
         key = None
         if line.parked is not None or line:
             key = session.job_order_key(self.job)
@@ -200,7 +201,8 @@ def take_turns(
     while heap:
         _, name = heapq.heappop(heap)
         line = lines[name]
-        line.settle()
+        if line.parked is not None:
+            line.settle()
         if skip_overused and session.overused(name):
             reason = Overused(name)
             line.rejoin()
