@@ -94,9 +94,6 @@ class Parking:
         #: The jobs whose turns this cycle passed, with the keys they were taken with.
         self.passed: list[tuple[tuple, JobInfo]] = []
 
-    def __len__(self) -> int:
-        return len(self.where)
-
     def clear(self) -> None:
         self.groups.clear()
         self.where.clear()
