@@ -148,7 +148,6 @@ class Parking:
         if self.session is None:
             return None
         if not self.where:
-            self.groups.clear()
             if len(queues) != 1:
                 return None
             self.queue = next(iter(queues))

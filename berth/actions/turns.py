@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
-from operator import attrgetter
 from typing import TYPE_CHECKING, Literal
 
 from berth.api.objects import GroupPhase
@@ -59,9 +58,7 @@ def schedulable_jobs(
     if share == "best_effort":
         candidates = _best_effort_jobs(session)
     elif skip:  # most of a long backlog: the others are found at once
-        servable = session.servable
-        left = (servable[k] for k in servable.keys() - skip.keys())
-        candidates = sorted(left, key=attrgetter("since"))
+        candidates = session.servable_among(session.servable.keys() - skip.keys())
     else:
         candidates = None
     for job in session.servable_jobs() if candidates is None else candidates:
@@ -95,8 +92,7 @@ def _best_effort_jobs(session: Session) -> list[JobInfo] | None:
     every = session.all_jobs
     for key in [k for k in keys if (j := every.get(k)) is None or len(j.pending) == j.requesting]:
         keys.discard(key)
-    servable = session.servable
-    return sorted((servable[k] for k in keys if k in servable), key=attrgetter("since"))
+    return session.servable_among(keys)
 
 
 def by_queue(jobs: list[JobInfo]) -> dict[str, list[JobInfo]]:
@@ -317,7 +313,8 @@ class _JobLine:
         compared with it: none waits or is back, and no awake parked one goes before it
         (one after it, taken only after it, changes nothing). Else its key with parked
         jobs, () without."""
-        self.settle()
+        if self.parked is not None:
+            self.settle()
         if self.waiting or self.again:
             return None
         parked = self.parked
@@ -341,8 +338,9 @@ class _JobLine:
             self.parked.passed.append((self.last, job))
 
     def settle(self) -> None:
-        """Put the parked jobs back in line if their findings may no longer hold."""
-        if self.parked is not None and self.parked.stale():
+        """With parked jobs, put them back in line if their findings may no longer hold."""
+        assert self.parked is not None
+        if self.parked.stale():
             self.rejoin()
 
     def rejoin(self) -> None:

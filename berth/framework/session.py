@@ -13,7 +13,7 @@ every voting plugin of that tier allows), and no plugin voting at all means no v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from itertools import groupby
 from typing import TYPE_CHECKING, Any
@@ -276,6 +276,12 @@ class Session:
                 sorted(jobs, key=_since) if self.backlog is not None else list(jobs)
             )
         return self._servable_list
+
+    def servable_among(self, keys: Iterable[str]) -> list[JobInfo]:
+        """The servable jobs of ``keys``, in the order they started waiting (as
+        ``servable_jobs`` lists them), for a caller that knows which few it wants."""
+        servable = self.servable
+        return sorted((servable[k] for k in keys if k in servable), key=_since)
 
     def admit(self, job: JobInfo) -> None:
         """Admit a PodGroup: the placing actions may serve it from now on (enqueue takes it
