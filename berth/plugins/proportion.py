@@ -157,23 +157,25 @@ def water_fill(
     wanted = np.maximum(np.minimum(request, capability), guarantee)
     if (wanted.sum(axis=0) <= total + EPSILON).all():
         return wanted  # no contention: the rounds would end with everyone's full ask
+    ceiling = np.minimum(capability, request)
     deserved = np.zeros_like(request)
-    satisfied = np.zeros(len(weights), dtype=bool)
+    active = np.arange(len(weights))  # the queues not yet satisfied
     remaining = total.astype(np.float64)
     # Every round satisfies a queue or hands out what is left; the bound only guards floats.
     for _ in range(2 * len(weights) + 2):
-        active = np.flatnonzero(~satisfied)
-        weight = weights[active].sum()
+        share = weights[active]
+        weight = share.sum()
         if weight == 0:
             break
-        before = deserved.copy()
-        grant = deserved[active] + remaining * weights[active, None] / weight
-        grant = np.minimum(np.minimum(grant, capability[active]), request[active])
-        stuck = (grant == before[active]).all(axis=1)
+        # Only the active rows change: the other rows add nothing to what is handed out.
+        before = deserved[active]
+        grant = np.minimum(before + remaining * share[:, None] / weight, ceiling[active])
+        stuck = (grant == before).all(axis=1)
         met = (request[active] <= grant + EPSILON).all(axis=1)
-        satisfied[active[met | stuck]] = True
-        deserved[active] = np.maximum(grant, guarantee[active])
-        left = remaining - (deserved - before).sum(axis=0)
+        granted = np.maximum(grant, guarantee[active])
+        deserved[active] = granted
+        left = remaining - (granted - before).sum(axis=0)
+        active = active[~(met | stuck)]
         if (left < _EMPTY).all() or np.array_equal(left, remaining):
             break
         remaining = left
