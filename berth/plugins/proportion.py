@@ -83,15 +83,20 @@ class Proportion(QueueShare):
         votes = super().jobs_enqueueable(jobs)
         if not self.contested:
             return votes
-        asked = [
-            i
-            for i, (job, vote) in enumerate(zip(jobs, votes, strict=True))
-            if vote is None and job.group.min_resources and job.queue in self.index
-        ]
+        index, amounts_of = self.index, self.columns.amounts
+        asked: list[int] = []
+        rows: list[int] = []
+        amounts: list[np.ndarray] = []
+        for i, job in enumerate(jobs):
+            min_resources = job.group.min_resources
+            if votes[i] is None and min_resources:
+                row = index.get(job.queue)
+                if row is not None:
+                    asked.append(i)
+                    rows.append(row)
+                    amounts.append(amounts_of(min_resources))
         if not asked:
             return votes
-        rows = np.array([self.index[jobs[i].queue] for i in asked], dtype=np.intp)
-        amounts = [self.columns.amounts(jobs[i].group.min_resources) for i in asked]
         need = np.array(amounts)
         room = self._deserved_room
         if room is None:
@@ -101,8 +106,8 @@ class Proportion(QueueShare):
         short = (need > 0) & self.held_down[rows] & (need > room[rows] + EPSILON)
         # Jobs of one queue asking the same (the memoised vector) share one refusal.
         refusals: dict[tuple[int, int], Refusal] = {}
-        for k in np.flatnonzero(short.any(axis=1)):
-            row = int(rows[k])
+        for k in np.flatnonzero(short.any(axis=1)).tolist():
+            row = rows[k]
             key = (row, id(amounts[k]))
             refusal = refusals.get(key)
             if refusal is None:
