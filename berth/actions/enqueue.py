@@ -28,19 +28,24 @@ _UNASKED = object()
 class _Run:
     """Jobs of one line to ask, in order: the whole line, or the ones new or changed since the
     last session (``jobs``). Positions hold while enqueue runs (it takes admitted jobs out of
-    the backlog only at the end)."""
+    the backlog only at the end), so the length and the first job, asked of every run each
+    session, are read once."""
 
-    __slots__ = ("line", "jobs", "places")
+    __slots__ = ("line", "jobs", "places", "size", "first")
 
     def __init__(self, line: Line, jobs: list[JobInfo] | None = None) -> None:
         self.line = line
         self.jobs = jobs
         self.places = None if jobs is None else [line.placed[job.key] for job in jobs]
-
-    def __len__(self) -> int:
-        return len(self.line) if self.jobs is None else len(self.jobs)
+        self.size = len(line) if jobs is None else len(jobs)
+        self.first: JobInfo | None = None
 
     def at(self, position: int) -> JobInfo:
+        if position == 0:
+            first = self.first
+            if first is None:
+                first = self.first = self.line.at(0) if self.jobs is None else self.jobs[0]
+            return first
         return self.line.at(position) if self.jobs is None else self.jobs[position]
 
     def after(self, mark: Place) -> int:
@@ -106,7 +111,7 @@ class Enqueue:
         """Ask the runs in job order, merging their next jobs in a heap; record why the
         refused ones wait, and return the admitted ones."""
         order = session.job_order_key
-        heap = [(order(run.at(0)), 0, run) for run in runs if len(run)]
+        heap = [(order(run.at(0)), 0, run) for run in runs if run.size]
         heapq.heapify(heap)
         #: Per run, (position, refusal) in order: the jobs from there to the next one share it.
         refusals: dict[_Run, list[tuple[int, Reason]]] = {}
@@ -140,7 +145,7 @@ class Enqueue:
             self._admit(session, backlog, job)
             admitted.append(job)
             votes, span = {}, VOTE_SPAN
-            if position + 1 < len(run):
+            if position + 1 < run.size:
                 heapq.heappush(heap, (order(run.at(position + 1)), position + 1, run))
             # Capacity is smaller now: the refused runs' jobs after this one are asked again.
             # Alike jobs share their order keys but for the place at the end, so a run whose
@@ -151,7 +156,7 @@ class Enqueue:
                     del refused[other]
                     continue
                 after = other.after(mark)
-                if after < len(other):
+                if after < other.size:
                     del refused[other]
                     heapq.heappush(heap, (order(other.at(after)), after, other))
         self._keep(runs, refusals, {job.key for job in admitted}, whole)
@@ -166,10 +171,11 @@ class Enqueue:
             line = run.line
             found = refusals.get(run, [])
             if whole:
-                line.segments = [(line.places[position], vote) for position, vote in found]
+                placed = line.placed
+                line.segments = [(placed[run.at(position).key], vote) for position, vote in found]
                 line.reasons = {}
                 continue
-            ends = [position for position, _ in found[1:]] + [len(run)]
+            ends = [position for position, _ in found[1:]] + [run.size]
             for (start, vote), end in zip(found, ends, strict=False):  # none found: no end
                 for position in range(start, end):
                     job = run.at(position)
