@@ -89,12 +89,16 @@ class QueueShare(Plugin):
     def _count_held(self, held: dict[str, np.ndarray]) -> None:
         """What each queue holds, counted against its rows (as ``_count`` does, at once)."""
         names, amounts = self.per_queue(held)
-        rows, sources = [], []
+        rows: list[int] = []
+        sources: list[int] = []
         for k, name in enumerate(names):
-            for row in self.lineage(name):
-                rows.append(row)
-                sources.append(k)
-        np.add.at(self.used, rows, amounts[sources])
+            lineage = self.lineage(name)
+            rows += lineage
+            sources += [k] * len(lineage)
+        if len(set(rows)) == len(rows):  # no row counted twice (no hierarchy): plain stores
+            self.used[rows] = amounts[sources]
+        else:
+            np.add.at(self.used, rows, amounts[sources])
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         """The real capability and the deserved share of every queue."""
