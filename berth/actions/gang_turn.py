@@ -11,6 +11,7 @@ from berth.actions import runs
 from berth.actions.turns import NextTurn
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo, PendingPods
+from berth.framework.plugin import Reason
 from berth.framework.podclass import PodClass
 from berth.framework.search import NodeSearch
 from berth.framework.session import Session
@@ -231,7 +232,7 @@ class Shortfall:
     room for its class (``queue_reason`` None), or its queue's room (that refusal)."""
 
     cls: PodClass
-    queue_reason: str | None = None
+    queue_reason: Reason | None = None
 
 
 def _cannot_complete(

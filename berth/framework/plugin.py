@@ -317,9 +317,9 @@ class Plugin:
         before ``allocatable`` refuses one, up to ``most``."""
         raise NotImplementedError
 
-    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> str | None:
+    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> Reason | None:
         """Of an ``allocatable_additive`` plugin: ``allocatable`` of one more pod of
-        ``request`` once ``placed`` of them are placed."""
+        ``request`` once ``placed`` of them are placed (a Refusal may render it when read)."""
         raise NotImplementedError
 
     def preemptive(self, queue: Queue, request: np.ndarray) -> bool:

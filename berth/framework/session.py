@@ -25,7 +25,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.backlog import Backlog, JobReasons
 from berth.framework.demand import queue_demand
 from berth.framework.job_info import JobInfo, charge
-from berth.framework.plugin import Refusal, Vote
+from berth.framework.plugin import Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
 from berth.framework.statement import Bind, Eviction, Statement
@@ -384,7 +384,7 @@ class Session:
             most = plugin.allocatable_pods(queue, request, most)
         return most
 
-    def allocatable_after(self, job: JobInfo, request: np.ndarray, placed: int) -> str | None:
+    def allocatable_after(self, job: JobInfo, request: np.ndarray, placed: int) -> Reason | None:
         """Why the job's queue refuses one more pod of ``request`` once ``placed`` of them are
         placed (the reason the pod-by-pod turn would record), or None."""
         queue = self.queues[job.queue]

@@ -141,12 +141,11 @@ class Proportion(QueueShare):
         """Volcano's deserved ≤ allocated in every resource: no room left in any."""
         return self.full(self.index[queue.name])
 
-    def refusal(self, row: int, need: np.ndarray) -> str:
-        over = self.used[row] + need > self.capability[row] + EPSILON
+    def refusal(self, row: int, need: np.ndarray, used: np.ndarray, room: np.ndarray) -> str:
+        over = used + need > self.capability[row] + EPSILON
         if over.any():
             return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
-        over = need > self.room(row)
-        return f"queue {self.names[row]} at its deserved share ({self.columns.listed(over)})"
+        return f"queue {self.names[row]} at its deserved share ({self.columns.listed(need > room)})"
 
 
 def water_fill(

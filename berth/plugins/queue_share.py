@@ -14,6 +14,7 @@ many queues there are; ``index`` maps queue names to rows.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -125,9 +126,12 @@ class QueueShare(Plugin):
         """What the queue may still take under its limit (never negative), plus the slack."""
         room = self._rooms.get(row)
         if room is None:
-            room = np.maximum(self.limits[row] - self.used[row], 0.0) + EPSILON
-            self._rooms[row] = room
+            room = self._rooms[row] = self.room_holding(row, self.used[row])
         return room
+
+    def room_holding(self, row: int, used: np.ndarray) -> np.ndarray:
+        """``room`` were the queue in ``row`` holding ``used`` (a vector, or one per row)."""
+        return np.maximum(self.limits[row] - used, 0.0) + EPSILON
 
     def full(self, row: int) -> bool:
         """Whether the queue has no room left in any resource; cached like ``room``: asked
@@ -156,10 +160,9 @@ class QueueShare(Plugin):
             )
         )
 
-    def refusal(self, row: int, need: np.ndarray) -> str:
-        """Why ``need`` does not fit in the room of the queue in ``row``."""
-        over = need > self.room(row)
-        return f"queue {self.names[row]} at capability ({self.columns.listed(over)})"
+    def refusal(self, row: int, need: np.ndarray, used: np.ndarray, room: np.ndarray) -> str:
+        """Why ``need`` does not fit in the room of the queue in ``row`` holding ``used``."""
+        return f"queue {self.names[row]} at capability ({self.columns.listed(need > room)})"
 
     # -- extension points ---------------------------------------------------------------
 
@@ -171,8 +174,9 @@ class QueueShare(Plugin):
     def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
         need = self.columns.of(request)
         for row in self.lineage(queue.name):
-            if not (need <= self.room(row)).all():
-                return self.refusal(row, need)
+            room = self.room(row)
+            if not (need <= room).all():
+                return self.refusal(row, need, self.used[row], room)
         return None
 
     def allocatable_pods(self, queue: Queue, request: np.ndarray, most: int) -> int:
@@ -186,27 +190,23 @@ class QueueShare(Plugin):
         before = np.arange(most, dtype=np.float64)[:, None]  # pods placed before each one
         for row in self.lineage(queue.name):
             used = self.used[row] + before[:taken] * need
-            room = np.maximum(self.limits[row] - used, 0.0) + EPSILON
+            room = self.room_holding(row, used)
             refused = np.flatnonzero(~(need <= room).all(axis=1))
             if len(refused):
                 taken = int(refused[0])
         return taken
 
-    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> str | None:
+    def allocatable_after(self, queue: Queue, request: np.ndarray, placed: int) -> Refusal | None:
         """``allocatable`` of one more pod of ``request`` once ``placed`` of them are placed
-        (the reason the next pod would be given)."""
+        (the reason the next pod would be given), rendered when read: a gang of a queue at its
+        share is told this in every session."""
         need = self.columns.of(request)
-        rows = self.lineage(queue.name)
-        saved = [self.used[row].copy() for row in rows]
-        try:
-            for row in rows:
-                self.used[row] += need * placed
-                self._forget(row)
-            return self.allocatable(queue, request)
-        finally:
-            for row, used in zip(rows, saved, strict=True):
-                self.used[row] = used
-                self._forget(row)
+        for row in self.lineage(queue.name):
+            used = self.used[row] + need * placed
+            room = self.room_holding(row, used)
+            if not (need <= room).all():
+                return Refusal(partial(self.refusal, row, need, used, room))
+        return None
 
     def jobs_enqueueable(self, jobs: list[JobInfo]) -> list[Vote]:
         if not any(self.any_limited):

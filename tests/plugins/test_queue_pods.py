@@ -76,5 +76,5 @@ def test_counted_at_once_as_placed_one_by_one(plugin_name, limit, used, need, mo
     assert plugin.allocatable_pods(queue, request, most) == placed
     if placed < most:
         assert reason
-        assert plugin.allocatable_after(queue, request, placed) == reason
+        assert str(plugin.allocatable_after(queue, request, placed)) == reason
     assert np.array_equal(plugin.used, before)  # asking placed nothing
