@@ -84,8 +84,11 @@ class QueueShare(Plugin):
         if not names:
             return names, np.zeros((0, len(self.total)))
         width = self.columns.width
-        amounts = np.array([padded(vectors[name], width) for name in names])
-        return names, amounts[:, self.columns.columns].astype(np.float64)
+        rows = [vectors[name] for name in names]
+        lengths = set(map(len, rows))
+        if len(lengths) > 1 or min(lengths) < width:  # (nearly always all of the axis' width)
+            rows = [padded(vector, width) for vector in rows]
+        return names, np.array(rows)[:, self.columns.columns].astype(np.float64)
 
     def _count_held(self, held: dict[str, np.ndarray]) -> None:
         """What each queue holds, counted against its rows (as ``_count`` does, at once)."""
