@@ -76,7 +76,7 @@ class ClusterState:
         # Cluster-wide sums kept current on every change, so sampling them costs nothing.
         self.requested_total = np.zeros(width, dtype=np.int64)
         self.usage_total = np.zeros(width, dtype=np.float64)
-        self._allocatable_total: tuple[int, np.ndarray] | None = None
+        self._allocatable_totals: dict[bool, tuple[int, np.ndarray]] = {}
         self._held_everywhere: tuple[int, np.ndarray] | None = None
         self._rng = np.random.default_rng(seed)
         #: Random numbers for plugins that choose at random (seeded, so runs repeat).
@@ -461,12 +461,16 @@ class ClusterState:
 
     # ------------------------------------------------------------------ views
 
-    def total_allocatable(self) -> np.ndarray:
-        """Allocatable summed over schedulable nodes (recomputed only when nodes change)."""
-        cached = self._allocatable_total
+    def total_allocatable(self, cordoned: bool = False) -> np.ndarray:
+        """Allocatable summed over schedulable nodes, or with ``cordoned`` over every node
+        (what queues take shares of, asked at every session's start); recomputed only when
+        nodes change, read-only."""
+        cached = self._allocatable_totals.get(cordoned)
         if cached is None or cached[0] != self.structure_epoch:
-            total = self.allocatable[: self.n][self.schedulable[: self.n]].sum(axis=0)
-            cached = self._allocatable_total = (self.structure_epoch, total)
+            allocatable = self.allocatable[: self.n]
+            total = (allocatable if cordoned else allocatable[self.schedulable[: self.n]]).sum(0)
+            total.flags.writeable = False
+            cached = self._allocatable_totals[cordoned] = (self.structure_epoch, total)
         return cached[1]
 
     def held_everywhere(self) -> np.ndarray:

@@ -223,7 +223,7 @@ class NodeSearch:
             return None
         if pod.node_selector or pod.affinity.node_required:
             return None
-        capacity = state.allocatable[: state.n].sum(axis=0)
+        capacity = state.total_allocatable(cordoned=True)
         requested = state.requested[: state.n].sum(axis=0)
         with np.errstate(divide="ignore", invalid="ignore"):
             fraction = np.where(capacity > 0, requested / np.maximum(capacity, 1), 0.0)

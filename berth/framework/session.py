@@ -156,8 +156,7 @@ class Session:
     def total(self) -> np.ndarray:
         """Allocatable summed over every node, cordoned ones included: the capacity queues and
         jobs take shares of (their bound pods count wherever they run)."""
-        state = self.state
-        return state.allocatable[: state.n].sum(axis=0)
+        return self.state.total_allocatable(cordoned=True)
 
     def place(self, job: JobInfo, pod: Pod, cls: PodClass) -> int | None:
         """The best node for ``pod`` of ``job`` (None: none fits), explained when asked for."""
