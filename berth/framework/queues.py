@@ -28,6 +28,15 @@ def padded(vector: np.ndarray, width: int) -> np.ndarray:
     return np.pad(vector, (0, width - len(vector)))
 
 
+def stacked(vectors: list[np.ndarray], width: int) -> np.ndarray:
+    """``vectors`` as the rows of one matrix ``width`` wide, each ``padded``; the padding is
+    skipped when every vector is already that wide, as nearly all are: asked of every
+    queue's and every asked job's vector at each session's start."""
+    if set(map(len, vectors)) != {width}:
+        vectors = [padded(vector, width) for vector in vectors]
+    return np.array(vectors).reshape(len(vectors), width)
+
+
 class QueueTree:
     def __init__(self, queues: Mapping[str, Queue]) -> None:
         self.queues = queues

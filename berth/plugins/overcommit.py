@@ -16,7 +16,7 @@ import numpy as np
 from berth.framework.config import OVERCOMMIT_DEFAULT
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, PluginArgumentError, Refusal, Vote
-from berth.framework.queues import padded
+from berth.framework.queues import padded, stacked
 from berth.framework.session import Session
 from berth.resources import format_amount
 
@@ -59,9 +59,7 @@ class Overcommit(Plugin):
         """The jobs' minResources as the rows of one matrix, for ``fit``."""
         rows = [job.min_request(self.session.state) for job in jobs]
         self._widen(max(map(len, rows), default=0))
-        return np.array([padded(need, len(self.idle)) for need in rows]).reshape(
-            len(rows), len(self.idle)
-        )
+        return stacked(rows, len(self.idle))
 
     def fit(self, needs: np.ndarray) -> np.ndarray:
         """Which rows of ``needs`` (from ``needs`` or ``_need``) fit the idle capacity as it is

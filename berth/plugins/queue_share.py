@@ -22,7 +22,7 @@ import numpy as np
 from berth.api.objects import Pod, Queue
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Plugin, Refusal, Vote
-from berth.framework.queues import EPSILON, ShareColumns, dominant_share, padded
+from berth.framework.queues import EPSILON, ShareColumns, dominant_share, stacked
 from berth.framework.session import Session
 from berth.resources import format_amount
 
@@ -83,12 +83,8 @@ class QueueShare(Plugin):
         names = [name for name in vectors if name in self.index]
         if not names:
             return names, np.zeros((0, len(self.total)))
-        width = self.columns.width
-        rows = [vectors[name] for name in names]
-        lengths = set(map(len, rows))
-        if len(lengths) > 1 or min(lengths) < width:  # (nearly always all of the axis' width)
-            rows = [padded(vector, width) for vector in rows]
-        return names, np.array(rows)[:, self.columns.columns].astype(np.float64)
+        amounts = stacked([vectors[name] for name in names], self.columns.width)
+        return names, amounts[:, self.columns.columns].astype(np.float64)
 
     def _count_held(self, held: dict[str, np.ndarray]) -> None:
         """What each queue holds, counted against its rows (as ``_count`` does, at once)."""
