@@ -257,13 +257,15 @@ class Session:
     def promised(self) -> list[JobInfo]:
         """Admitted jobs that have not reached minMember yet as the session opened: their
         minResources are spoken for even though their pods are not placed. Found once (the
-        plugins that count them open one after the other, and a backlog is long)."""
+        plugins that count them open one after the other, and a backlog is long). In the
+        order ``servable_jobs`` lists them, without sorting the jobs that are not promised."""
         if self._promised is None:
-            self._promised = [
+            jobs = [
                 job
-                for job in self.servable_jobs()
+                for job in self.servable.values()
                 if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
             ]
+            self._promised = sorted(jobs, key=_since) if self.backlog is not None else jobs
         return self._promised
 
     def servable_jobs(self) -> list[JobInfo]:
