@@ -317,7 +317,7 @@ class Session:
         """Which queue goes next: the queue-order plugins' keys, then (and without any plugin,
         only) the queue served least often so far this cycle: round robin among equals."""
         queue = self.queues[name]
-        return tuple(p.queue_order(queue) for p in self.framework.queue_orders) + (served, name)
+        return (*[p.queue_order(queue) for p in self.framework.queue_orders], served, name)
 
     def victim_queue_key(self, name: str, preemptor_queue: str) -> tuple:
         """Which queue's pods go first as victims for a job of ``preemptor_queue`` (smaller
