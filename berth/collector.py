@@ -15,13 +15,23 @@ from contextlib import contextmanager
 
 @contextmanager
 def new_objects_only() -> Iterator[None]:
-    """While inside, the collector looks only at objects made since entering. The block that
-    froze first unfreezes everything on leaving; an inner block (or a process that froze
-    objects of its own) leaves them frozen for it."""
+    """While inside, the collector looks only at objects made since entering, or since its
+    last full collection: a run's own objects (its pods, above all) outlive it too, and a
+    full collection of a long replay would walk millions of them each time the heap grew by
+    a quarter. The block that froze first unfreezes everything on leaving; an inner block (or
+    a process that froze objects of its own) leaves them frozen for it."""
     outer = gc.get_freeze_count() > 0
     gc.freeze()
+    gc.callbacks.append(_freeze_after_full)
     try:
         yield
     finally:
+        gc.callbacks.remove(_freeze_after_full)
         if not outer:
             gc.unfreeze()
+
+
+def _freeze_after_full(phase: str, info: dict[str, int]) -> None:
+    """What survived a full collection is frozen: the next one walks only what came after."""
+    if phase == "stop" and info["generation"] == 2:
+        gc.freeze()
