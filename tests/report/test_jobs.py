@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.api.objects import GroupPhase, PodGroup
-from berth.collector import new_objects_only
+from berth.collector import MIDDLE_PER_FULL, new_objects_only
 from berth.metrics.tables import JobOutcome
 from berth.report.jobs import _Job, _largest
 
@@ -59,3 +59,11 @@ def test_writing_outputs_leaves_the_collector_as_it_found_it() -> None:
         assert gc.get_freeze_count() >= frozen
     finally:
         gc.unfreeze()
+
+
+def test_full_collections_are_rarer_inside_and_as_before_after() -> None:
+    before = gc.get_threshold()
+    with new_objects_only():
+        assert gc.get_threshold()[2] >= MIDDLE_PER_FULL
+        assert gc.get_threshold()[:2] == before[:2]
+    assert gc.get_threshold() == before
