@@ -125,13 +125,14 @@ def _simulate(args: argparse.Namespace) -> int:
     from berth.outputs import prepare_output
     from berth.sim.run import load_inputs
 
-    try:
-        spec = input_spec(args)
-        inputs = load_inputs(spec, args.config)
-        overwrite = prepare_output(args.out, args.force)
-    except input_errors() as exc:
-        return input_failure(exc)
-    with new_objects_only():  # the inputs live as long as the run
+    # The inputs live as long as the run, and the run's pods as long as its outputs.
+    with new_objects_only():
+        try:
+            spec = input_spec(args)
+            inputs = load_inputs(spec, args.config)
+            overwrite = prepare_output(args.out, args.force)
+        except input_errors() as exc:
+            return input_failure(exc)
         return _run(args, spec, inputs, overwrite)
 
 
