@@ -129,8 +129,7 @@ class NextTurn:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
         taken."""
         session, name, line = self.session, self.name, self.line
-        if line.parked is not None:
-            line.settle()
+        line.settle()
         key = None
         if line.parked is not None or line:
             key = session.job_order_key(self.job)
@@ -197,8 +196,7 @@ def take_turns(
     while heap:
         _, name = heapq.heappop(heap)
         line = lines[name]
-        if line.parked is not None:
-            line.settle()
+        line.settle()
         if skip_overused and session.overused(name):
             reason = Overused(name)
             line.rejoin()
@@ -313,8 +311,7 @@ class _JobLine:
         compared with it: none waits or is back, and no awake parked one goes before it
         (one after it, taken only after it, changes nothing). Else its key with parked
         jobs, () without."""
-        if self.parked is not None:
-            self.settle()
+        self.settle()
         if self.waiting or self.again:
             return None
         parked = self.parked
@@ -338,9 +335,8 @@ class _JobLine:
             self.parked.passed.append((self.last, job))
 
     def settle(self) -> None:
-        """With parked jobs, put them back in line if their findings may no longer hold."""
-        assert self.parked is not None
-        if self.parked.stale():
+        """Put the parked jobs back in line if their findings may no longer hold."""
+        if self.parked is not None and self.parked.stale():
             self.rejoin()
 
     def rejoin(self) -> None:
