@@ -265,18 +265,20 @@ class Session:
                 for job in self.servable.values()
                 if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
             ]
-            self._promised = sorted(jobs, key=_since) if self.backlog is not None else jobs
+            self._promised = self._in_waiting_order(jobs)
         return self._promised
 
     def servable_jobs(self) -> list[JobInfo]:
         """The waiting jobs not awaiting admission, in the order they started waiting: the
         ones the placing actions may serve."""
         if self._servable_list is None:
-            jobs = self.servable.values()
-            self._servable_list = (
-                sorted(jobs, key=_since) if self.backlog is not None else list(jobs)
-            )
+            self._servable_list = self._in_waiting_order(self.servable.values())
         return self._servable_list
+
+    def _in_waiting_order(self, jobs: Iterable[JobInfo]) -> list[JobInfo]:
+        """Servable ``jobs`` in the order they started waiting. Without a backlog the servable
+        jobs are the waiting ones, kept in that order already."""
+        return sorted(jobs, key=_since) if self.backlog is not None else list(jobs)
 
     def servable_among(self, keys: Iterable[str]) -> list[JobInfo]:
         """The servable jobs of ``keys``, in the order they started waiting (as
