@@ -38,14 +38,11 @@ class _Run:
         self.jobs = jobs
         self.places = None if jobs is None else [line.placed[job.key] for job in jobs]
         self.size = len(line) if jobs is None else len(jobs)
-        self.first: JobInfo | None = None
+        self.first = (line.at(0) if jobs is None else jobs[0]) if self.size else None
 
     def at(self, position: int) -> JobInfo:
-        if position == 0:
-            first = self.first
-            if first is None:
-                first = self.first = self.line.at(0) if self.jobs is None else self.jobs[0]
-            return first
+        if position == 0 and self.first is not None:
+            return self.first
         return self.line.at(position) if self.jobs is None else self.jobs[position]
 
     def after(self, mark: Place) -> int:
