@@ -11,34 +11,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any
 
 from berth.api.elastic import ElasticSpec
-from berth.api.keys import (
-    DEFAULT_QUEUE,
-    DEFAULT_SCHEDULER,
-    PREEMPT_LOWER_PRIORITY,
-    PREEMPT_NEVER,
-    TASK_NAME_LABEL,
-)
-from berth.api.qos import LOW_BANDS, PriorityBand, QoS, band_of, qos_of
-from berth.api.selectors import Affinity, LabelSelector, SpreadConstraint, Taint, Toleration
-from berth.api.usage import UsageProfile
-
-
-class PodPhase(StrEnum):
-    PENDING = "Pending"
-    BOUND = "Bound"  # bound to a node, container not started yet
-    RUNNING = "Running"
-    SUCCEEDED = "Succeeded"
-    FAILED = "Failed"
-    EVICTED = "Evicted"
-    DELETED = "Deleted"  # removed by its job's controller (restart, abort, ...) before it ended
-
-
-FINAL_POD_PHASES = frozenset(
-    {PodPhase.SUCCEEDED, PodPhase.FAILED, PodPhase.EVICTED, PodPhase.DELETED}
-)
+from berth.api.keys import DEFAULT_QUEUE, PREEMPT_LOWER_PRIORITY
+from berth.api.pod import FINAL_POD_PHASES as FINAL_POD_PHASES
+from berth.api.pod import Pod as Pod
+from berth.api.pod import PodPhase as PodPhase
+from berth.api.pod import PodSettings as PodSettings
+from berth.api.pod import task_name as task_name
+from berth.api.selectors import Taint
 
 
 class GroupPhase(StrEnum):
@@ -85,133 +66,6 @@ class Node:
     @property
     def key(self) -> str:
         return self.name  # nodes have no namespace
-
-
-@dataclass(slots=True)
-class Pod:
-    name: str
-    namespace: str = "default"
-    labels: dict[str, str] = field(default_factory=dict)
-    annotations: dict[str, str] = field(default_factory=dict)
-    requests: dict[str, int] = field(
-        default_factory=dict
-    )  # canonical units, summed over containers
-    #: (cpu, memory) as kube-scheduler's allocation scores count them: a container that
-    #: requests no cpu counts 100m, none memory 200 MiB. None: the requests themselves.
-    nonzero_requests: tuple[int, int] | None = None
-    node_selector: dict[str, str] = field(default_factory=dict)
-    affinity: Affinity = field(default_factory=Affinity)
-    tolerations: tuple[Toleration, ...] = ()
-    spread: tuple[SpreadConstraint, ...] = ()
-    priority: int = 0
-    priority_class_name: str = ""
-    scheduler_name: str = DEFAULT_SCHEDULER
-    node_name: str = ""  # spec.nodeName: already placed by the user
-    group: str = ""  # PodGroup name; empty = implicit group of one
-    submit_time: float = 0.0
-    duration: float | None = None  # None: runs until the simulation ends
-    utilization: float = 1.0  # used / requested, for the simulated usage model
-    #: Usage varying over time (berth.api.usage); None: ``utilization`` throughout.
-    usage_profile: UsageProfile | None = None
-    preemptable: bool = True  # False: never evicted by preempt or reclaim
-    #: spec.preemptionPolicy, else its PriorityClass's (empty: neither says): Never keeps the
-    #: pod from evicting anyone.
-    preemption_policy: str = ""
-    #: Simulated fault: seconds after start at which the container exits with ``fail_exit_code``
-    #: (with probability ``fail_probability``), unless it finishes first.
-    fail_after: float | None = None
-    fail_exit_code: int = 1
-    fail_probability: float = 1.0
-    #: (name, image) of each regular container: what an in-place update changes.
-    containers: tuple[tuple[str, str], ...] = ()
-    owner: str = ""  # key of the object whose controller created the pod; empty for plain pods
-    owner_kind: str = ""  # that object's kind in the store ("" for a Volcano Job's pods)
-    #: The selector of the ReplicaSet or StatefulSet (apps/v1) that made the pod: the peers
-    #: kube-scheduler's default topology spreading counts for it.
-    owner_selector: LabelSelector | None = None
-    #: spec.resourceClaims (``berth.api.dra.PodClaim``): the DRA claims the pod asks for.
-    resource_claims: tuple[Any, ...] = ()
-    uid: str = ""  # set by the controller that creates the pod; a replacement gets a new one
-    # runtime
-    phase: PodPhase = PodPhase.PENDING
-    bound_node: str = ""
-    gpu_devices: str = ""  # the GPU devices it was placed on ("3:460", "0,1,2,3")
-    cpuset: str = ""  # the cpus it holds to itself ("0-3,48-51"), berth.cluster.cpusets
-    bind_time: float | None = None
-    start_time: float | None = None
-    end_time: float | None = None
-    exit_code: int | None = None
-    #: When the pod last became ready (started, or back from an in-place restart); None while
-    #: it is not ready.
-    ready_since: float | None = None
-    restarts: int = 0  # container restarts (in-place updates)
-    #: Being deleted (a cluster pod with a deletionTimestamp, in its grace period): still on
-    #: its node, but no longer one of its job's workers.
-    terminating: bool = False
-    #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
-    waited_for: str = ""
-
-    @property
-    def key(self) -> str:
-        return f"{self.namespace}/{self.name}"
-
-    @property
-    def job_key(self) -> str:
-        """Its job's key: the key of the PodGroup it belongs to."""
-        return f"{self.namespace}/{self.group}"
-
-    @property
-    def ref(self) -> str:
-        """This pod object among all a run has seen: its uid when a controller made it (a
-        StatefulSet's replacement reuses the name), else ``namespace/name``."""
-        return self.uid or f"{self.namespace}/{self.name}"
-
-    @property
-    def may_preempt(self) -> bool:
-        return self.preemption_policy != PREEMPT_NEVER
-
-    @property
-    def qos(self) -> QoS:
-        """Koordinator's QoS class (berth.api.qos)."""
-        return qos_of(self.labels, self.requests)
-
-    @property
-    def band(self) -> PriorityBand:
-        """Koordinator's priority band (berth.api.qos)."""
-        return band_of(self.labels, self.priority, self.qos)
-
-    @property
-    def reclaimed(self) -> bool:
-        """Runs on reclaimed (batch) resources: its usage does not count against them."""
-        return self.band in LOW_BANDS
-
-    def placed_at(self, now: float) -> float:
-        """When the pod was placed: its bind; for a pod placed before this berth started, its
-        kubelet's start; ``now`` for one with neither. The newest placed go first when a job
-        is scaled in."""
-        if self.bind_time is not None:
-            return self.bind_time
-        return self.start_time if self.start_time is not None else now
-
-    def usage_at(self, t: float) -> tuple[float, float]:
-        """(cpu, memory) used ÷ requested at time ``t``."""
-        if self.usage_profile is None:
-            return self.utilization, self.utilization
-        return self.usage_profile.at(t)
-
-    @property
-    def best_effort(self) -> bool:
-        """No requests for cpu, memory or GPU: placed by backfill, not by allocate. (Asked for
-        every pod as it arrives and is placed: most ask for cpu, which answers at once.)"""
-        requests = self.requests
-        if requests.get("cpu") or requests.get("memory"):
-            return False
-        return not any(v for k, v in requests.items() if k != "pods")
-
-
-def task_name(pod: Pod) -> str:
-    """The task a pod belongs to in its group (a label or an annotation, as Volcano reads it)."""
-    return pod.labels.get(TASK_NAME_LABEL) or pod.annotations.get(TASK_NAME_LABEL, "")
 
 
 @dataclass(frozen=True, slots=True)

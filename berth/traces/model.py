@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from functools import cache
 
 from berth.api.keys import GPU_PRODUCT_LABEL, HOSTNAME_LABEL
 from berth.api.nodes import DEFAULT_NODE_PODS
 from berth.api.objects import NetworkTopology, Node, Pod, PodGroup
+from berth.api.pod import DEFAULT_SETTINGS, PodSettings
 from berth.api.selectors import Affinity, NodeSelectorTerm, Requirement
 from berth.resources import CPU, GPU, MAX_AMOUNT, MEMORY, MIB, PODS
 from berth.traces.constants import DEFAULT_GPUS_PER_NODE, DEFAULT_MACHINE_MEMORY
@@ -229,12 +231,9 @@ def build_job(spec: JobSpec, options: TraceOptions, log: TraceLog) -> TraceJob:
     return TraceJob(group, pods)
 
 
-_NO_NODE_SELECTOR: dict[str, str] = {}
-
-
 def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
     single = len(spec.tasks) == 1 and spec.tasks[0].count == 1 and not spec.tasks[0].role
-    affinity = _product_affinity(spec.gpu_products)
+    settings = _settings(spec.gpu_products, spec.priority_class)
     next_index: dict[str, int] = {}
     for task in spec.tasks:
         count = task.count
@@ -253,9 +252,9 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
             labels[ROLE_LABEL] = task.role
         first = next_index.get(task.role, 0)
         next_index[task.role] = first + count
-        # A task's pods share one labels, one annotations and one requests dict, and every
-        # trace pod one empty node selector (millions of pods on Alibaba's traces; an empty
-        # dict is 64 bytes): berth replaces a pod's dicts rather than writing into them.
+        # A task's pods share one labels, one annotations and one requests dict, and pods of
+        # alike jobs their settings (millions of pods on Alibaba's traces; an empty dict is 64
+        # bytes): berth replaces a pod's dicts rather than writing into them.
         annotations = dict(spec.annotations)
         for index in range(first, first + count):
             parts = (spec.name, task.role, str(index))
@@ -264,21 +263,22 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
                 labels=labels,
                 annotations=annotations,
                 requests=requests,
-                node_selector=_NO_NODE_SELECTOR,
-                affinity=affinity,
                 priority=spec.priority,
-                priority_class_name=spec.priority_class,
+                settings=settings,
                 group=spec.name,
                 submit_time=spec.submit,
                 duration=duration,
             )
 
 
-def _product_affinity(products: tuple[str, ...]) -> Affinity:
+@cache
+def _settings(products: tuple[str, ...], priority_class: str) -> PodSettings:
+    """The settings of a trace's pods: one object for each GPU models and priority class."""
     if not products:
-        return Affinity()
+        return replace(DEFAULT_SETTINGS, priority_class_name=priority_class)
     requirement = Requirement(GPU_PRODUCT_LABEL, "In", products)
-    return Affinity(node_required=(NodeSelectorTerm(expressions=(requirement,)),))
+    affinity = Affinity(node_required=(NodeSelectorTerm(expressions=(requirement,)),))
+    return replace(DEFAULT_SETTINGS, affinity=affinity, priority_class_name=priority_class)
 
 
 def trace_node(
