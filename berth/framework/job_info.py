@@ -45,7 +45,10 @@ class PendingPods:
         self.appended += 1
 
     def remove(self, pod: Pod) -> None:
-        self._pods.pop(id(pod), None)
+        pods = self._pods
+        pods.pop(id(pod), None)
+        if not pods:
+            self._pods = {}  # a dict keeps its largest table: a placed task's would stay
 
     def first(self) -> Pod:
         return next(iter(self._pods.values()))

@@ -74,7 +74,7 @@ class Scheduler:
         #: identity: a pending pod is referenced here only while the scheduler holds it): a pod
         #: bound by a later session than the first one after its arrival has waited.
         self.sessions = 0
-        self._arrived: dict[str, int] = {}
+        self._arrived: dict[int, int] = {}
         #: Why each waiting job waited in the last session that left it waiting; a pod that
         #: waited and then runs keeps it as ``waited_for``.
         self.waited_for: dict[str, Reason] = {}
@@ -275,6 +275,8 @@ class Scheduler:
         job = self.jobs.get(pod.job_key)
         if job is not None:
             del job.bound[pod.key]
+            if not job.bound:
+                job.bound = {}  # the table a large job's pods grew goes with them
             charge(self.queue_allocated, job, request, -1)
 
     # ------------------------------------------------------------------ cycles

@@ -125,5 +125,7 @@ class Statement:
                 op.pod.gpu_devices = session.state.dra.devices_text(op.pod, op.row)
             session.bound_this_cycle.add(op.pod.key)
             op.job.pending.remove(op.pod)
+            if not op.job.pending:
+                op.job.task_order = None  # no pod left to order: its lists go
             session.binds.append(Bind(op.pod, node))
         self.journal.clear()
