@@ -94,3 +94,18 @@ def test_a_kept_task_order_places_as_a_fresh_one(cpus, jobs, steps):
         now += 10.0
         if outcomes:
             assert outcomes[0] == outcomes[1]
+
+
+def test_a_placed_job_lets_go_of_its_order_and_tables():
+    """Once a large job's pods are all placed and have ended, it keeps no list or table the
+    size of its pods (a trace task's run to 15,000)."""
+    s, pods = build([4000, 4000], [([(1000, 12, 0)], 1)])
+    job = s.jobs["default/j0"]
+    session(s, 2, 0.0)  # the first pods placed: the order is kept for the rest
+    assert job.task_order is not None and len(job.pending) == 4
+    for p in pods[0]:
+        if p.bound_node:
+            s.release(p)
+    session(s, 2, 10.0)
+    assert not job.pending and job.task_order is None
+    assert job.pending._pods == {} and len(job.bound) == 4
