@@ -57,6 +57,24 @@ class Clock:
         self.now = 0.0
 
 
+class _Later:
+    """``now + delay``, as the same float object while both stay the same objects: the pods
+    of a trace task's run start and end together, and every pod keeps its start and end time
+    (24 bytes each, 11 million pods on Alibaba 2017)."""
+
+    __slots__ = ("now", "delay", "at")
+
+    def __init__(self) -> None:
+        self.now: float | None = None
+        self.delay: float | None = None
+        self.at = 0.0
+
+    def __call__(self, now: float, delay: float) -> float:
+        if now is not self.now or delay is not self.delay:
+            self.now, self.delay, self.at = now, delay, now + delay
+        return self.at
+
+
 @dataclass(slots=True)
 class GroupStats:
     pods: int = 0
@@ -107,6 +125,8 @@ class NodeAgent:
         self.elastic: ElasticProgress | None = None
         #: Jobs sharing GPUs (set by the simulation when a policy shares them).
         self.slicing: TimeSlicing | None = None
+        self._starts = _Later()
+        self._ends = _Later()
 
     # ------------------------------------------------------------------ groups
 
@@ -143,7 +163,7 @@ class NodeAgent:
         pod.phase = PodPhase.BOUND
         pod.bind_time = self.clock.now
         self.pending -= 1
-        self.queue.push(self.clock.now + self.config.start_latency, Ev.START, pod)
+        self.queue.push(self._starts(self.clock.now, self.config.start_latency), Ev.START, pod)
 
     def on_start(self, pod: Pod) -> None:
         if pod.phase != PodPhase.BOUND:
@@ -166,7 +186,7 @@ class NodeAgent:
             group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
             if self.slicing is None or not self.slicing.takes(pod, now):
-                self.queue.push(now + pod.duration, Ev.FINISH, pod)
+                self.queue.push(self._ends(now, pod.duration), Ev.FINISH, pod)
         elif self.elastic is not None:
             self.elastic.started(pod, now)
         if self._will_fail(pod):
