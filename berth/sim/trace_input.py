@@ -112,8 +112,8 @@ def trace_manifests(spec: InputSpec) -> tuple[Manifests, list[str], list[str]]:
 
 
 #: Memory a simulated pod costs, roughly (objects, events, accounting), for the estimate:
-#: measured as the peak growth between the 10- and 40-minute windows of Alibaba 2017 (781 B).
-_BYTES_PER_POD = 800
+#: measured as the peak growth between the 10- and 40-minute windows of Alibaba 2017 (489 B).
+_BYTES_PER_POD = 500
 
 
 def _size_check(spec: InputSpec, specs: Iterable[JobSpec]) -> tuple[deque[JobSpec], str]:
