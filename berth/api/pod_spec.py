@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from typing import Any
 
 from berth.api import schema
 from berth.api.dra import pod_claims
@@ -195,7 +196,8 @@ def build_pod(
     """A Pod from its metadata and spec: a Pod document's, or a Job task's template."""
     annotations = meta.annotations
     requests, nonzero = _pod_requests(spec, ctx)
-    pod = Pod(
+    # Built last, once every setting is read: each one written afterwards would copy them.
+    fields: dict[str, Any] = dict(
         name=name,
         namespace=namespace,
         labels=dict(meta.labels),
@@ -227,19 +229,19 @@ def build_pod(
     positive_int_annotation(annotations, GPU_MEMORY_ANNOTATION, "metadata.annotations", ctx)
     utilization = float_annotation(annotations, UTILIZATION_ANNOTATION, ctx, fraction)
     if utilization is not None:
-        pod.utilization = utilization
-    pod.usage_profile = _usage_curve(annotations, ctx)
-    wrong = check_qos_label(pod.labels)
+        fields["utilization"] = utilization
+    fields["usage_profile"] = _usage_curve(annotations, ctx)
+    wrong = check_qos_label(fields["labels"])
     if wrong:
         ctx.error("metadata.labels", wrong)
     _check_resource_spec(annotations, ctx)
     probability = float_annotation(annotations, FAIL_PROBABILITY_ANNOTATION, ctx, fraction)
     if probability is not None:
-        pod.fail_probability = probability
+        fields["fail_probability"] = probability
     exit_code = float_annotation(annotations, EXIT_CODE_ANNOTATION, ctx, _exit_code)
     if exit_code is not None:
-        pod.fail_exit_code = int(exit_code)
-    return pod
+        fields["fail_exit_code"] = int(exit_code)
+    return Pod(**fields)
 
 
 def _check_resource_spec(annotations: Mapping[str, str], ctx: Context) -> None:
