@@ -33,27 +33,28 @@ def class_key(
     only when a plugin estimates pods by their job's history. Leaving them out otherwise keeps
     classes large.
     """
+    settings = pod.settings  # (read once: each of its fields is a property of the pod)
     spec = (
         tuple(sorted(pod.requests.items())),
-        pod.nonzero_requests,
-        tuple(sorted(pod.node_selector.items())),
-        pod.affinity,
-        pod.tolerations,
-        pod.spread,
-        pod.node_name,
+        settings.nonzero_requests,
+        tuple(sorted(settings.node_selector.items())),
+        settings.affinity,
+        settings.tolerations,
+        settings.spread,
+        settings.node_name,
         pod.annotations.get(GPU_MEMORY_ANNOTATION, ""),
         pod.annotations.get(RESOURCE_SPEC_ANNOTATION, ""),  # its cpu bind policy
         # what decides whether it runs on batch resources (load-aware estimates by them)
         band_of_priority(pod.priority),
         pod.labels.get(QOS_LABEL),
         pod.labels.get(PRIORITY_CLASS_LABEL),
-        pod.resource_claims,
+        settings.resource_claims,
     )
     if owners_matter:
-        spec += (pod.namespace, pod.owner_selector, pod.labels.get(JOB_NAME_LABEL))
+        spec += (pod.namespace, settings.owner_selector, pod.labels.get(JOB_NAME_LABEL))
     if jobs_matter:
-        spec += (pod.namespace, pod.owner, pod.group)
-    if labels_matter or pod.affinity.has_pod_terms or pod.spread:
+        spec += (pod.namespace, settings.owner, pod.group)
+    if labels_matter or settings.affinity.has_pod_terms or settings.spread:
         return spec + (pod.namespace, tuple(sorted(pod.labels.items())))
     return spec
 
