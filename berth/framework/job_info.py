@@ -169,6 +169,8 @@ class JobInfo:
 
     def remove_pending(self, pod: Pod, request: np.ndarray) -> None:
         self.pending.remove(pod)
+        if not self.pending:
+            self.task_order = None  # no pod left to order: its lists go
         self.requesting -= not pod.best_effort
         self.asking = added(self.asking, request, -1)
 

@@ -12,7 +12,7 @@ import numpy as np
 
 from berth.api.objects import Pod, task_name
 from berth.cluster.devices import Placement, record_devices
-from berth.framework.job_info import JobInfo, added
+from berth.framework.job_info import JobInfo
 
 if TYPE_CHECKING:
     from berth.framework.podclass import PodClass
@@ -115,8 +115,7 @@ class Statement:
             op.job.allocated -= 1
             if op.job.group.min_task_member:
                 _count_task(op.job, op.pod, -1)
-            op.job.asking = added(op.job.asking, op.request, -1)
-            op.job.requesting -= not op.pod.best_effort
+            op.job.remove_pending(op.pod, op.request)
             op.job.bound[op.pod.key] = op.pod
             op.pod.bound_node = node
             if op.devices is not None:
@@ -124,8 +123,5 @@ class Statement:
             if op.pod.resource_claims and session.state.dra is not None:
                 op.pod.gpu_devices = session.state.dra.devices_text(op.pod, op.row)
             session.bound_this_cycle.add(op.pod.key)
-            op.job.pending.remove(op.pod)
-            if not op.job.pending:
-                op.job.task_order = None  # no pod left to order: its lists go
             session.binds.append(Bind(op.pod, node))
         self.journal.clear()
