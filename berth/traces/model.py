@@ -274,10 +274,10 @@ def _pods(spec: JobSpec, options: TraceOptions, log: TraceLog) -> Iterator[Pod]:
 @cache
 def _settings(products: tuple[str, ...], priority_class: str) -> PodSettings:
     """The settings of a trace's pods: one object for each GPU models and priority class."""
-    if not products:
-        return replace(DEFAULT_SETTINGS, priority_class_name=priority_class)
-    requirement = Requirement(GPU_PRODUCT_LABEL, "In", products)
-    affinity = Affinity(node_required=(NodeSelectorTerm(expressions=(requirement,)),))
+    affinity = DEFAULT_SETTINGS.affinity
+    if products:
+        requirement = Requirement(GPU_PRODUCT_LABEL, "In", products)
+        affinity = Affinity(node_required=(NodeSelectorTerm(expressions=(requirement,)),))
     return replace(DEFAULT_SETTINGS, affinity=affinity, priority_class_name=priority_class)
 
 
