@@ -33,7 +33,7 @@ from berth.framework.podclass import PodClass
 from berth.framework.queues import padded
 from berth.framework.session import Session
 from berth.framework.statement import Statement
-from berth.framework.victims import Judge, VictimPoint
+from berth.framework.victims import Judge, RankedJobs, VictimPoint
 
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).
@@ -79,6 +79,7 @@ class _Victims:
     count: np.ndarray  # per node, its eligible pods
     on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
     late: np.ndarray | None = None  # per node, ``Evictor._lateness``, worked out when asked
+    ranked: RankedJobs | None = None  # the jobs ranked by ranking plugins, when asked
 
 
 class Evictor:
@@ -177,16 +178,12 @@ class Evictor:
             return False
         # When the plugins allow no victim among all candidates, they allow none on any node
         # (their running totals only grow with the candidates they see): skip the search.
-        anywhere = self.session.allowed_anywhere(self.point, job, pod, victims.pods)
-        if anywhere is None:
+        allowed, signature = self._anywhere(job, pod, victims)
+        if allowed is None:
             if not self.judge(job, pod, victims.pods):
                 return False
-            allowed = None
-        else:
-            if not anywhere:
-                return False
-            pods = victims.pods
-            allowed = np.fromiter((id(p) in anywhere for p in pods), bool, len(pods))
+        elif not allowed.any():
+            return False
         search = self.session.search
         for choice in self._choices(job, pod, cls, victims, allowed):
             savepoint = statement.savepoint()
@@ -201,6 +198,26 @@ class Evictor:
                 return True
             statement.rollback(savepoint)
         return False
+
+    def _anywhere(
+        self, job: JobInfo, pod: Pod, victims: _Victims
+    ) -> tuple[np.ndarray | None, tuple | None]:
+        """Per eligible pod, whether the plugins could allow it on some node, when they judge
+        each one alone (else None); ranking plugins answer from ranks kept with the table,
+        with the signature of their answer."""
+        session = self.session
+        plugins = session.victim_judges(self.point)
+        if RankedJobs.serves(plugins):
+            if victims.ranked is None:
+                groups = victims.eligible
+                jobs = [victims.jobs[key] for key in groups]
+                victims.ranked = RankedJobs(jobs, [len(pods) for pods in groups.values()])
+            return victims.ranked.allowed(plugins, job)
+        anywhere = session.allowed_anywhere(self.point, job, pod, victims.pods)
+        if anywhere is None:
+            return None, None
+        pods = victims.pods
+        return np.fromiter((id(p) in anywhere for p in pods), bool, len(pods)), None
 
     def _queue_takes(
         self, statement: Statement, job: JobInfo, cls: PodClass, choice: _Choice, reason: str

@@ -353,5 +353,48 @@ class Plugin:
         """A pod of ``job`` no longer holds ``request`` (evicted, or a placement undone)."""
 
 
+class RankingPlugin(Plugin):
+    """A plugin whose job order is also who gives way (tiresias' levels, srtf's time left,
+    edf's deadlines, themis' shares): a job may evict the running jobs that rank after it
+    and ``give_way`` (a job never ranks after itself), and preempt examines first the nodes
+    whose victims come last. Since the verdict on a candidate is a comparison of two ranks,
+    preempt ranks the running jobs once and compares every waiting job with all of them at
+    once (``victims.RankedJobs``)."""
+
+    victims_by_job_order = True
+    judges_each_alone = True
+    #: Set by the plugin as its session opens.
+    session: Session | None = None
+
+    def victim_rank(self, job: JobInfo) -> float:
+        """The job's place in the order; a larger rank gives way to a smaller one. Fixed
+        within a session."""
+        raise NotImplementedError
+
+    def gives_way(self, job: JobInfo) -> bool:
+        """Whether a running job that ranks after a preemptor may yield to it now."""
+        return True
+
+    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
+        session = self.session
+        if session is None:
+            return []
+        mine = self.victim_rank(preemptor)
+        victims = []
+        # Per job (namespace, group): its verdict; a job's pods come together.
+        after: dict[tuple[str, str], bool] = {}
+        for candidate in candidates:
+            group = (candidate.namespace, candidate.group)
+            verdict = after.get(group)
+            if verdict is None:
+                job = session.job_of(candidate)
+                verdict = after[group] = (
+                    job is not None and self.victim_rank(job) > mine and self.gives_way(job)
+                )
+            if verdict:
+                victims.append(candidate)
+        return victims
+
+
 def overrides(plugin: Plugin, method: str) -> bool:
     return getattr(type(plugin), method) is not getattr(Plugin, method)

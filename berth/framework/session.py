@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from itertools import groupby
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,7 +25,7 @@ from berth.cluster.state import ClusterState
 from berth.framework.backlog import Backlog, JobReasons
 from berth.framework.demand import queue_demand
 from berth.framework.job_info import JobInfo, charge
-from berth.framework.plugin import Reason, Refusal, Vote
+from berth.framework.plugin import Plugin, Reason, Refusal, Vote
 from berth.framework.queues import QueueTree
 from berth.framework.reasons import HeldBack, node_list
 from berth.framework.statement import Bind, Eviction, Statement
@@ -224,36 +224,6 @@ class Session:
     def job_of(self, pod: Pod) -> JobInfo | None:
         return self.all_jobs.get(pod.job_key)
 
-    def ranked_after(
-        self,
-        preemptor: JobInfo,
-        candidates: list[Pod],
-        rank: Callable[[JobInfo], Any],
-        may_go: Callable[[JobInfo], bool] | None = None,
-    ) -> list[Pod]:
-        """The candidates whose job, another than ``preemptor``, ranks after it (a larger
-        ``rank``) and, with ``may_go``, may give way: the victims of the job-order plugins
-        that preempt by their own order."""
-        mine = rank(preemptor)
-        victims = []
-        # Per job (namespace, group): its verdict; a job's pods come together.
-        after: dict[tuple[str, str], bool] = {}
-        for candidate in candidates:
-            group = (candidate.namespace, candidate.group)
-            verdict = after.get(group)
-            if verdict is None:
-                job = self.job_of(candidate)
-                verdict = (
-                    job is not None
-                    and job is not preemptor
-                    and rank(job) > mine
-                    and (may_go is None or may_go(job))
-                )
-                after[group] = verdict
-            if verdict:
-                victims.append(candidate)
-        return victims
-
     def promised(self) -> list[JobInfo]:
         """Admitted jobs that have not reached minMember yet as the session opened: their
         minResources are spoken for even though their pods are not placed. Found once (the
@@ -450,9 +420,12 @@ class Session:
     ) -> set[int] | None:
         """``victims.allowed_anywhere`` of the plugins at ``point``: the candidates (ids) that
         could be victims among any part of them, when every such plugin judges each alone."""
+        return allowed_anywhere(self.victim_judges(point), point, job, pod, candidates)
+
+    def victim_judges(self, point: VictimPoint) -> list[Plugin]:
+        """The plugins that judge victims at ``point``, in tier order."""
         framework = self.framework
-        plugins = framework.preemptables if point == "preemptable" else framework.reclaimables
-        return allowed_anywhere(plugins, point, job, pod, candidates)
+        return framework.preemptables if point == "preemptable" else framework.reclaimables
 
     def job_ready(self, job: JobInfo) -> bool:
         for plugin in self.framework.job_readies:

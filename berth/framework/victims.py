@@ -11,6 +11,10 @@ from collections.abc import Callable, Iterator, Sequence
 from itertools import groupby
 from typing import TYPE_CHECKING, Literal
 
+import numpy as np
+
+from berth.framework.plugin import RankingPlugin
+
 if TYPE_CHECKING:
     from berth.api.objects import Pod
     from berth.framework.job_info import JobInfo
@@ -42,6 +46,57 @@ def allowed_anywhere(
     if not all(p.judges_each_alone for p in plugins):
         return None
     return {id(p) for verdict in _tiers(plugins, point, job, pod, candidates) for p in verdict}
+
+
+class RankedJobs:
+    """Running jobs, each with some candidate pods, ranked once by every ranking plugin
+    (``RankingPlugin``). When every plugin that judges victims ranks them, the candidates any
+    tier allows a preemptor are an array comparison (``allowed``) rather than a question per
+    candidate; a preempt with a long line of waiting jobs asks it for each one's every task.
+    Kept while the jobs' ranks are (a session at most)."""
+
+    def __init__(self, jobs: list[JobInfo], sizes: list[int]) -> None:
+        self.jobs = jobs
+        #: Each candidate's job (the candidates come job by job, ``sizes`` of each).
+        self.owner = np.repeat(np.arange(len(jobs)), sizes)
+        self._ranks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._allowed: dict[tuple, np.ndarray] = {}
+
+    @staticmethod
+    def serves(plugins: Sequence[Plugin]) -> bool:
+        return all(isinstance(p, RankingPlugin) for p in plugins)
+
+    def _ranked(self, plugin: RankingPlugin) -> tuple[np.ndarray, np.ndarray]:
+        """Per job, its rank and whether it gives way, by ``plugin``."""
+        kept = self._ranks.get(id(plugin))
+        if kept is None:
+            ranks = np.array([plugin.victim_rank(j) for j in self.jobs], dtype=np.float64)
+            gives = np.array([plugin.gives_way(j) for j in self.jobs], dtype=bool)
+            kept = self._ranks[id(plugin)] = (ranks, gives)
+        return kept
+
+    def allowed(
+        self, plugins: Sequence[RankingPlugin], preemptor: JobInfo
+    ) -> tuple[np.ndarray, tuple]:
+        """Per candidate, whether some tier allows it to ``preemptor`` (``allowed_anywhere``
+        of ranking plugins, as a mask), and what that depends on: the preemptor's ranks (a
+        job never ranks after itself, so its own pods are never allowed). Preemptors of the
+        same ranks get the same mask."""
+        signature = tuple(p.victim_rank(preemptor) for p in plugins)
+        kept = self._allowed.get(signature)
+        if kept is not None:
+            return kept, signature
+        anywhere = np.zeros(len(self.jobs), dtype=bool)
+        rank = iter(signature)
+        for _, tier in groupby(plugins, key=lambda p: p.tier):
+            verdict = np.ones(len(self.jobs), dtype=bool)
+            for plugin in tier:
+                ranks, gives = self._ranked(plugin)
+                verdict &= gives & (ranks > next(rank))
+            anywhere |= verdict
+        kept = self._allowed[signature] = anywhere[self.owner]
+        kept.flags.writeable = False
+        return kept, signature
 
 
 def _tiers(

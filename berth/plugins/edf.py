@@ -22,16 +22,14 @@ import numpy as np
 from berth.api.deadline import Deadlines
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
-from berth.framework.plugin import Plugin
+from berth.framework.plugin import RankingPlugin
 from berth.framework.session import Session
 
 
-class Edf(Plugin):
+class Edf(RankingPlugin):
     name = "edf"
     per_job_admission = True  # each job's own deadline
     job_answers_own = True
-    victims_by_job_order = True  # the running job with the latest deadline gives way first
-    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
@@ -82,11 +80,10 @@ class Edf(Plugin):
             self._latest = latest
         return self._latest
 
-    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        session = self.session
-        if session is None or not self.preempts:
-            return []
-        return session.ranked_after(preemptor, candidates, self.deadline)
+    def victim_rank(self, job: JobInfo) -> float:
+        """The running job with the latest deadline gives way first (``preempt: false``
+        serves no preemptable at all)."""
+        return self.deadline(job)
 
     def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
         self.placed.add(job.key)

@@ -24,7 +24,7 @@ import numpy as np
 
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
-from berth.framework.plugin import Plugin, PluginArgumentError
+from berth.framework.plugin import Plugin, PluginArgumentError, RankingPlugin
 from berth.framework.session import Session
 
 MODES = ("oracle", "estimate")
@@ -113,14 +113,10 @@ class Sjf(Plugin):
         return self.key(job)
 
 
-class Srtf(Sjf):
+class Srtf(Sjf, RankingPlugin):
     name = "srtf"
     remaining_time = True
-    victims_by_job_order = True  # the running job with the most time left gives way first
-    judges_each_alone = True
 
-    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        session = self.session
-        if session is None:
-            return []
-        return session.ranked_after(preemptor, candidates, self.key)
+    def victim_rank(self, job: JobInfo) -> float:
+        """The running job with the most time left gives way first."""
+        return self.key(job)

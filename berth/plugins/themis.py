@@ -24,7 +24,7 @@ import numpy as np
 
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
-from berth.framework.plugin import Plugin, PluginArgumentError
+from berth.framework.plugin import PluginArgumentError, RankingPlugin
 from berth.framework.session import Session
 from berth.resources import GPU
 
@@ -70,11 +70,9 @@ def job_gpus(job: JobInfo) -> float:
     return sum(p.requests.get(GPU, 0) for p in pods) / 1000
 
 
-class Themis(Plugin):
+class Themis(RankingPlugin):
     name = "themis"
     per_job_admission = True  # each job's own share
-    victims_by_job_order = True  # the job with the smallest share gives way first
-    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
@@ -145,17 +143,12 @@ class Themis(Plugin):
     def job_starving(self, job: JobInfo) -> bool:
         return self.share(job) > self._smallest_running
 
-    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        session = self.session
-        if session is None:
-            return []
-        # A job of a smaller share, once its lease is over.
-        return session.ranked_after(
-            preemptor, candidates, lambda job: -self.share(job), self._leased
-        )
+    def victim_rank(self, job: JobInfo) -> float:
+        """The job with the smallest share gives way first."""
+        return -self.share(job)
 
-    def _leased(self, job: JobInfo) -> bool:
-        """Whether the job's lease is over: it has run a whole lease since it started."""
+    def gives_way(self, job: JobInfo) -> bool:
+        """Once its lease is over: it has run a whole lease since it started."""
         starts = [p.start_time for p in job.bound.values() if p.start_time is not None]
         return bool(starts) and self.now - min(starts) >= self.lease
 
@@ -175,6 +168,6 @@ class Themis(Plugin):
         jobs = session.all_jobs
         running = [jobs[k] for k in self.placed if k in jobs]
         lowest = min(waiting)
-        if not any(not self._leased(j) or self.share(j) >= lowest for j in running):
+        if not any(not self.gives_way(j) or self.share(j) >= lowest for j in running):
             return None
         return math.floor(self.now / self.lease) * self.lease + self.lease

@@ -27,7 +27,7 @@ import numpy as np
 
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
-from berth.framework.plugin import Plugin, PluginArgumentError
+from berth.framework.plugin import PluginArgumentError, RankingPlugin
 from berth.framework.session import Session
 from berth.resources import GPU
 
@@ -52,11 +52,9 @@ class Service:
     promotions: int = 0
 
 
-class Tiresias(Plugin):
+class Tiresias(RankingPlugin):
     name = "tiresias"
     per_job_admission = True  # the level tells alike jobs apart
-    victims_by_job_order = True  # the lowest level gives way first, wherever it runs
-    judges_each_alone = True
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
@@ -134,11 +132,9 @@ class Tiresias(Plugin):
             self._lowest = lowest
         return self._lowest
 
-    def preemptable(self, preemptor: JobInfo, pod: Pod, candidates: list[Pod]) -> list[Pod]:
-        session = self.session
-        if session is None:
-            return []
-        return session.ranked_after(preemptor, candidates, self.level)
+    def victim_rank(self, job: JobInfo) -> float:
+        """The lowest level gives way first, wherever it runs."""
+        return self.level(job)
 
     def on_deallocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
         """An eviction (or a placement undone): a started pod's run joins the bank."""
