@@ -22,7 +22,7 @@ priority, then the lowest sum of their priorities, then the fewest pods.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -80,6 +80,8 @@ class _Victims:
     on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
     late: np.ndarray | None = None  # per node, ``Evictor._lateness``, worked out when asked
     ranked: RankedJobs | None = None  # the jobs ranked by ranking plugins, when asked
+    #: (signature of ``RankedJobs.allowed``, class key) pairs for which no node could be freed.
+    unfreeable: set[tuple] = field(default_factory=set)
 
 
 class Evictor:
@@ -184,8 +186,18 @@ class Evictor:
                 return False
         elif not allowed.any():
             return False
+        # Which nodes could be freed depends on the job only through the allowed victims:
+        # a line of alike waiting jobs asks once (outside a HyperNode, which is the job's).
+        unfreeable = None
+        if signature is not None and self.session.region is None:
+            unfreeable = (signature, cls.key)
+            if unfreeable in victims.unfreeable:
+                return False
+        choices = self._choices(job, pod, cls, victims, allowed)
+        if not choices and unfreeable is not None:
+            victims.unfreeable.add(unfreeable)
         search = self.session.search
-        for choice in self._choices(job, pod, cls, victims, allowed):
+        for choice in choices:
             savepoint = statement.savepoint()
             for unit in choice.units:
                 for victim in unit.pods:
@@ -253,9 +265,14 @@ class Evictor:
         n, cols = state.n, cls.nonzero
         need = cls.request[cols]
         rows, top, count = victims.rows, victims.top, victims.count
+        free = state.free[:n][:, cols]
+        if allowed is not None:  # no node where the allowed pods could free enough: no choice
+            room = free.copy()
+            np.add.at(room, rows[allowed], victims.requests[allowed][:, cols])
+            if not (room >= need).all(axis=1).any():
+                return []
         freeable = np.zeros((n, len(cols)), dtype=np.int64)
         np.add.at(freeable, rows, victims.requests[:, cols])
-        free = state.free[:n][:, cols]
         open_rows = (count > 0) & (free + freeable >= need).all(axis=1)
         if self.session.region is not None:  # a hard network topology's HyperNode
             open_rows &= self.session.region[:n]
