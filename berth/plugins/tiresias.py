@@ -122,13 +122,15 @@ class Tiresias(RankingPlugin):
     def _lowest_running(self) -> int:
         """The largest level among the running jobs as the session opened."""
         if self._lowest is None:
-            session, lowest = self.session, -1
+            session, lowest, last = self.session, -1, len(self.thresholds)
             if session is not None:
                 jobs = session.all_jobs
                 for key in self.placed:
                     job = jobs.get(key)
                     if job is not None and job.bound:
                         lowest = max(lowest, self.level(job))
+                        if lowest == last:  # no level is lower
+                            break
             self._lowest = lowest
         return self._lowest
 
