@@ -21,6 +21,7 @@ priority, then the lowest sum of their priorities, then the fewest pods.
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -99,7 +100,8 @@ class Evictor:
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
         #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
-        self._victims: tuple[tuple, _Victims] | None = None
+        #: The victim table, what it was made for (its key and victim jobs).
+        self._victims: tuple[tuple, _Victims, list[JobInfo]] | None = None
 
     def _request(self, pod: Pod) -> np.ndarray:
         """The pod's request over the whole resource axis."""
@@ -122,10 +124,9 @@ class Evictor:
             len(session.evictions),
             state.width,
             best_effort,
-            tuple(map(id, victim_jobs)),
         )
         kept = self._victims
-        if kept is not None and kept[0] == key:
+        if kept is not None and kept[0] == key and _same(kept[2], victim_jobs):
             return kept[1]
         eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j, best_effort))}
         pods = [p for group in eligible.values() for p in group]
@@ -148,7 +149,7 @@ class Evictor:
             np.bincount(rows, minlength=n),
             on_row,
         )
-        self._victims = (key, victims)
+        self._victims = (key, victims, victim_jobs)
         return victims
 
     def _eligible(self, job: JobInfo, best_effort: bool) -> list[Pod]:
@@ -395,6 +396,12 @@ class Evictor:
 
     def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:
         return self._request(pod)[cols]
+
+
+def _same(kept: list[JobInfo], jobs: list[JobInfo]) -> bool:
+    """Whether two lists hold the same jobs in the same order (a caller passes the same list
+    for many tasks)."""
+    return kept is jobs or (len(kept) == len(jobs) and all(map(operator.is_, kept, jobs)))
 
 
 def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit] | None:

@@ -47,7 +47,10 @@ class Preempt:
         evictor = Evictor(session, "preemptable", self.examined)
         queues = by_queue(jobs)
         for name in sorted(queues, key=lambda q: session.queue_order_key(q, 0)):
+            queued = running.get(name, [])
             for job in sorted(queues[name], key=session.job_order_key):
-                victims = [j for j in running.get(name, []) if j is not job]
+                # One list for the queue's jobs that hold nothing (running lists only holders):
+                # the evictor keeps its victim table while the list and the cluster stand.
+                victims = [j for j in queued if j is not job] if job.bound else queued
                 reason = f"preempted by {job.key}"
                 evict_for(session, job, evictor, victims, reason, lambda _: True)
