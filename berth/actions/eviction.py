@@ -432,9 +432,8 @@ def _cover(free: np.ndarray, need: np.ndarray, units: list[_Unit]) -> list[_Unit
 def running_by_queue(session: Session) -> dict[str, list[JobInfo]]:
     """Jobs holding nodes, per queue: where victims come from."""
     running: dict[str, list[JobInfo]] = {}
-    for job in session.all_jobs.values():
-        if job.bound:
-            running.setdefault(job.queue, []).append(job)
+    for job in session.running_jobs():
+        running.setdefault(job.queue, []).append(job)
     return running
 
 

@@ -118,6 +118,9 @@ class JobInfo:
     #: When the job last started waiting (the scheduler's count): the placing actions serve
     #: waiting jobs in this order, wherever admission kept them.
     since: int = 0
+    #: When the scheduler first knew it (its count): its place in the scheduler's job table,
+    #: which is the order the running jobs are listed in (``Session.running_jobs``).
+    serial: int = 0
     #: Placements of the open statement per task, kept only for groups with per-task minimums.
     task_allocated: dict[str, int] = field(default_factory=dict)
     #: Its pending pods' task order, kept for a job with many or one that waited

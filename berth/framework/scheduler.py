@@ -50,6 +50,10 @@ class Scheduler:
         self.profiled = any(p.reads_owner_profiles for p in self.framework.plugins)
         self.wake_at: float | None = None
         self.jobs: dict[str, JobInfo] = {}
+        #: Jobs with bound pods, and perhaps some whose last pods a session evicted until the
+        #: session is over: where victims come from, without walking every job ever known.
+        self.holding: dict[str, JobInfo] = {}
+        self._serial = 0  # jobs known so far (JobInfo.serial)
         #: Jobs with pending pods, and PodGroups awaiting admission, in arrival order.
         self.waiting: dict[str, JobInfo] = {}
         self._waits = 0  # jobs that started waiting so far (JobInfo.since)
@@ -133,7 +137,8 @@ class Scheduler:
         self.touched.add(group.key)
         job = self.jobs.get(group.key)
         if job is None:
-            job = self.jobs[group.key] = JobInfo(group)
+            job = self.jobs[group.key] = JobInfo(group, serial=self._serial)
+            self._serial += 1
         else:
             job.group = group
             job.placeholder = False
@@ -147,6 +152,7 @@ class Scheduler:
         """A PodGroup deleted by its controller (a suspended Job); its pods are gone already."""
         self._unwait(key)
         self.jobs.pop(key, None)
+        self.holding.pop(key, None)
         self.touched.add(key)
 
     def handles(self, pod: Pod) -> bool:
@@ -215,6 +221,7 @@ class Scheduler:
         if pod.resource_claims and self.state.dra is not None:
             pod.gpu_devices = self.state.dra.devices_text(pod, self.state.rows[node])
         job.bound[pod.key] = pod
+        self.holding[job.key] = job
 
     def withdraw(self, pod: Pod) -> None:
         """A pending pod deleted before it was placed."""
@@ -277,6 +284,7 @@ class Scheduler:
             del job.bound[pod.key]
             if not job.bound:
                 job.bound = {}  # the table a large job's pods grew goes with them
+                self.holding.pop(job.key, None)
             charge(self.queue_allocated, job, request, -1)
 
     # ------------------------------------------------------------------ cycles
@@ -297,6 +305,7 @@ class Scheduler:
             has_enqueue="enqueue" in self.config.actions,
             queue_allocated=self.queue_allocated,
             all_jobs=self.jobs,
+            holding=self.holding,
             admission_epoch=self.admission_epoch,
             backlog=self.backlog,
             servable=self.servable,
@@ -334,6 +343,10 @@ class Scheduler:
         self.last_reasons = session.job_reasons
         if session.evictions:
             self.admission_epoch += 1
+            for eviction in session.evictions:
+                job = self.jobs.get(eviction.pod.job_key)
+                if job is not None and not job.bound:
+                    self.holding.pop(job.key, None)
         self.evictions = session.evictions
         if not self._reads_touched:
             self.touched.clear()

@@ -16,6 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Iterable
 from dataclasses import dataclass
 from itertools import groupby
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -62,6 +63,9 @@ class Hold:
         return pod.duration is not None and now + pod.duration <= self.shadow
 
 
+_serial = attrgetter("serial")
+
+
 class Session:
     def __init__(
         self,
@@ -74,6 +78,7 @@ class Session:
         has_enqueue: bool = True,
         queue_allocated: dict[str, np.ndarray] | None = None,
         all_jobs: dict[str, JobInfo] | None = None,
+        holding: dict[str, JobInfo] | None = None,
         admission_epoch: int = 0,
         backlog: Backlog | None = None,
         servable: dict[str, JobInfo] | None = None,
@@ -106,6 +111,11 @@ class Session:
         self.demand = demand if demand is not None else queue_demand(jobs, state)
         #: Every job the scheduler knows, running ones included (where victims come from).
         self.all_jobs = all_jobs if all_jobs is not None else jobs
+        #: The jobs with bound pods, perhaps with a few that no longer have any (the
+        #: scheduler's, kept as pods are bound and released; a commit adds to it).
+        if holding is None:
+            holding = {key: job for key, job in self.all_jobs.items() if job.bound}
+        self.holding = holding
         self.queues = queues
         self.tree = QueueTree(queues)
         self._queue_snapshots: tuple | None = None
@@ -220,6 +230,10 @@ class Session:
         """Allocate has placed what it could this cycle; plugins act on what it left."""
         for plugin in self.framework.plugins:
             plugin.after_allocate(self)
+
+    def running_jobs(self) -> list[JobInfo]:
+        """The jobs with bound pods, in the order of ``all_jobs``."""
+        return sorted((job for job in self.holding.values() if job.bound), key=_serial)
 
     def job_of(self, pod: Pod) -> JobInfo | None:
         return self.all_jobs.get(pod.job_key)

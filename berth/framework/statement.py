@@ -117,6 +117,7 @@ class Statement:
                 _count_task(op.job, op.pod, -1)
             op.job.remove_pending(op.pod, op.request)
             op.job.bound[op.pod.key] = op.pod
+            session.holding[op.job.key] = op.job
             op.pod.bound_node = node
             if op.devices is not None:
                 record_devices(op.pod, node, op.devices)

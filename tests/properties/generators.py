@@ -27,6 +27,8 @@ from berth.api.selectors import (
 )
 from berth.cluster.pod_terms import carried_terms
 from berth.cluster.state import ClusterState
+from berth.framework.scheduler import Scheduler
+from berth.framework.session import Session
 from berth.plugins.node_affinity import node_affinity_mask
 from berth.resources import MIB
 
@@ -322,6 +324,14 @@ def check_accounting(state: ClusterState) -> None:
             differs += nonzero != (int(vec[0]), int(vec[1]))
     assert np.array_equal(requested[:, :2] + state.nonzero_extra[:n], scored)
     assert state.nonzero_differs == differs
+
+
+def check_holding(s: Scheduler) -> None:
+    """Between sessions the scheduler's index of jobs holding pods is exactly the jobs with
+    bound pods, and a session lists them in the order of its job table."""
+    assert set(s.holding) == {key for key, job in s.jobs.items() if job.bound}
+    session = Session(s.state, s.framework, s.search, s.waiting, s.queues, 0.0, holding=s.holding)
+    assert session.running_jobs() == [job for job in s.jobs.values() if job.bound]
 
 
 def check_counters(state: ClusterState) -> None:

@@ -26,6 +26,7 @@ from berth.framework.queues import padded
 from berth.framework.scheduler import Scheduler
 from berth.framework.session import Session
 from berth.plugins.queue_share import QueueShare
+from tests.properties.generators import check_holding
 
 SETTINGS = settings(max_examples=50, deadline=None)
 ACTIONS = "enqueue, allocate, preempt, reclaim, backfill"
@@ -154,6 +155,7 @@ class Ledger:
             self.bound[bind.pod.key] = bind.pod
         self.check_capabilities()
         self.check_gangs()
+        check_holding(s)
 
     def group(self, pod: Pod) -> PodGroup:
         return self.scheduler.jobs[f"{pod.namespace}/{pod.group}"].group

@@ -23,6 +23,7 @@ from .generators import (
     build_manifests,
     check_accounting,
     check_counters,
+    check_holding,
     clusters,
     populate,
     queue_of,
@@ -91,6 +92,7 @@ def test_sessions_respect_capacity_gangs_and_constraints(cluster, jobs, raw_conf
         _check_gangs(bound_per_group, min_member)
         check_accounting(state)
         check_counters(state)
+        check_holding(scheduler)
         _check_queue_accounting(scheduler, recorder)
         assert recorder.violations == []
         # Some bound pods leave their nodes, as finished pods would.
@@ -100,6 +102,7 @@ def test_sessions_respect_capacity_gangs_and_constraints(cluster, jobs, raw_conf
                 scheduler.release(pod)
                 bound.remove(pod)
             check_accounting(state)
+            check_holding(scheduler)
     assert recorder.calls >= len(seen)
 
 

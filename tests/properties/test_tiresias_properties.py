@@ -16,6 +16,7 @@ from berth.cli import main
 from berth.framework.scheduler import Scheduler
 from berth.plugins.tiresias import Service, Tiresias
 from tests.builders import GANG, config, node, pod
+from tests.properties.generators import check_holding
 
 GPU = 1000
 SIZES = st.sampled_from([1, 2, 4, 8])
@@ -70,6 +71,7 @@ def test_no_higher_level_job_waits_beside_a_lower_level_one(nodes, running, wait
 def _decided(nodes: int, running: list[tuple[int, int]], waiting: list[tuple[int, int]]) -> tuple:
     s, _ = _scheduler(nodes, running, waiting)
     binds = s.run_session(3000.0)
+    check_holding(s)
     return [(b.pod.key, b.node) for b in binds], [(e.pod.key, e.node) for e in s.evictions]
 
 
