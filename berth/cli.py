@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from berth.api.loaded import Manifests
+    from berth.report.plotter import Plotter
     from berth.sim.inputs import InputSpec
     from berth.sim.run import Inputs
 
@@ -123,20 +124,32 @@ def _parser() -> argparse.ArgumentParser:
 def _simulate(args: argparse.Namespace) -> int:
     from berth.collector import new_objects_only
     from berth.outputs import prepare_output
+    from berth.report.plotter import Plotter
     from berth.sim.run import load_inputs
 
+    # The report's figures are drawn beside the run (see berth.report.plotter).
+    plotter = Plotter().start()
     # The inputs live as long as the run, and the run's pods as long as its outputs.
-    with new_objects_only():
-        try:
-            spec = input_spec(args)
-            inputs = load_inputs(spec, args.config)
-            overwrite = prepare_output(args.out, args.force)
-        except input_errors() as exc:
-            return input_failure(exc)
-        return _run(args, spec, inputs, overwrite)
+    try:
+        with new_objects_only():
+            try:
+                spec = input_spec(args)
+                inputs = load_inputs(spec, args.config)
+                overwrite = prepare_output(args.out, args.force)
+            except input_errors() as exc:
+                return input_failure(exc)
+            return _run(args, spec, inputs, overwrite, plotter)
+    finally:
+        plotter.close()
 
 
-def _run(args: argparse.Namespace, spec: InputSpec, inputs: Inputs, overwrite: str | None) -> int:
+def _run(
+    args: argparse.Namespace,
+    spec: InputSpec,
+    inputs: Inputs,
+    overwrite: str | None,
+    plotter: Plotter,
+) -> int:
     """Simulate loaded inputs, write the outputs and print the summary."""
     from rich.console import Console
 
@@ -171,7 +184,7 @@ def _run(args: argparse.Namespace, spec: InputSpec, inputs: Inputs, overwrite: s
     if args.until is not None and result.quiet_from is not None:
         print(f"warning: {until_cuts_nothing(args.until, result.quiet_from)}", file=sys.stderr)
     provenance = describe(spec, inputs.config, inputs.notes, args.command)
-    summary, report = write_outputs(result, args.out, provenance)
+    summary, report = write_outputs(result, args.out, provenance, plotter)
     if show:
         console.print(summary_table(summary))
         if args.explain:

@@ -6,12 +6,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.defaults import FILL_POLICIES, FILL_TARGET
 from berth.executors import SweepError, add_executor_argument
 from berth.input_failures import EXIT_INPUT
 from berth.traces.arguments import positive
+
+if TYPE_CHECKING:
+    from berth.report.plotter import Plotter
 
 #: The largest --target: a workload this many times the cluster's GPUs fills it many times over.
 MAX_FILL_TARGET = 10.0
@@ -59,7 +62,39 @@ def add_fill_command(sub: Any) -> None:
     fill.set_defaults(handler=run_fill_command)
 
 
+def _err(message: str) -> None:
+    print(f"berth fill: {message}", file=sys.stderr)
+
+
 def run_fill_command(args: argparse.Namespace) -> int:
+    from berth.report.plotter import Plotter
+
+    policies = args.policy or list(FILL_POLICIES)
+    if args.seeds < 1 or not args.target > 0:
+        _err("--seeds must be >= 1 and --target > 0")
+        return EXIT_INPUT
+    if not args.target <= MAX_FILL_TARGET:
+        _err(
+            f"--target {args.target:g}: at most {MAX_FILL_TARGET:g} (past the cluster's "
+            "capacity every further pod is dropped, and the run only grows)"
+        )
+        return EXIT_INPUT
+    if args.executor.remote and args.jobs:
+        _err(
+            "--jobs counts processes on this machine; with --executor ray the Ray cluster's "
+            "CPUs decide how many runs go at once"
+        )
+        return EXIT_INPUT
+    # The plot is drawn beside the runs (see berth.report.plotter).
+    plotter = Plotter().start()
+    try:
+        return _fill(args, policies, plotter)
+    finally:
+        plotter.close()
+
+
+def _fill(args: argparse.Namespace, policies: list[str], plotter: Plotter) -> int:
+    """Check the inputs, then the runs, their outputs and their table."""
     from rich.console import Console
     from rich.table import Table
 
@@ -73,25 +108,6 @@ def run_fill_command(args: argparse.Namespace) -> int:
     from berth.sim.inputs import InputError
     from berth.traces.fetch import resolve_trace
 
-    def err(message: str) -> None:
-        print(f"berth fill: {message}", file=sys.stderr)
-
-    policies = args.policy or list(FILL_POLICIES)
-    if args.seeds < 1 or not args.target > 0:
-        err("--seeds must be >= 1 and --target > 0")
-        return EXIT_INPUT
-    if not args.target <= MAX_FILL_TARGET:
-        err(
-            f"--target {args.target:g}: at most {MAX_FILL_TARGET:g} (past the cluster's "
-            "capacity every further pod is dropped, and the run only grows)"
-        )
-        return EXIT_INPUT
-    if args.executor.remote and args.jobs:
-        err(
-            "--jobs counts processes on this machine; with --executor ray the Ray cluster's "
-            "CPUs decide how many runs go at once"
-        )
-        return EXIT_INPUT
     try:
         args.cluster = str(resolve_trace(args.cluster))
         args.workload = str(resolve_trace(args.workload))
@@ -100,7 +116,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
             spec_config(policy)
         fill_inputs(args.cluster, args.workload)
     except (InputError, ManifestError, ConfigError, PluginArgumentError, ValueError) as exc:
-        err(str(exc))
+        _err(str(exc))
         return EXIT_INPUT
     if overwrite:
         print(f"note: {overwrite}", file=sys.stderr)
@@ -117,9 +133,9 @@ def run_fill_command(args: argparse.Namespace) -> int:
                 specs, jobs, lambda done: display.update(task, completed=done), args.executor
             )
     except (ValueError, SweepError) as exc:
-        err(str(exc))
+        _err(str(exc))
         return EXIT_INPUT
-    summary = write_fill_outputs(runs, args.out)
+    summary = write_fill_outputs(runs, args.out, plotter)
     table = Table("policy", "seeds", "GPU allocation %", "GPUs unallocated", "fragmentation %")
     for policy, entry in summary["policies"].items():
         table.add_row(

@@ -15,7 +15,9 @@ from berth.metrics.loaning import summarize_loaning
 from berth.metrics.summary import eviction_cause, summarize, write_summary
 from berth.metrics.tables import JobOutcome, write_jobs_csv, write_pods_csv, write_timeseries_csv
 from berth.metrics.workloads import summarize_workloads, write_workloads_csv
-from berth.report.html import write_report
+from berth.report.html import report_figures, write_report
+from berth.report.plots import job_delays
+from berth.report.plotter import Plotter
 from berth.sim.engine import SimResult
 from berth.sim.inputs import InputError
 
@@ -117,19 +119,24 @@ def explanations(result: SimResult) -> dict[str, Any] | None:
 
 
 def write_outputs(
-    result: SimResult, out_dir: str | Path, provenance: dict[str, Any] | None = None
+    result: SimResult,
+    out_dir: str | Path,
+    provenance: dict[str, Any] | None = None,
+    plotter: Plotter | None = None,
 ) -> tuple[dict[str, Any], Path]:
     """summary.json, pods.csv, jobs.csv, workloads.csv, timeseries.csv, report.html (+ PNGs)
     and, for a run asked to explain pods, explain.json in out_dir;
-    ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report."""
+    ``provenance`` (``berth.metrics.provenance.describe``) goes into the summary and report.
+    The PNGs are drawn by ``plotter`` (in its worker, while the tables are written)."""
     with new_objects_only():
-        return _write_outputs(result, Path(out_dir), provenance)
+        return _write_outputs(result, Path(out_dir), provenance, plotter or Plotter())
 
 
 def _write_outputs(
-    result: SimResult, out: Path, provenance: dict[str, Any] | None
+    result: SimResult, out: Path, provenance: dict[str, Any] | None, plotter: Plotter
 ) -> tuple[dict[str, Any], Path]:
     out.mkdir(parents=True, exist_ok=True)
+    drawn = plotter.draw(report_figures, out, result.series, job_delays(result.groups))
     summary = summarize(
         result.pods,
         result.groups,
@@ -175,5 +182,6 @@ def _write_outputs(
         result.reasons,
         outcomes,
         None if explained is None else explained["pods"],
+        drawn(),
     )
     return summary, report

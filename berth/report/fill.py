@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from berth.report.figures import new_figure, save
+from berth.report.plotter import Plotter
 from berth.sim.fill import FillRun, mean_curves
 
 
@@ -34,9 +35,13 @@ def fill_summary(runs: list[FillRun]) -> dict[str, Any]:
     return {"policies": policies}
 
 
-def write_fill_outputs(runs: list[FillRun], out: Path) -> dict[str, Any]:
-    """``fill.csv`` (every sample of every run), ``summary.json`` and ``allocation.png``."""
+def write_fill_outputs(
+    runs: list[FillRun], out: Path, plotter: Plotter | None = None
+) -> dict[str, Any]:
+    """``fill.csv`` (every sample of every run), ``summary.json`` and ``allocation.png`` (drawn
+    by ``plotter`` while the rest is written)."""
     out.mkdir(parents=True, exist_ok=True)
+    drawn = (plotter or Plotter()).draw(plot_allocation, runs, out / "allocation.png")
     with open(out / "fill.csv", "w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(
@@ -51,7 +56,7 @@ def write_fill_outputs(runs: list[FillRun], out: Path) -> dict[str, Any]:
                 )
     summary = fill_summary(runs)
     (out / "summary.json").write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
-    plot_allocation(runs, out / "allocation.png")
+    drawn()
     return summary
 
 

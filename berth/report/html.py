@@ -9,6 +9,8 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from berth.api.objects import Pod, PodGroup
 from berth.durations import format_duration
 from berth.metrics.tables import JobOutcome
@@ -18,7 +20,7 @@ from berth.report.figures import Plot
 from berth.report.jobs import jobs_section, pending_section
 from berth.report.loaning import LOANING_FILE, loaning_section, plot_loaning
 from berth.report.page import figures, heading, page, table
-from berth.report.plots import JCT_FILE, QUEUEING_FILE, write_plots
+from berth.report.plots import JCT_FILE, QUEUEING_FILE, job_delays, write_plots
 from berth.report.workloads import workloads_section
 from berth.sim.timeseries import TimeSeries
 
@@ -197,6 +199,21 @@ def render_html(
     return page("berth simulation report", sections, nav)
 
 
+#: What ``report_figures`` draws: the plots, and capacity loaning's when the run loaned.
+Figures = tuple[list[Plot], Plot | None]
+
+
+def report_figures(
+    out_dir: Path, series: TimeSeries, delays: tuple[np.ndarray, np.ndarray]
+) -> Figures:
+    """Draw the report's PNGs into ``out_dir`` (``delays``: ``plots.job_delays``)."""
+    plots = write_plots(out_dir, series, delays)
+    loaning_plot = plot_loaning(series, out_dir / LOANING_FILE)
+    if loaning_plot is None:
+        (out_dir / LOANING_FILE).unlink(missing_ok=True)  # an earlier run's, written over
+    return plots, loaning_plot
+
+
 def write_report(
     out_dir: Path,
     summary: dict[str, Any],
@@ -206,15 +223,16 @@ def write_report(
     reasons: dict[str, str] | None = None,
     outcomes: dict[str, JobOutcome] | None = None,
     explained: list[dict[str, Any]] | None = None,
+    drawn: Figures | None = None,
 ) -> Path:
     """Write ``report.html`` and its PNGs into ``out_dir`` (created if missing); ``reasons``
-    says, by pod ref (``Pod.ref``), why a pod still pending could not be placed."""
+    says, by pod ref (``Pod.ref``), why a pod still pending could not be placed. ``drawn``:
+    the PNGs drawn already (``report_figures``, in a worker)."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    plots = write_plots(out_dir, series, groups)
-    loaning_plot = plot_loaning(series, out_dir / LOANING_FILE)
-    if loaning_plot is None:
-        (out_dir / LOANING_FILE).unlink(missing_ok=True)  # an earlier run's, written over
+    plots, loaning_plot = (
+        report_figures(out_dir, series, job_delays(groups)) if drawn is None else drawn
+    )
     path = out_dir / "report.html"
     html = render_html(summary, pods, reasons, plots, groups, outcomes, explained, loaning_plot)
     path.write_text(html, encoding="utf-8")

@@ -194,23 +194,30 @@ def plot_queue_shares(series: TimeSeries, path: Path) -> Plot | None:
     return Plot(save(figure, path), title, binning_note(times))
 
 
-def write_plots(out_dir: Path, series: TimeSeries, groups: list[PodGroup]) -> list[Plot]:
-    """Write the report PNGs into ``out_dir``: those of ``PLOT_FILES`` in that order, then
-    ``QUEUE_SHARES_FILE`` when there are queues to compare."""
+def job_delays(groups: list[PodGroup]) -> tuple[np.ndarray, np.ndarray]:
+    """Each started job's queueing delay and each completed job's completion time (seconds):
+    what the CDF plots draw."""
     started = [g.start_time - g.submit_time for g in groups if g.start_time is not None]
     finished = [
         g.end_time - g.submit_time
         for g in groups
         if g.phase == GroupPhase.COMPLETED and g.end_time is not None
     ]
+    return np.array(started, dtype=np.float64), np.array(finished, dtype=np.float64)
+
+
+def write_plots(
+    out_dir: Path, series: TimeSeries, delays: tuple[np.ndarray, np.ndarray]
+) -> list[Plot]:
+    """Write the report PNGs into ``out_dir``: those of ``PLOT_FILES`` in that order, then
+    ``QUEUE_SHARES_FILE`` when there are queues to compare. ``delays``: ``job_delays``."""
+    started, finished = delays
     written = [
         plot_utilization(series, out_dir / UTILIZATION_FILE),
         plot_stranded(series, out_dir / STRANDED_FILE),
         plot_pending(series, out_dir / PENDING_FILE),
-        plot_cdf(
-            np.array(started), "Job queueing delay", "submit to start", out_dir / QUEUEING_FILE
-        ),
-        plot_cdf(np.array(finished), "Job completion time", "submit to end", out_dir / JCT_FILE),
+        plot_cdf(started, "Job queueing delay", "submit to start", out_dir / QUEUEING_FILE),
+        plot_cdf(finished, "Job completion time", "submit to end", out_dir / JCT_FILE),
     ]
     shares = plot_queue_shares(series, out_dir / QUEUE_SHARES_FILE)
     if shares is None:
