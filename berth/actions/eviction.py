@@ -31,7 +31,6 @@ from berth.actions.network_topology import eviction_limit
 from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass
-from berth.framework.queues import padded
 from berth.framework.session import Session
 from berth.framework.statement import Statement
 from berth.framework.victims import Judge, RankedJobs, VictimPoint
@@ -96,21 +95,11 @@ class Evictor:
         self.point = point
         self.judge: Judge = session.preemptable if point == "preemptable" else session.reclaimable
         self.examined = examined
-        self._requests: dict[str, np.ndarray] = {}
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
         #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
         #: The victim table, what it was made for (its key and victim jobs).
         self._victims: tuple[tuple, _Victims, list[JobInfo]] | None = None
-
-    def _request(self, pod: Pod) -> np.ndarray:
-        """The pod's request over the whole resource axis."""
-        width = self.session.state.width
-        vector = self._requests.get(pod.key)
-        if vector is None or len(vector) != width:
-            vector = padded(self.session.state.request_vector(pod.requests), width)
-            self._requests[pod.key] = vector
-        return vector
 
     def _victims_of(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims:
         """The victim table for these jobs, kept while nothing is bound, evicted or given back
@@ -132,7 +121,7 @@ class Evictor:
         pods = [p for group in eligible.values() for p in group]
         n, width = state.n, state.width
         rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
-        requests = np.array([self._request(p) for p in pods], dtype=np.int64)
+        requests = np.array([state.request_row(p.requests) for p in pods], dtype=np.int64)
         jobs = {j.key: j for j in victim_jobs}
         top = np.full(n, np.iinfo(np.int64).min)
         np.maximum.at(top, rows, [jobs[p.job_key].group.priority for p in pods])
@@ -352,7 +341,7 @@ class Evictor:
             total = np.zeros(len(cols), dtype=np.int64)
             for victim in group:
                 if victim.bound_node == node:
-                    total += self._columns(victim, cols)
+                    total += self.session.state.request_row(victim.requests)[cols]
             return total
 
         candidates = sorted(
@@ -393,9 +382,6 @@ class Evictor:
             units.sort(key=lambda u: session.victim_queue_key(u.job.queue, queue))
         units.sort(key=lambda u: u.whole)
         return units
-
-    def _columns(self, pod: Pod, cols: np.ndarray) -> np.ndarray:
-        return self._request(pod)[cols]
 
 
 def _same(kept: list[JobInfo], jobs: list[JobInfo]) -> bool:

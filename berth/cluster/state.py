@@ -265,6 +265,11 @@ class ClusterState:
         """Canonical request dict → vector over the resource axis (registers new resources).
         Asked for every pod submitted, placed and released, and most pods ask alike: the
         vectors are kept by the requests' items, and each caller gets its own copy."""
+        return self.request_row(requests).copy()
+
+    def request_row(self, requests: dict[str, int]) -> np.ndarray:
+        """``request_vector``'s kept vector itself, read-only: for callers that only read it
+        (preempt reads every running pod's, task after task)."""
         key = tuple(requests.items())
         vector = self._vectors.get(key)
         if vector is None or len(vector) != self.width:
@@ -278,7 +283,7 @@ class ClusterState:
             if len(self._vectors) >= _VECTORS_KEPT:
                 self._vectors.clear()
             self._vectors[key] = vector
-        return vector.copy()
+        return vector
 
     def set_namespace(self, namespace: Namespace) -> None:
         """Record a namespace's labels; counters that select pods by namespace labels are
