@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,8 +80,6 @@ class _Victims:
     on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
     late: np.ndarray | None = None  # per node, ``Evictor._lateness``, worked out when asked
     ranked: RankedJobs | None = None  # the jobs ranked by ranking plugins, when asked
-    #: (signature of ``RankedJobs.allowed``, class key) pairs for which no node could be freed.
-    unfreeable: set[tuple] = field(default_factory=set)
 
 
 class Evictor:
@@ -176,16 +174,14 @@ class Evictor:
                 return False
         elif not allowed.any():
             return False
-        # Which nodes could be freed depends on the job only through the allowed victims:
-        # a line of alike waiting jobs asks once (outside a HyperNode, which is the job's).
-        unfreeable = None
-        if signature is not None and self.session.region is None:
-            unfreeable = (signature, cls.key)
-            if unfreeable in victims.unfreeable:
-                return False
+        # Which nodes could be freed depends on the job only through the allowed victims
+        # (outside a HyperNode, which is the job's), and fewer victims free no more.
+        ranked = victims.ranked if signature is not None and self.session.region is None else None
+        if ranked is not None and ranked.unfreeable(signature, cls.key):
+            return False
         choices = self._choices(job, pod, cls, victims, allowed)
-        if not choices and unfreeable is not None:
-            victims.unfreeable.add(unfreeable)
+        if not choices and ranked is not None:
+            ranked.found_unfreeable(signature, cls.key)
         search = self.session.search
         for choice in choices:
             savepoint = statement.savepoint()

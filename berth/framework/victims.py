@@ -61,6 +61,8 @@ class RankedJobs:
         self.owner = np.repeat(np.arange(len(jobs)), sizes)
         self._ranks: dict[int, tuple[np.ndarray, np.ndarray]] = {}
         self._allowed: dict[tuple, np.ndarray] = {}
+        #: Per class key, the signatures for which no node could be freed, none at most another.
+        self._unfreeable: dict[object, list[tuple]] = {}
 
     @staticmethod
     def serves(plugins: Sequence[Plugin]) -> bool:
@@ -97,6 +99,22 @@ class RankedJobs:
         kept = self._allowed[signature] = anywhere[self.owner]
         kept.flags.writeable = False
         return kept, signature
+
+    def unfreeable(self, signature: tuple, cls_key: object) -> bool:
+        """Whether a preemptor of ``signature`` is known to free no node for a task of class
+        ``cls_key``: one ranked at most as it is, in every plugin, found none. Its victims are
+        among that one's (each plugin allows fewer to a larger rank), and fewer victims free
+        no more room on any node."""
+        return any(_at_most(known, signature) for known in self._unfreeable.get(cls_key, ()))
+
+    def found_unfreeable(self, signature: tuple, cls_key: object) -> None:
+        known = self._unfreeable.setdefault(cls_key, [])
+        known[:] = [k for k in known if not _at_most(signature, k)]
+        known.append(signature)
+
+
+def _at_most(left: tuple, right: tuple) -> bool:
+    return all(a <= b for a, b in zip(left, right, strict=True))
 
 
 def _tiers(
