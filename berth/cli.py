@@ -128,7 +128,7 @@ def _simulate(args: argparse.Namespace) -> int:
     from berth.sim.run import load_inputs
 
     # The report's figures are drawn beside the run (see berth.report.plotter).
-    plotter = Plotter().start()
+    plotter = Plotter().start("berth.report.html")
     # The inputs live as long as the run, and the run's pods as long as its outputs.
     try:
         with new_objects_only():

@@ -86,7 +86,7 @@ def run_fill_command(args: argparse.Namespace) -> int:
         )
         return EXIT_INPUT
     # The plot is drawn beside the runs (see berth.report.plotter).
-    plotter = Plotter().start()
+    plotter = Plotter().start("berth.report.fill")
     try:
         return _fill(args, policies, plotter)
     finally:

@@ -2,10 +2,12 @@
 
 The figures of a report cost a run about 0.7 s, all of it after the simulation: about 0.2 s to
 import matplotlib and the rest to draw and compress the PNGs. A command that writes figures
-starts the worker first (``python -m berth.report.plotter``); the worker imports matplotlib
-while the run loads and simulates, on another core where there is one, and draws the figures
-while the run writes its tables. The figures are the same bytes as drawn in the run's own
-process, and the run's process never imports matplotlib.
+starts the worker first (``python -m berth.report.plotter MODULE``), when the machine has a
+core to spare; the worker imports matplotlib and the module that draws while the run loads
+and simulates, and draws the figures while the run writes its tables. The figures are the
+same bytes as drawn in the run's own process, and the run's process never imports matplotlib.
+Without a spare core the worker would take CPU from the run (about 0.5 s of it), so there is
+none.
 
 The worker says it is ready once it has imported what drawing needs; the run then sends it one
 pickled call on its standard input and reads the pickled result (or the exception the call
@@ -16,6 +18,8 @@ or whose worker could not be started or died, draws them in its own process.
 
 from __future__ import annotations
 
+import importlib
+import os
 import pickle
 import select
 import subprocess
@@ -36,10 +40,14 @@ class Plotter:
         self._worker: subprocess.Popen[bytes] | None = None
         self._ready = False
 
-    def start(self) -> Plotter:
+    def start(self, module: str) -> Plotter:
+        """Start a worker that imports ``module`` (where the drawing functions are), if a
+        core is to spare."""
+        if not core_to_spare():
+            return self
         try:
             self._worker = subprocess.Popen(
-                [sys.executable, "-m", "berth.report.plotter"],
+                [sys.executable, "-m", "berth.report.plotter", module],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
             )
@@ -105,14 +113,20 @@ def _stop(worker: subprocess.Popen[bytes]) -> None:
             stream.close()
 
 
-def serve() -> None:
+def core_to_spare() -> bool:
+    """Whether the processes that were runnable over the last minute left one of the cores
+    this process may use idle, on average."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    return os.getloadavg()[0] <= cores - 1
+
+
+def serve(module: str) -> None:
     """The worker: import what drawing needs, then run the one call sent on stdin."""
     from matplotlib import figure  # noqa: F401  (what the first figure would import)
     from matplotlib.backends import backend_agg  # noqa: F401
 
-    import berth.report.fill  # noqa: F401  (the modules whose functions are sent)
-    import berth.report.html  # noqa: F401
-
+    importlib.import_module(module)
     sys.stdout.buffer.write(_READY)
     sys.stdout.buffer.flush()
     call = sys.stdin.buffer.read()
@@ -127,4 +141,4 @@ def serve() -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1])
