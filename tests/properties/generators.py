@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import Any
+from unittest.mock import patch
 
 import numpy as np
 from hypothesis import strategies as st
 
+from berth.actions.eviction import Evictor
 from berth.api.keys import HOSTNAME_LABEL, QUEUE_NAME_ANNOTATION, ZONE_LABEL
 from berth.api.manifest import Manifests
 from berth.api.objects import Node, Pod, PodGroup, Queue
@@ -332,6 +334,19 @@ def check_holding(s: Scheduler) -> None:
     assert set(s.holding) == {key for key, job in s.jobs.items() if job.bound}
     session = Session(s.state, s.framework, s.search, s.waiting, s.queues, 0.0, holding=s.holding)
     assert session.running_jobs() == [job for job in s.jobs.values() if job.bound]
+
+
+def decisions(s: Scheduler, now: float) -> tuple[list, list]:
+    """One session's binds and evictions (pod key, node), the holding index checked after it."""
+    binds = s.run_session(now)
+    check_holding(s)
+    return [(b.pod.key, b.node) for b in binds], [(e.pod.key, e.node) for e in s.evictions]
+
+
+def asked_pod_by_pod() -> Any:
+    """Preempt and reclaim without the ranking plugins' shortcuts: the victims asked of the
+    plugins pod by pod, and every node search made."""
+    return patch.object(Evictor, "_anywhere", lambda *_: (None, None))
 
 
 def check_counters(state: ClusterState) -> None:

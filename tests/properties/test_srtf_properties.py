@@ -4,15 +4,12 @@ search, change what is computed, not what is decided."""
 
 from __future__ import annotations
 
-from unittest.mock import patch
-
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.actions.eviction import Evictor
 from berth.framework.scheduler import Scheduler
 from tests.builders import GANG, config, node, pod
-from tests.properties.generators import check_holding
+from tests.properties.generators import asked_pod_by_pod, decisions
 
 GPU = 1000
 SIZES = st.sampled_from([1, 2, 4, 8])
@@ -44,14 +41,12 @@ def _decided(nodes: int, running: list[tuple[int, int, int]], waiting: list[tupl
                 submit_time=float(index),
             )
         )
-    binds = s.run_session(100.0)
-    check_holding(s)
-    return [(b.pod.key, b.node) for b in binds], [(e.pod.key, e.node) for e in s.evictions]
+    return decisions(s, 100.0)
 
 
 @settings(max_examples=80, deadline=None)
 @given(nodes=st.integers(1, 3), running=RUNNING, waiting=WAITING)
 def test_preempt_decides_alike_with_the_ranked_victims_and_without(nodes, running, waiting):
     fast = _decided(nodes, running, waiting)
-    with patch.object(Evictor, "_anywhere", lambda *_: (None, None)):  # ask pod by pod
+    with asked_pod_by_pod():
         assert _decided(nodes, running, waiting) == fast

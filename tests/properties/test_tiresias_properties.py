@@ -6,17 +6,15 @@ from __future__ import annotations
 import csv
 import tempfile
 from pathlib import Path
-from unittest.mock import patch
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from berth.actions.eviction import Evictor
 from berth.cli import main
 from berth.framework.scheduler import Scheduler
 from berth.plugins.tiresias import Service, Tiresias
 from tests.builders import GANG, config, node, pod
-from tests.properties.generators import check_holding
+from tests.properties.generators import asked_pod_by_pod, decisions
 
 GPU = 1000
 SIZES = st.sampled_from([1, 2, 4, 8])
@@ -69,10 +67,7 @@ def test_no_higher_level_job_waits_beside_a_lower_level_one(nodes, running, wait
 
 
 def _decided(nodes: int, running: list[tuple[int, int]], waiting: list[tuple[int, int]]) -> tuple:
-    s, _ = _scheduler(nodes, running, waiting)
-    binds = s.run_session(3000.0)
-    check_holding(s)
-    return [(b.pod.key, b.node) for b in binds], [(e.pod.key, e.node) for e in s.evictions]
+    return decisions(_scheduler(nodes, running, waiting)[0], 3000.0)
 
 
 @settings(max_examples=60, deadline=None)
@@ -82,7 +77,7 @@ def test_preempt_decides_alike_with_the_ranked_victims_and_without(nodes, runnin
     the nodes that the allowed victims could never free passed over change what is
     computed, not what is decided."""
     fast = _decided(nodes, running, waiting)
-    with patch.object(Evictor, "_anywhere", lambda *_: (None, None)):  # ask pod by pod
+    with asked_pod_by_pod():
         assert _decided(nodes, running, waiting) == fast
 
 
