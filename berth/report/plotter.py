@@ -122,13 +122,16 @@ def core_to_spare() -> bool:
 
 
 def serve(module: str) -> None:
-    """The worker: import what drawing needs, then run the one call sent on stdin."""
+    """The worker: import what drawing needs, then run the one call sent on stdin. Standard
+    output carries only the answers; what the imports or the drawing print goes to stderr."""
+    answers = sys.stdout.buffer
+    sys.stdout = sys.stderr
     from matplotlib import figure  # noqa: F401  (what the first figure would import)
     from matplotlib.backends import backend_agg  # noqa: F401
 
     importlib.import_module(module)
-    sys.stdout.buffer.write(_READY)
-    sys.stdout.buffer.flush()
+    answers.write(_READY)
+    answers.flush()
     call = sys.stdin.buffer.read()
     if not call:
         return
@@ -137,7 +140,7 @@ def serve(module: str) -> None:
         answer = (True, draw(*args))
     except Exception as exc:  # raised again in the run
         answer = (False, exc)
-    sys.stdout.buffer.write(pickle.dumps(answer))
+    answers.write(pickle.dumps(answer))
 
 
 if __name__ == "__main__":
