@@ -104,17 +104,18 @@ class Themis(RankingPlugin):
         self._smallest_running = min(running, default=math.inf)
 
     def _solve(self, session: Session, jobs: list[JobInfo]) -> dict[str, float]:
-        jobs = [j for j in jobs if self._duration(j) is not None]
-        if not jobs:
+        known = [(j, d) for j in jobs if (d := self._duration(j)) is not None]
+        if not known:
             return {}
+        jobs = [j for j, _ in known]
         state = session.state
         total = 0.0
         if state.gpu_column < state.width:
             rows = state.schedulable[: state.n]
             total = float(state.allocatable[: state.n][rows, state.gpu_column].sum() / 1000)
         gpus = np.array([max(job_gpus(j), 1e-3) for j in jobs])
-        duration = np.array([self._duration(j) for j in jobs], dtype=np.float64)
-        remaining = np.array([self._remaining(j) for j in jobs], dtype=np.float64)
+        duration = np.array([d for _, d in known], dtype=np.float64)
+        remaining = np.array([self._remaining(j, d) for j, d in known], dtype=np.float64)
         age = np.array([max(self.now - j.group.submit_time, 0.0) for j in jobs])
         fair = np.minimum(math.ceil(total / len(jobs)) / gpus, 1.0)
         isolated = np.maximum(duration, 1e-9) / fair
@@ -126,10 +127,9 @@ class Themis(RankingPlugin):
         durations = [p.duration for p in (*job.pending, *job.bound.values())]
         return None if not durations or None in durations else max(durations)
 
-    def _remaining(self, job: JobInfo) -> float:
-        """Run time left: a waiting job's duration (a job brought back after a preemption
+    def _remaining(self, job: JobInfo, duration: float) -> float:
+        """Run time left: a waiting job's ``duration`` (a job brought back after a preemption
         carries what it had left), a running one's less what it has run."""
-        duration = self._duration(job) or 0.0
         starts = [p.start_time for p in job.bound.values() if p.start_time is not None]
         ran = max(self.now - min(starts), 0.0) if starts else 0.0
         return max(duration - ran, 0.0)
