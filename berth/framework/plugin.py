@@ -356,7 +356,7 @@ class Plugin:
 class RankingPlugin(Plugin):
     """A plugin whose job order is also who gives way (tiresias' levels, srtf's time left,
     edf's deadlines, themis' shares): a job may evict the running jobs that rank after it
-    and ``give_way`` (a job never ranks after itself), and preempt examines first the nodes
+    and ``gives_way`` (a job never ranks after itself), and preempt examines first the nodes
     whose victims come last. Since the verdict on a candidate is a comparison of two ranks,
     preempt ranks the running jobs once and compares every waiting job with all of them at
     once (``victims.RankedJobs``)."""
