@@ -17,10 +17,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from berth.api.deadline import Deadlines
-from berth.api.objects import Pod
 from berth.framework.job_info import JobInfo
 from berth.framework.plugin import RankingPlugin
 from berth.framework.session import Session
@@ -36,10 +33,7 @@ class Edf(RankingPlugin):
         self.preempts = self.bool_arg("preempt", True)
         self.session: Session | None = None
         self._deadlines = Deadlines()
-        #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
-        self.placed: set[str] = set()
         self._latest: float | None = None
-        self._seeded = False
 
     def serves(self, point: str) -> bool:
         return self.preempts or point not in ("preemptable", "job_starving")
@@ -52,9 +46,6 @@ class Edf(RankingPlugin):
     def on_session_open(self, session: Session) -> None:
         self.session = session
         self._latest = None
-        if not self._seeded:  # pods already running when the scheduler started
-            self._seeded = True
-            self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
 
     def job_order(self, job: JobInfo) -> float:
         return self.deadline(job)
@@ -70,13 +61,9 @@ class Edf(RankingPlugin):
             latest = -math.inf
             session = self.session
             if session is not None:
-                jobs = session.all_jobs
-                for key in list(self.placed):
-                    job = jobs.get(key)
-                    if job is None or not job.bound:
-                        self.placed.discard(key)
-                        continue
-                    latest = max(latest, self.deadline(job))
+                for job in session.holding.values():
+                    if job.bound:
+                        latest = max(latest, self.deadline(job))
             self._latest = latest
         return self._latest
 
@@ -84,6 +71,3 @@ class Edf(RankingPlugin):
         """The running job with the latest deadline gives way first (``preempt: false``
         serves no preemptable at all)."""
         return self.deadline(job)
-
-    def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
-        self.placed.add(job.key)

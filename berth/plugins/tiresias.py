@@ -68,9 +68,6 @@ class Tiresias(RankingPlugin):
         self.services: dict[str, Service] = {}
         #: Keys of jobs waiting after an eviction: the ones the guard looks at.
         self.waiting: set[str] = set()
-        #: Keys of jobs placed and perhaps still running (the backend keeps finished jobs).
-        self.placed: set[str] = set()
-        self._seeded = False
         self._lowest: int | None = None
         self.now = 0.0
         self.session: Session | None = None
@@ -105,9 +102,6 @@ class Tiresias(RankingPlugin):
         self.now = session.now
         self._levels = {}
         self._lowest: int | None = None
-        if not self._seeded:  # pods already running when the scheduler started
-            self._seeded = True
-            self.placed.update(key for key, job in session.all_jobs.items() if job.bound)
         if self.promote_knob > 0 and self.waiting:
             self._promote(session)
 
@@ -124,10 +118,8 @@ class Tiresias(RankingPlugin):
         if self._lowest is None:
             session, lowest, last = self.session, -1, len(self.thresholds)
             if session is not None:
-                jobs = session.all_jobs
-                for key in self.placed:
-                    job = jobs.get(key)
-                    if job is not None and job.bound:
+                for job in session.holding.values():
+                    if job.bound:
                         lowest = max(lowest, self.level(job))
                         if lowest == last:  # no level is lower
                             break
@@ -151,7 +143,6 @@ class Tiresias(RankingPlugin):
     def on_allocate(self, job: JobInfo, pod: Pod, request: np.ndarray) -> None:
         """A placement (the job may run from now on), or an eviction undone, which gives its
         run back."""
-        self.placed.add(job.key)
         if pod.start_time is None:
             return
         record = self.services.get(job.key)
@@ -193,11 +184,8 @@ class Tiresias(RankingPlugin):
         top = min(self.level(j) for j in waiting)
         last = len(self.thresholds)
         soonest = math.inf
-        jobs = session.all_jobs
-        for key in list(self.placed):
-            job = jobs.get(key)
-            if job is None or not job.bound:
-                self.placed.discard(key)
+        for job in session.holding.values():
+            if not job.bound:
                 continue
             level = self.level(job)
             if level >= last or level < top:
