@@ -13,7 +13,7 @@ every voting plugin of that tier allows), and no plugin voting at all means no v
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass
 from itertools import groupby
 from operator import attrgetter
@@ -233,7 +233,11 @@ class Session:
 
     def running_jobs(self) -> list[JobInfo]:
         """The jobs with bound pods, in the order of ``all_jobs``."""
-        return sorted((job for job in self.holding.values() if job.bound), key=_serial)
+        return sorted(self.holders(), key=_serial)
+
+    def holders(self) -> Iterator[JobInfo]:
+        """The jobs with bound pods, in no set order: for a largest or smallest among them."""
+        return (job for job in self.holding.values() if job.bound)
 
     def job_of(self, pod: Pod) -> JobInfo | None:
         return self.all_jobs.get(pod.job_key)

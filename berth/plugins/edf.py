@@ -61,9 +61,7 @@ class Edf(RankingPlugin):
             latest = -math.inf
             session = self.session
             if session is not None:
-                for job in session.holding.values():
-                    if job.bound:
-                        latest = max(latest, self.deadline(job))
+                latest = max(map(self.deadline, session.holders()), default=latest)
             self._latest = latest
         return self._latest
 

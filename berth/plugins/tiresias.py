@@ -118,11 +118,10 @@ class Tiresias(RankingPlugin):
         if self._lowest is None:
             session, lowest, last = self.session, -1, len(self.thresholds)
             if session is not None:
-                for job in session.holding.values():
-                    if job.bound:
-                        lowest = max(lowest, self.level(job))
-                        if lowest == last:  # no level is lower
-                            break
+                for job in session.holders():
+                    lowest = max(lowest, self.level(job))
+                    if lowest == last:  # no level is lower
+                        break
             self._lowest = lowest
         return self._lowest
 
@@ -184,9 +183,7 @@ class Tiresias(RankingPlugin):
         top = min(self.level(j) for j in waiting)
         last = len(self.thresholds)
         soonest = math.inf
-        for job in session.holding.values():
-            if not job.bound:
-                continue
+        for job in session.holders():
             level = self.level(job)
             if level >= last or level < top:
                 continue
