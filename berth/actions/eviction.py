@@ -93,6 +93,9 @@ class Evictor:
         self.point = point
         self.judge: Judge = session.preemptable if point == "preemptable" else session.reclaimable
         self.examined = examined
+        #: The plugins that judge victims here, when every one of them ranks jobs (else None).
+        judges = session.victim_judges(point)
+        self.ranking = judges if RankedJobs.serves(judges) else None
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
         #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
@@ -203,15 +206,13 @@ class Evictor:
         """Per eligible pod, whether the plugins could allow it on some node, when they judge
         each one alone (else None); ranking plugins answer from ranks kept with the table,
         with the signature of their answer."""
-        session = self.session
-        plugins = session.victim_judges(self.point)
-        if RankedJobs.serves(plugins):
+        if self.ranking is not None:
             if victims.ranked is None:
                 groups = victims.eligible
                 jobs = [victims.jobs[key] for key in groups]
                 victims.ranked = RankedJobs(jobs, [len(pods) for pods in groups.values()])
-            return victims.ranked.allowed(plugins, job)
-        anywhere = session.allowed_anywhere(self.point, job, pod, victims.pods)
+            return victims.ranked.allowed(self.ranking, job)
+        anywhere = self.session.allowed_anywhere(self.point, job, pod, victims.pods)
         if anywhere is None:
             return None, None
         pods = victims.pods
