@@ -163,7 +163,7 @@ class NodeAgent:
         pod.phase = PodPhase.BOUND
         pod.bind_time = self.clock.now
         self.pending -= 1
-        self.queue.push(self._starts(self.clock.now, self.config.start_latency), Ev.START, pod)
+        self.queue.push_item(self._starts(self.clock.now, self.config.start_latency), Ev.START, pod)
 
     def on_start(self, pod: Pod) -> None:
         if pod.phase != PodPhase.BOUND:
@@ -186,7 +186,7 @@ class NodeAgent:
             group.phase = GroupPhase.RUNNING  # a restarted group running again
         if pod.duration is not None:
             if self.slicing is None or not self.slicing.takes(pod, now):
-                self.queue.push(self._ends(now, pod.duration), Ev.FINISH, pod)
+                self.queue.push_item(self._ends(now, pod.duration), Ev.FINISH, pod)
         elif self.elastic is not None:
             self.elastic.started(pod, now)
         if self._will_fail(pod):

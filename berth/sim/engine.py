@@ -35,7 +35,7 @@ from berth.sim.config import (
 )
 from berth.sim.control import ControlPlane
 from berth.sim.elastic import ElasticProgress
-from berth.sim.events import UNCOUNTED, Ev, EventQueue
+from berth.sim.events import UNCOUNTED, Ev, EventQueue, Run
 from berth.sim.loaning import Loaning, LoaningRecord
 from berth.sim.requeue import Requeue
 from berth.sim.scaling import Scaler
@@ -209,8 +209,10 @@ class Simulation:
         push = self.queue.push
         for group in manifests.groups:
             push(group.submit_time, Ev.GROUP, group)
-        # By index into agent.pods, which is only appended to later.
-        self.queue.push_runs(Ev.SUBMIT, [pod.submit_time for pod in self.agent.pods])
+        # Runs of agent.pods, which is only appended to later.
+        self.queue.push_runs(
+            Ev.SUBMIT, self.agent.pods, [pod.submit_time for pod in self.agent.pods]
+        )
         for job in self.jobs:
             push(job.submit_time, Ev.JOB, job)
         for workload in manifests.workloads:
@@ -274,11 +276,18 @@ class Simulation:
                 break  # nothing left but periodic events: the run ended with its last event
             heapq.heappop(heap)
             clock.now = at
+            if type(payload) is Run:
+                handled = queue.drain(payload, handlers[kind])
+                last_event = at
+                if progress is not None and (self.events % 2048) + handled >= 2048:
+                    progress(at)
+                self.events += handled
+                continue
             if kind not in UNCOUNTED:
                 queue.live -= 1
                 last_event = at
             self.events += 1
-            handlers[Ev(kind)](payload)
+            handlers[kind](payload)
             if progress is not None and self.events % 2048 == 0:
                 progress(clock.now)
         end = until if until is not None else last_event
@@ -331,10 +340,9 @@ class Simulation:
         self.scheduler.add_group(group)
         self._request_session()
 
-    def _on_arrival(self, run: tuple[int, int, int]) -> None:
-        """A pod of the workload files arrives (one of a run, ``EventQueue.push_run``); it is
-        admitted as a created pod is only where workload objects bring admission hooks."""
-        pod = self.agent.pods[self.queue.rest(self.clock.now, Ev.SUBMIT, run)]
+    def _on_arrival(self, pod: Pod) -> None:
+        """A pod of the workload files arrives; it is admitted as a created pod is only where
+        workload objects bring admission hooks."""
         if self.control.workloads_expected:
             self._on_plain_pod(pod)
         else:
