@@ -73,8 +73,7 @@ class ClusterState:
         self.nonzero_extra = np.zeros((capacity, 2), dtype=np.int64, order="F")
         self.nonzero_differs = 0
         self.structure_epoch = 0
-        # Cluster-wide sums kept current on every change, so sampling them costs nothing.
-        self.requested_total = np.zeros(width, dtype=np.int64)
+        # Usage summed over the cluster as it changes: a sum afresh would round otherwise.
         self.usage_total = np.zeros(width, dtype=np.float64)
         self._allocatable_totals: dict[bool, tuple[int, np.ndarray]] = {}
         self._held_everywhere: tuple[int, np.ndarray] | None = None
@@ -251,7 +250,6 @@ class ClusterState:
         self.requested = widened(self.requested)
         self.free = widened(self.free)
         self.usage = widened(self.usage)
-        self.requested_total = np.pad(self.requested_total, (0, col + 1 - width))
         self.usage_total = np.pad(self.usage_total, (0, col + 1 - width))
         self.structure_epoch += 1
 
@@ -326,11 +324,12 @@ class ClusterState:
             cpus = cpuset_ask(pod)
             if cpus is not None:
                 self.cpus.take(pod, row, self.names[row], *cpus)
-        self.requested[row, : len(vec)] += vec
-        self.free[row, : len(vec)] -= vec
-        self.usage[row, : len(vec)] += vec * pod.utilization
-        self.requested_total[: len(vec)] += vec
-        self.usage_total[: len(vec)] += vec * pod.utilization
+        width = len(vec)
+        used = vec if pod.utilization == 1.0 else vec * pod.utilization
+        self.requested[row, :width] += vec
+        self.free[row, :width] -= vec
+        self.usage[row, :width] += used
+        self.usage_total[:width] += used
         self._count_nonzero(pod, row, vec, 1)
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
@@ -366,11 +365,12 @@ class ClusterState:
         vec = self.request_vector(pod.requests) if vector is None else vector
         if self.dra is not None and pod.resource_claims:
             self.last_claims = self.dra.unbind(pod)
-        self.requested[row, : len(vec)] -= vec
-        self.free[row, : len(vec)] += vec
-        self.usage[row, : len(vec)] -= vec * pod.utilization
-        self.requested_total[: len(vec)] -= vec
-        self.usage_total[: len(vec)] -= vec * pod.utilization
+        width = len(vec)
+        used = vec if pod.utilization == 1.0 else vec * pod.utilization
+        self.requested[row, :width] -= vec
+        self.free[row, :width] += vec
+        self.usage[row, :width] -= used
+        self.usage_total[:width] -= used
         self._count_nonzero(pod, row, vec, -1)
         del self.pods_on[row][pod.key]
         self._count(pod, row, -1)
@@ -489,7 +489,8 @@ class ClusterState:
         return cached[1]
 
     def total_requested(self) -> np.ndarray:
-        return self.requested_total
+        """Requests summed over every node: summed when asked (samples), not at every bind."""
+        return self.requested[: self.n].sum(axis=0)
 
     def total_usage(self) -> np.ndarray:
         return self.usage_total

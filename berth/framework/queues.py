@@ -131,6 +131,8 @@ class ShareColumns:
         #: ``amounts`` by the mapping's identity, with a copy to tell a mapping changed in
         #: place: enqueue asks for the same jobs' minResources every session.
         self._seen: dict[int, tuple[Mapping[str, int], dict[str, int], np.ndarray]] = {}
+        #: ``of`` of read-only vectors by identity (each kept with its vector).
+        self._of: dict[int, tuple[np.ndarray, np.ndarray]] = {}
 
     def bind(self, state: ClusterState) -> None:
         if state is self.state and state.width == self.width:
@@ -141,10 +143,23 @@ class ShareColumns:
         self.names = [state.axis.names[c] for c in self.columns]
         self._memo.clear()
         self._seen.clear()
+        self._of.clear()
 
     def of(self, vector: np.ndarray) -> np.ndarray:
-        """A resource-axis vector (possibly short) as a float vector over the share columns."""
-        return padded(vector, self.width)[self.columns].astype(np.float64)
+        """A resource-axis vector (possibly short) as a float vector over the share columns.
+        A read-only vector (a memoised request) is converted once, read-only too: a queue's
+        room is asked, and its use charged, with the same request for every pod placed."""
+        if vector.flags.writeable:
+            return padded(vector, self.width)[self.columns].astype(np.float64)
+        kept = self._of.get(id(vector))
+        if kept is not None and kept[0] is vector:
+            return kept[1]
+        converted = padded(vector, self.width)[self.columns].astype(np.float64)
+        converted.flags.writeable = False
+        if len(self._of) >= self._MEMO_LIMIT:
+            self._of.clear()
+        self._of[id(vector)] = (vector, converted)
+        return converted
 
     def amounts(self, resources: Mapping[str, int]) -> np.ndarray:
         """A resource mapping (canonical units) over the share columns; unlisted ones are 0."""

@@ -142,7 +142,8 @@ def fill(
 
     def sample() -> None:
         arrived.append(100.0 * asked / capacity)
-        allocated.append(100.0 * float(state.requested_total[state.gpu_column]) / capacity)
+        gpus = state.requested[: state.n, state.gpu_column].sum()
+        allocated.append(100.0 * float(gpus) / capacity)
         fragmented.append(100.0 * tracker.total(state) / capacity)
 
     for pod in workload:

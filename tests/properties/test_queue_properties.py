@@ -215,7 +215,7 @@ def snapshot(s: Scheduler, session: Session) -> tuple:
         state.requested[:n].copy(),
         state.free[:n].copy(),
         state.usage[:n].copy(),
-        state.requested_total.copy(),
+        state.total_requested(),
         [sorted(pods) for pods in state.pods_on],
         {k: v[:n].copy() for k, v in state.selector_counts.items()},
         # A queue first charged inside the statement keeps a zero total: the same state.
