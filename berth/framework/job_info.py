@@ -21,10 +21,11 @@ def added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
         grown = np.zeros(width, dtype=np.int64)
         grown[: len(vector)] = vector
         vector = grown
+    part = vector if len(vector) == width else vector[:width]
     if sign > 0:
-        vector[:width] += request
+        part += request
     else:
-        vector[:width] -= request
+        part -= request
     return vector
 
 

@@ -191,7 +191,7 @@ class Scheduler:
                 )
             )
             job.placeholder = True
-        job.add_pending(pod, self.state.request_vector(pod.requests))
+        job.add_pending(pod, self.state.request_row(pod.requests))
         if pod.best_effort:
             self.best_effort.add(key)
         self._wait(job)
@@ -207,7 +207,7 @@ class Scheduler:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
         del self._arrived[id(pod)]
-        request = self.state.request_vector(pod.requests)
+        request = self.state.request_row(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
             self._unwait(job.key)
@@ -231,7 +231,7 @@ class Scheduler:
         if job is None:
             return
         self._arrived.pop(id(pod), None)
-        job.remove_pending(pod, self.state.request_vector(pod.requests))
+        job.remove_pending(pod, self.state.request_row(pod.requests))
         if not job.pending and not self._awaits_admission(job):
             self._unwait(key)
         elif key in self.waiting:
@@ -273,13 +273,14 @@ class Scheduler:
 
     def release(self, pod: Pod) -> None:
         """A bound pod left its node (finished, failed, evicted)."""
-        request = self.state.request_vector(pod.requests)
+        request = self.state.request_row(pod.requests)
         self.state.unbind(pod, self.state.rows[pod.bound_node], request)
         if self.profiled:
             self.state.profiles.record(pod)
         self.admission_epoch += 1
-        self.touched.add(pod.job_key)
-        job = self.jobs.get(pod.job_key)
+        key = pod.job_key
+        self.touched.add(key)
+        job = self.jobs.get(key)
         if job is not None:
             del job.bound[pod.key]
             if not job.bound:

@@ -76,7 +76,7 @@ class Statement:
         after it. Undone by ``discard``."""
         session = self.session
         row = session.state.rows[pod.bound_node]
-        request = session.state.request_vector(pod.requests)
+        request = session.state.request_row(pod.requests)
         placement = session.state.unbind(pod, row, request)
         claims = session.state.last_claims if pod.resource_claims else None
         del job.bound[pod.key]
