@@ -261,10 +261,12 @@ class _JobLine:
         self.parked = parked
         self.last: tuple | None = None
 
-    def __len__(self) -> int:
+    def __bool__(self) -> bool:
+        """Whether a job is left to take: parked ones are asked for only when no other is."""
+        if self.waiting or self.again:
+            return True
         parked = self.parked
-        awake = 1 if parked is not None and parked.head() is not None else 0
-        return len(self.waiting) + len(self.again) + awake
+        return parked is not None and parked.head() is not None
 
     def jobs(self) -> list[JobInfo]:
         return self.waiting + [job for _, job in self.again]
