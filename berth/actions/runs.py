@@ -97,12 +97,21 @@ def place_run(
     before = total[rows].tolist()  # (the patch below writes into ``total``)
     start = statement.savepoint()
     placed = entered = 0
+    # Where the queues' check adds up, how many pods it takes is told at once.
+    taken = (
+        session.allocatable_pods(job, cls.request, len(rows))
+        if session.allocatable_additive
+        else None
+    )
     for pod, row in zip(pods, rows, strict=False):
         if placed and turns is not None:
             if not turns.goes_on(placed - 1):
                 break
             entered += 1
-        if session.allocatable(job, cls.request):
+        if taken is None:
+            if session.allocatable(job, cls.request):
+                break
+        elif placed == taken:
             break
         statement.allocate(job, pod, row, cls)
         placed += 1
