@@ -96,31 +96,50 @@ def write_pods_csv(
     """One row per pod, in the caller's order (the simulator sorts them). ``reasons`` says, by
     pod ref (``Pod.ref``), why a pod is still pending or why it was evicted; ``waited_for`` why
     a pod that was bound had waited first."""
-    reasons = reasons or {}
-    write_rows(
-        path,
-        POD_COLUMNS,
-        (
-            (
-                pod.namespace,
-                pod.name,
-                pod.group,
-                group_queue.get(pod.job_key, ""),
-                pod.bound_node,
-                pod.gpu_devices,
-                pod.cpuset,
-                format_decimal(pod.submit_time),
-                format_decimal(pod.bind_time),
-                format_decimal(pod.start_time),
-                format_decimal(pod.end_time),
-                str(pod.phase),
-                str(pod.priority),
-                reasons.get(pod.ref, ""),
-                pod.waited_for,
-            )
-            for pod in pods
-        ),
-    )
+    write_rows(path, POD_COLUMNS, _pod_rows(pods, group_queue, reasons or {}))
+
+
+def _pod_rows(
+    pods: list[Pod], group_queue: dict[str, str], reasons: dict[str, str]
+) -> Iterator[tuple[str, ...]]:
+    """``write_pods_csv``'s rows. A trace task's pods share their group and their times (a
+    run of pods arrives, starts and ends together), so each time, phase and priority is
+    formatted once and a group's queue looked up once for a row of its pods: the Alibaba
+    2017 trace writes 11 million rows."""
+    times: dict[float | None, str] = {None: ""}
+    phases: dict[str, str] = {}
+    priorities: dict[int, str] = {}
+    group: tuple[str, str] | None = None
+    queue = ""
+    for pod in pods:
+        if (pod.namespace, pod.group) != group:
+            group = (pod.namespace, pod.group)
+            queue = group_queue.get(pod.job_key, "")
+        texts = []
+        for value in (pod.submit_time, pod.bind_time, pod.start_time, pod.end_time):
+            text = times.get(value)
+            if text is None:
+                text = times[value] = format_decimal(value)
+            texts.append(text)
+        phase, priority = phases.get(pod.phase), priorities.get(pod.priority)
+        if phase is None:
+            phase = phases[pod.phase] = str(pod.phase)
+        if priority is None:
+            priority = priorities[pod.priority] = str(pod.priority)
+        yield (
+            pod.namespace,
+            pod.name,
+            pod.group,
+            queue,
+            pod.bound_node,
+            pod.gpu_devices,
+            pod.cpuset,
+            *texts,
+            phase,
+            priority,
+            reasons.get(pod.ref, "") if reasons else "",
+            pod.waited_for,
+        )
 
 
 def write_jobs_csv(
