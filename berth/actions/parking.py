@@ -158,14 +158,22 @@ class Parking:
             self.clear()
             return None
         queues.setdefault(self.queue, [])
-        ids = list(self.groups)
+        groups = self.groups
+        ids = list(groups)
+        rows = np.array([groups[id_].ceiling.free for id_ in ids]) if ids else np.zeros((0, 0))
+        # The groups the nodes are at most at already sleep: they never enter the heap.
+        free = self.beyond.current().free  # type: ignore[union-attr]
+        if len(ids) and rows.shape[1] == len(free):
+            awake = np.flatnonzero(~(free <= rows).all(axis=1))
+            ids, rows = [ids[k] for k in awake.tolist()], rows[awake]
+        for group in groups.values():
+            group.awake = False
         for id_ in ids:
-            group = self.groups[id_]
+            group = groups[id_]
             group.at, group.awake = 0, True
             self._next(id_, group)
-        rows = [self.groups[id_].ceiling.free for id_ in ids]
-        self.ceilings = (ids, np.array(rows) if rows else np.zeros((0, 0)))
-        self.position = -1
+        self.ceilings = (ids, rows)
+        self.position = self.session.state.log_position
         return self
 
     def keyed(self, after: tuple | None) -> list[tuple[tuple, JobInfo]]:
@@ -200,10 +208,23 @@ class Parking:
             free = self.beyond.current().free  # type: ignore[union-attr]
             ids, rows = self.ceilings
             if len(ids) and rows.shape[1] == len(free):
-                for k in np.flatnonzero((free <= rows).all(axis=1)).tolist():
-                    group = groups.get(ids[k])
-                    if group is not None:
-                        group.awake = False
+                asleep = (free <= rows).all(axis=1)
+                if asleep.any():
+                    for k in np.flatnonzero(asleep).tolist():
+                        group = groups.get(ids[k])
+                        if group is not None:
+                            group.awake = False
+                    # Asleep for the rest of the cycle (the most free only falls): their
+                    # ceilings need not be asked again, nor their entries popped one by one.
+                    kept = np.flatnonzero(~asleep)
+                    self.ceilings = ([ids[k] for k in kept.tolist()], rows[kept])
+                    if 2 * len(kept) < len(awake):
+                        awake[:] = [
+                            entry
+                            for entry in awake
+                            if (group := groups.get(entry[1])) is not None and group.awake
+                        ]
+                        heapq.heapify(awake)
         while awake:
             key, id_ = awake[0]
             group = groups.get(id_)
