@@ -97,15 +97,17 @@ def place_run(
     before = total[rows].tolist()  # (the patch below writes into ``total``)
     start = statement.savepoint()
     placed = entered = 0
-    # Where the queues' check adds up, how many pods it takes is told at once.
+    # Where the queues' checks add up, how many pods the queue takes, and after how many it
+    # is overused, are told at once.
     taken = (
         session.allocatable_pods(job, cls.request, len(rows))
         if session.allocatable_additive
         else None
     )
+    over = None if turns is None else session.overused_from(job.queue, cls.request, len(rows))
     for pod, row in zip(pods, rows, strict=False):
         if placed and turns is not None:
-            if not turns.goes_on(placed - 1):
+            if not turns.goes_on(placed - 1, None if over is None else placed >= over):
                 break
             entered += 1
         if taken is None:

@@ -125,9 +125,9 @@ class NextTurn:
         self.heap, self.served, self.skip_overused = heap, served, skip_overused
         self.taken = 0
 
-    def goes_on(self, ahead: int = 0) -> bool:
+    def goes_on(self, ahead: int = 0, overused: bool | None = None) -> bool:
         """Whether the job goes next after its current turn, ``ahead`` turns past those
-        taken."""
+        taken; ``overused``: whether its queue is overused now, where the caller knows."""
         session, name, line = self.session, self.name, self.line
         line.settle()
         key = None
@@ -139,7 +139,7 @@ class NextTurn:
             served = self.served + self.taken + ahead + 1  # the turns ended so far
             if self.heap[0] < (session.queue_order_key(name, served), name):
                 return False
-        if self.skip_overused and session.overused(name):
+        if self.skip_overused and (session.overused(name) if overused is None else overused):
             return False
         if key is not None and line.parked is not None:
             line.took(key)

@@ -308,6 +308,11 @@ class Plugin:
         """True when the queue holds all it deserves and gets nothing more this cycle."""
         raise NotImplementedError
 
+    def overused_from(self, queue: Queue, request: np.ndarray, most: int) -> int | None:
+        """How many more pods of ``request`` placed in the queue make ``overused`` true (most
+        + 1: not up to ``most``), told without placing them; None where it cannot be."""
+        return None
+
     def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
         """None when the queue may take ``request`` more, else why not."""
         raise NotImplementedError

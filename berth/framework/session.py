@@ -346,6 +346,18 @@ class Session:
                 return True
         return False
 
+    def overused_from(self, name: str, request: np.ndarray, most: int) -> int | None:
+        """How many more pods of ``request`` placed in queue ``name`` make it overused (most
+        + 1: not up to ``most``), where every overused plugin can tell it at once; else None."""
+        queue = self.queues[name]
+        first = most + 1
+        for plugin in self.framework.overuseds:
+            count = plugin.overused_from(queue, request, most)
+            if count is None:
+                return None
+            first = min(first, count)
+        return first
+
     def allocatable(self, job: JobInfo, request: np.ndarray) -> str | None:
         """Why the job's queue may not take ``request`` more, or None."""
         queue = self.queues[job.queue]

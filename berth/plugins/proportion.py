@@ -141,6 +141,15 @@ class Proportion(QueueShare):
         """Volcano's deserved ≤ allocated in every resource: no room left in any."""
         return self.full(self.index[queue.name])
 
+    def overused_from(self, queue: Queue, request: np.ndarray, most: int) -> int | None:
+        """``full`` with k more pods placed, for every k up to ``most`` at once: use grows by
+        whole amounts, so adding k requests at once is what adding them one by one comes to."""
+        row = self.index[queue.name]
+        placed = np.arange(most + 1, dtype=np.float64)[:, None]
+        room = self.room_holding(row, self.used[row] + placed * self.columns.of(request))
+        full = np.flatnonzero(~(room > 2 * EPSILON).any(axis=1))
+        return int(full[0]) if len(full) else most + 1
+
     def refusal(self, row: int, need: np.ndarray, used: np.ndarray, room: np.ndarray) -> str:
         over = used + need > self.capability[row] + EPSILON
         if over.any():

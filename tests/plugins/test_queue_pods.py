@@ -78,3 +78,24 @@ def test_counted_at_once_as_placed_one_by_one(plugin_name, limit, used, need, mo
         assert reason
         assert str(plugin.allocatable_after(queue, request, placed)) == reason
     assert np.array_equal(plugin.used, before)  # asking placed nothing
+
+
+@pytest.mark.parametrize(("limit", "used", "need", "most"), CASES.values(), ids=CASES.keys())
+def test_overused_from_as_placed_one_by_one(limit, used, need, most):
+    """proportion's ``overused_from``: after how many more pods ``overused`` turns true,
+    asked after each pod placed (the limit reached in memory, the only resource asked)."""
+    session, plugin = _setup("proportion", limit, used)
+    queue = session.queues["q"]
+    request = session.state.request_vector({"memory": int(need), "pods": 1})
+    job = SimpleNamespace(queue="q")
+    saved = plugin.used.copy()
+    first = most + 1
+    for placed in range(most + 1):
+        if plugin.overused(queue):
+            first = placed
+            break
+        plugin.on_allocate(job, None, request)  # type: ignore[arg-type]
+    plugin.used[:] = saved
+    plugin._forget(0)
+    assert plugin.overused_from(queue, request, most) == first
+    assert np.array_equal(plugin.used, saved)  # asking placed nothing
