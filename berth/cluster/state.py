@@ -372,14 +372,15 @@ class ClusterState:
         self.usage[row, :width] -= used
         self.usage_total[:width] -= used
         self._count_nonzero(pod, row, vec, -1)
-        del self.pods_on[row][pod.key]
+        key = pod.key
+        del self.pods_on[row][key]
         self._count(pod, row, -1)
         self._log.append(row)
         if self.pod_usage is not None:
             self.pod_usage.remove(pod)
         if self.cpus.active:
-            self.cpus.give_back(pod.key)
-        return self.gpus.give_back(pod.key)
+            self.cpus.give_back(key)
+        return self.gpus.give_back(key)
 
     def _count_nonzero(self, pod: Pod, row: int, vec: np.ndarray, delta: int) -> None:
         nonzero = pod.nonzero_requests

@@ -116,13 +116,14 @@ class Statement:
             if op.job.group.min_task_member:
                 _count_task(op.job, op.pod, -1)
             op.job.remove_pending(op.pod, op.request)
-            op.job.bound[op.pod.key] = op.pod
+            key = op.pod.key
+            op.job.bound[key] = op.pod
             session.holding[op.job.key] = op.job
             op.pod.bound_node = node
             if op.devices is not None:
                 record_devices(op.pod, node, op.devices)
             if op.pod.resource_claims and session.state.dra is not None:
                 op.pod.gpu_devices = session.state.dra.devices_text(op.pod, op.row)
-            session.bound_this_cycle.add(op.pod.key)
+            session.bound_this_cycle.add(key)
             session.binds.append(Bind(op.pod, node))
         self.journal.clear()

@@ -231,6 +231,9 @@ class Simulation:
         return self.agent.pods
 
     def _request_session(self, when: float = 0.0) -> None:
+        due = self._session_due
+        if due is not None and due <= self.clock.now:
+            return  # one is due now already (asked at every pod's arrival and end)
         at = max(self.clock.now, self._last_session + self.config.period, when)
         if self._session_due is None or at < self._session_due:
             self._session_due = at
