@@ -248,10 +248,12 @@ class Session:
         plugins that count them open one after the other, and a backlog is long). In the
         order ``servable_jobs`` lists them, without sorting the jobs that are not promised."""
         if self._promised is None:
+            # (Most servable jobs of a long backlog hold pods already: that test goes first,
+            # and reads the bound table itself rather than through a property.)
             jobs = [
                 job
                 for job in self.servable.values()
-                if job.group.phase == GroupPhase.INQUEUE and job.active < job.group.min_member
+                if len(job.bound) < job.group.min_member and job.group.phase == GroupPhase.INQUEUE
             ]
             self._promised = self._in_waiting_order(jobs)
         return self._promised
