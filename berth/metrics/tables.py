@@ -99,6 +99,11 @@ def write_pods_csv(
     write_rows(path, POD_COLUMNS, _pod_rows(pods, group_queue, reasons or {}))
 
 
+#: Formatted times kept while writing pods.csv (about 15,000 distinct in 336,000 rows of the
+#: Alibaba 2017 trace's first 40 minutes).
+_TIMES_KEPT = 65536
+
+
 def _pod_rows(
     pods: list[Pod], group_queue: dict[str, str], reasons: dict[str, str]
 ) -> Iterator[tuple[str, ...]]:
@@ -106,7 +111,7 @@ def _pod_rows(
     run of pods arrives, starts and ends together), so each time, phase and priority is
     formatted once and a group's queue looked up once for a row of its pods: the Alibaba
     2017 trace writes 11 million rows."""
-    times: dict[float | None, str] = {None: ""}
+    times: dict[float | None, str] = {}
     phases: dict[str, str] = {}
     priorities: dict[int, str] = {}
     group: tuple[str, str] | None = None
@@ -119,6 +124,8 @@ def _pod_rows(
         for value in (pod.submit_time, pod.bind_time, pod.start_time, pod.end_time):
             text = times.get(value)
             if text is None:
+                if len(times) > _TIMES_KEPT:  # (rows in order share recent times)
+                    times.clear()
                 text = times[value] = format_decimal(value)
             texts.append(text)
         phase, priority = phases.get(pod.phase), priorities.get(pod.priority)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from berth.api.objects import GroupPhase, Pod, PodGroup, PodPhase
+from berth.metrics import tables
 from berth.metrics.tables import JobOutcome, format_decimal, write_jobs_csv, write_pods_csv
 
 
@@ -62,6 +63,27 @@ def test_pods_csv_exact(tmp_path: Path) -> None:
         "\n"
         "default,orphan,,,,,,0,,,,Evicted,0,preempted by default/train-7,\n"
     )
+
+
+def test_pods_csv_rows_of_a_task_share_their_formatting(tmp_path: Path, monkeypatch) -> None:
+    """Pods of one group and times in a row, then others, with the kept formatted times let
+    go of every few rows: each row as its own fields format."""
+    monkeypatch.setattr(tables, "_TIMES_KEPT", 2)
+    pods = [
+        Pod(name=f"t{i}", group="task" if i < 4 else "other", submit_time=1.5 * (i // 2))
+        for i in range(7)
+    ]
+    for pod in pods[::2]:
+        pod.bind_time, pod.start_time, pod.phase = 9.0, 9.125, PodPhase.RUNNING
+    path = tmp_path / "pods.csv"
+    write_pods_csv(path, pods, {"default/task": "a", "default/other": "b"})
+    rows = path.read_text().splitlines()[1:]
+    assert rows == [
+        f"default,{pod.name},{pod.group},{'a' if pod.group == 'task' else 'b'},,,,"
+        f"{format_decimal(pod.submit_time)},{format_decimal(pod.bind_time)},"
+        f"{format_decimal(pod.start_time)},,{pod.phase},0,,"
+        for pod in pods
+    ]
 
 
 def test_jobs_csv_exact(tmp_path: Path) -> None:
