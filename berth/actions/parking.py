@@ -40,7 +40,8 @@ from berth.framework.session import Session
 
 class _Group:
     """Jobs ruled out under one most free, by ascending job-order key; ``at`` is where a
-    cycle has taken them to. Jobs that left the group stay in ``entries`` and are skipped."""
+    cycle has taken them to. Jobs that left the group stay in ``entries`` and are skipped; a
+    cycle in which the group wakes drops those before its first job still parked."""
 
     __slots__ = ("ceiling", "entries", "live", "at", "awake")
 
@@ -172,6 +173,9 @@ class Parking:
             group = groups[id_]
             group.at, group.awake = 0, True
             self._next(id_, group)
+            if group.at:  # the jobs before it left the group for good: none comes back
+                del group.entries[: group.at]
+                group.at = 0
         self.ceilings = (ids, rows)
         self.position = self.session.state.log_position
         return self

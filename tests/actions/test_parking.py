@@ -63,3 +63,19 @@ def test_groups_asleep_as_the_cycle_starts_never_enter_the_heap():
     park.line_up({"q": []})
     assert [id_ for _, id_ in park.awake] == [2]
     assert park.head() == (2,)
+
+
+def test_jobs_that_left_a_group_are_dropped_from_its_front_as_it_wakes():
+    free = [10.0]
+    park, _ = parking([1.0], free)
+    group = park.groups[0]
+    for k in range(1, 4):  # three more jobs in the group, after the first
+        job = SimpleNamespace(key=f"k{k}")
+        group.entries.append(((0, k), job))  # type: ignore[arg-type]
+        group.live += 1
+        park.where[job.key] = 0
+    park.forget(["j0", "k1"])  # (changed: no longer parked)
+    park.line_up({"q": []})
+    assert [job.key for _, job in group.entries] == ["k2", "k3"] and group.at == 0
+    assert park.head() == (0, 2) and park.pop().key == "k2"
+    assert park.head() == (0, 3)
