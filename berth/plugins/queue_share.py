@@ -270,9 +270,12 @@ class QueueShare(Plugin):
     def _count(self, queue: str, request: np.ndarray, sign: float) -> None:
         # Pods can sit in a queue that does not exist (their jobs wait with a reason).
         if queue in self.index:
-            amount = sign * self.columns.of(request)
+            need = self.columns.of(request)
             for row in self.lineage(queue):
-                self.used[row] += amount
+                if sign > 0:
+                    self.used[row] += need
+                else:
+                    self.used[row] -= need
                 self._forget(row)
 
     def _forget(self, row: int) -> None:
