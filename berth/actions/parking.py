@@ -40,16 +40,19 @@ from berth.framework.session import Session
 
 class _Group:
     """Jobs ruled out under one most free, by ascending job-order key; ``at`` is where a
-    cycle has taken them to. Jobs that left the group stay in ``entries`` and are skipped; a
-    cycle in which the group wakes drops those before its first job still parked."""
+    cycle has taken them to. Jobs that left the group stay in ``entries`` and are skipped;
+    ``start`` is where the group's first job still parked was when it last woke: a job never
+    comes back to a group it left (groups are made anew at each parking), so a cycle starts
+    there rather than skipping again every job that left before."""
 
-    __slots__ = ("ceiling", "entries", "live", "at", "awake")
+    __slots__ = ("ceiling", "entries", "live", "at", "start", "awake")
 
     def __init__(self, ceiling: Ceiling) -> None:
         self.ceiling = ceiling
         self.entries: list[tuple[tuple, JobInfo]] = []
         self.live = 0  # entries whose jobs are still parked here
         self.at = 0
+        self.start = 0
         self.awake = False
 
 
@@ -171,11 +174,9 @@ class Parking:
             group.awake = False
         for id_ in ids:
             group = groups[id_]
-            group.at, group.awake = 0, True
+            group.at, group.awake = group.start, True
             self._next(id_, group)
-            if group.at:  # the jobs before it left the group for good: none comes back
-                del group.entries[: group.at]
-                group.at = 0
+            group.start = group.at
         self.ceilings = (ids, rows)
         self.position = self.session.state.log_position
         return self

@@ -65,7 +65,7 @@ def test_groups_asleep_as_the_cycle_starts_never_enter_the_heap():
     assert park.head() == (2,)
 
 
-def test_jobs_that_left_a_group_are_dropped_from_its_front_as_it_wakes():
+def test_a_group_wakes_at_its_first_job_still_parked():
     free = [10.0]
     park, _ = parking([1.0], free)
     group = park.groups[0]
@@ -76,6 +76,8 @@ def test_jobs_that_left_a_group_are_dropped_from_its_front_as_it_wakes():
         park.where[job.key] = 0
     park.forget(["j0", "k1"])  # (changed: no longer parked)
     park.line_up({"q": []})
-    assert [job.key for _, job in group.entries] == ["k2", "k3"] and group.at == 0
+    assert group.start == group.at == 2
     assert park.head() == (0, 2) and park.pop().key == "k2"
     assert park.head() == (0, 3)
+    park.line_up({"q": []})  # the next cycle: k2 was taken, so the group starts at k3
+    assert group.start == 3 and park.head() == (0, 3)
