@@ -142,8 +142,7 @@ def fill(
 
     def sample() -> None:
         arrived.append(100.0 * asked / capacity)
-        gpus = state.requested[: state.n, state.gpu_column].sum()
-        allocated.append(100.0 * float(gpus) / capacity)
+        allocated.append(100.0 * float(state.total_requested()[state.gpu_column]) / capacity)
         fragmented.append(100.0 * tracker.total(state) / capacity)
 
     for pod in workload:
