@@ -149,12 +149,12 @@ class ShareColumns:
         """A resource-axis vector (possibly short) as a float vector over the share columns.
         A read-only vector (a memoised request) is converted once, read-only too: a queue's
         room is asked, and its use charged, with the same request for every pod placed."""
-        if vector.flags.writeable:
-            return padded(vector, self.width)[self.columns].astype(np.float64)
-        kept = self._of.get(id(vector))
+        kept = None if vector.flags.writeable else self._of.get(id(vector))
         if kept is not None and kept[0] is vector:
             return kept[1]
         converted = padded(vector, self.width)[self.columns].astype(np.float64)
+        if vector.flags.writeable:
+            return converted
         converted.flags.writeable = False
         if len(self._of) >= self._MEMO_LIMIT:
             self._of.clear()
