@@ -25,7 +25,7 @@ from berth.framework.job_info import JobInfo
 from berth.framework.plugin import Refusal, Vote
 from berth.framework.queues import EPSILON
 from berth.framework.session import Session
-from berth.plugins.queue_share import QueueShare
+from berth.plugins.queue_share import QueueShare, no_room
 
 #: Volcano's threshold under which a resource counts as used up.
 _EMPTY = 0.1
@@ -147,7 +147,7 @@ class Proportion(QueueShare):
         row = self.index[queue.name]
         placed = np.arange(most + 1, dtype=np.float64)[:, None]
         room = self.room_holding(row, self.used[row] + placed * self.columns.of(request))
-        full = np.flatnonzero(~(room > 2 * EPSILON).any(axis=1))
+        full = np.flatnonzero(no_room(room))
         return int(full[0]) if len(full) else most + 1
 
     def refusal(self, row: int, need: np.ndarray, used: np.ndarray, room: np.ndarray) -> str:

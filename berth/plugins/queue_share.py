@@ -27,6 +27,12 @@ from berth.framework.session import Session
 from berth.resources import format_amount
 
 
+def no_room(room: np.ndarray) -> np.ndarray:
+    """Whether ``room`` (from ``room_holding``: one vector, or one per row) leaves nothing in
+    any resource: what makes a queue full."""
+    return ~(room > 2 * EPSILON).any(axis=-1)
+
+
 class QueueShare(Plugin):
     allocatable_additive = True
 
@@ -137,7 +143,7 @@ class QueueShare(Plugin):
         before every turn allocate gives."""
         full = self._full.get(row)
         if full is None:
-            full = self._full[row] = not (self.room(row) > 2 * EPSILON).any()
+            full = self._full[row] = bool(no_room(self.room(row)))
         return full
 
     def shortfall(
