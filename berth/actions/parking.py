@@ -166,10 +166,7 @@ class Parking:
         ids = list(groups)
         rows = np.array([groups[id_].ceiling.free for id_ in ids]) if ids else np.zeros((0, 0))
         # The groups the nodes are at most at already sleep: they never enter the heap.
-        free = self.beyond.current().free  # type: ignore[union-attr]
-        if len(ids) and rows.shape[1] == len(free):
-            awake = np.flatnonzero(~(free <= rows).all(axis=1))
-            ids, rows = [ids[k] for k in awake.tolist()], rows[awake]
+        ids, rows, _ = self._wakeful(ids, rows)
         for group in groups.values():
             group.awake = False
         for id_ in ids:
@@ -201,6 +198,19 @@ class Parking:
         if at < len(entries):
             heapq.heappush(self.awake, (entries[at][0], id_))
 
+    def _wakeful(self, ids: list[int], rows: np.ndarray) -> tuple[list[int], np.ndarray, list[int]]:
+        """Of the groups ``ids`` with ceilings ``rows``: those the nodes have more free than
+        in some resource, with their rows, and those the nodes are at most at, asleep for the
+        rest of the cycle (the most free only falls during it)."""
+        free = self.beyond.current().free  # type: ignore[union-attr]
+        if not len(ids) or rows.shape[1] != len(free):
+            return ids, rows, []
+        asleep = (free <= rows).all(axis=1)
+        if not asleep.any():
+            return ids, rows, []
+        kept = np.flatnonzero(~asleep).tolist()
+        return [ids[k] for k in kept], rows[kept], [ids[k] for k in np.flatnonzero(asleep).tolist()]
+
     def head(self) -> tuple | None:
         """The key of the first job of an awake group, the groups the nodes are at most at
         again put to sleep first."""
@@ -210,26 +220,21 @@ class Parking:
         state = self.session.state  # type: ignore[union-attr]
         if state.log_position != self.position:
             self.position = state.log_position
-            free = self.beyond.current().free  # type: ignore[union-attr]
-            ids, rows = self.ceilings
-            if len(ids) and rows.shape[1] == len(free):
-                asleep = (free <= rows).all(axis=1)
-                if asleep.any():
-                    for k in np.flatnonzero(asleep).tolist():
-                        group = groups.get(ids[k])
-                        if group is not None:
-                            group.awake = False
-                    # Asleep for the rest of the cycle (the most free only falls): their
-                    # ceilings need not be asked again, nor their entries popped one by one.
-                    kept = np.flatnonzero(~asleep)
-                    self.ceilings = ([ids[k] for k in kept.tolist()], rows[kept])
-                    if 2 * len(kept) < len(awake):
-                        awake[:] = [
-                            entry
-                            for entry in awake
-                            if (group := groups.get(entry[1])) is not None and group.awake
-                        ]
-                        heapq.heapify(awake)
+            ids, rows, asleep = self._wakeful(*self.ceilings)
+            if asleep:
+                for id_ in asleep:
+                    group = groups.get(id_)
+                    if group is not None:
+                        group.awake = False
+                # Their ceilings need not be asked again, nor their entries popped one by one.
+                self.ceilings = (ids, rows)
+                if 2 * len(ids) < len(awake):
+                    awake[:] = [
+                        entry
+                        for entry in awake
+                        if (group := groups.get(entry[1])) is not None and group.awake
+                    ]
+                    heapq.heapify(awake)
         while awake:
             key, id_ = awake[0]
             group = groups.get(id_)
