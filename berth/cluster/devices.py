@@ -280,14 +280,21 @@ class DeviceTable:
         """Give ``key`` the ``devices`` of ``row`` (the default choice when None)."""
         if key in self.placements:
             raise ValueError(f"pod {key} already holds GPU devices")
-        index = self.best_fit(row, ask) if devices is None else np.asarray(devices, dtype=np.intp)
         amount = (MILLI,) * ask.whole + ((ask.share,) if ask.share else ())
-        if len(index) != ask.devices or len(np.unique(index)) != len(index):
+        if devices is None:
+            index = self.best_fit(row, ask)  # distinct devices with the milli-GPU asked
+            chosen = len(index) == ask.devices
+            short = None
+        else:
+            index = np.asarray(devices, dtype=np.intp)
+            chosen = len(index) == ask.devices and len(np.unique(index)) == len(index)
+            short = self.remaining[row, index] < amount if chosen else None
+        if not chosen:
             raise ValueError(f"pod {key}: {len(index)} devices chosen for {ask}")
-        short = self.remaining[row, index] < amount
         if ask.memory:
-            short |= self.memory[row, index] < ask.memory
-        if short.any():
+            lacking = self.memory[row, index] < ask.memory
+            short = lacking if short is None else short | lacking
+        if short is not None and short.any():
             device = int(index[int(np.argmax(short))])
             raise ValueError(f"pod {key}: device {device} of row {row} cannot take its share")
         placement = Placement(row, tuple(index.tolist()), amount, ask.memory)
@@ -307,10 +314,12 @@ class DeviceTable:
         return placement
 
     def _apply(self, placement: Placement, sign: int) -> None:
-        row, index = placement.row, list(placement.index)
-        self.remaining[row, index] += np.multiply(placement.amount, sign, dtype=np.int32)
+        row = placement.row
+        remaining = self.remaining[row]  # a node's few devices: item by item beats indexing
+        for device, amount in zip(placement.index, placement.amount, strict=True):
+            remaining[device] += sign * amount
         if placement.memory:
-            self.memory[row, index] += sign * placement.memory
+            self.memory[row, list(placement.index)] += sign * placement.memory
         kind = sum(placement.amount)
         held = self.kinds.get(kind)
         if held is None:
