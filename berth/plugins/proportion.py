@@ -54,19 +54,22 @@ class Proportion(QueueShare):
         requests = self.used.copy()
         names, asking = self.per_queue(session.demand)
         requests[[self.index[name] for name in names]] += asking
-        deserved = guarantee.copy()
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1
         self._deserved_room = None
-        if len(wanting):
-            deserved[wanting] = water_fill(
-                total,
-                self.weights[wanting],
-                requests[wanting],
-                capability[wanting],
-                guarantee[wanting],
-            )
+        if len(wanting) == len(requests):  # every queue asks: no rows to pick out
+            deserved = water_fill(total, self.weights, requests, capability, guarantee)
+        else:
+            deserved = guarantee.copy()
+            if len(wanting):
+                deserved[wanting] = water_fill(
+                    total,
+                    self.weights[wanting],
+                    requests[wanting],
+                    capability[wanting],
+                    guarantee[wanting],
+                )
         #: Where a queue deserves less than it could have: other queues hold its share down.
         self.held_down = deserved < capability - EPSILON
         return capability, deserved
