@@ -75,6 +75,13 @@ class LabelIndex:
             return np.full(n, MISSING, dtype=np.int32), 0
         return column.codes[:n], len(column.names)
 
+    def domain_totals(self, counts: np.ndarray, key: str, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``domains`` of the first ``n`` rows, and ``counts`` (per row) summed per domain; rows
+        without the label count nowhere."""
+        domains, size = self.domains(key, n)
+        valid = domains >= 0
+        return domains, np.bincount(domains[valid], weights=counts[valid], minlength=size)
+
     def match(self, req: Requirement, n: int) -> np.ndarray:
         """Boolean mask of the first ``n`` rows satisfying one requirement."""
         column = self.columns.get(req.key)

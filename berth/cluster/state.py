@@ -19,6 +19,7 @@ from berth.api.keys import HOSTNAME_LABEL
 from berth.api.objects import Namespace, Node, Pod
 from berth.api.selectors import Taint
 from berth.cluster import totals
+from berth.cluster.change_log import ChangeLog
 from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve
@@ -32,8 +33,6 @@ from berth.resources import GPU, PODS, ResourceAxis
 if TYPE_CHECKING:
     from berth.cluster.dra.claims import DraState, Released
 
-#: Past this many unseen changes a cache is rebuilt from scratch rather than patched.
-_PATCH_LIMIT_FRACTION = 0.25
 #: Distinct request vectors kept (see ``request_vector``).
 _VECTORS_KEPT = 4096
 
@@ -80,11 +79,11 @@ class ClusterState:
         self._rng = np.random.default_rng(seed)
         #: Random numbers for plugins that choose at random (seeded, so runs repeat).
         self.rng = np.random.default_rng(seed + 1)
-        self._log: list[int] = []
+        #: Rows touched, for the caches that patch only those (see ``changed_rows``).
+        self.changes = ChangeLog()
         self._vectors: dict[tuple, np.ndarray] = {}
         self._idle = NodeTotal(totals.idle)
         self._stranded = NodeTotal(totals.stranded)
-        self._log_base = 0
         #: Volcano HyperNodes (the network's switches) and their resolution over the rows.
         self.hypernodes: list[HyperNode] = []
         self._topology: tuple[int, Topology] | None = None
@@ -130,7 +129,9 @@ class ClusterState:
         ``gpus`` the nodes' DRA GPUs join their GPU devices (``berth.cluster.dra.inventory``)."""
         from berth.cluster.dra.claims import DraState  # (the allocator, only where DRA is used)
 
-        self.dra = DraState(objects, self.names, self.node_labels, self._log.append, gpus=gpus)
+        self.dra = DraState(
+            objects, self.names, self.node_labels, self.changes.rows.append, gpus=gpus
+        )
         for row in range(self.n):
             self._dra_node(row)
 
@@ -188,7 +189,7 @@ class ClusterState:
         self._describe(row, node)
         if gpus != old_gpus:
             self.gpus.add_node(row, node, gpus)
-        self._log.append(row)
+        self.changes.rows.append(row)
         self.structure_epoch += 1
 
     def _describe(self, row: int, node: Node) -> None:
@@ -333,7 +334,7 @@ class ClusterState:
         self._count_nonzero(pod, row, vec, 1)
         self.pods_on[row][pod.key] = pod
         self._count(pod, row, 1)
-        self._log.append(row)
+        self.changes.rows.append(row)
         if self.pod_usage is not None:
             self.pod_usage.add(pod, row, vec)
         return placement
@@ -375,7 +376,7 @@ class ClusterState:
         key = pod.key
         del self.pods_on[row][key]
         self._count(pod, row, -1)
-        self._log.append(row)
+        self.changes.rows.append(row)
         if self.pod_usage is not None:
             self.pod_usage.remove(pod)
         if self.cpus.active:
@@ -445,25 +446,15 @@ class ClusterState:
 
     @property
     def log_position(self) -> int:
-        return self._log_base + len(self._log)
+        return self.changes.position
 
     def changed_rows(self, since: int) -> np.ndarray | None:
         """Rows touched since log position ``since``; None when too many to patch cheaply."""
-        start = since - self._log_base
-        if start < 0:
-            return None
-        count = len(self._log) - start
-        if count == 0:
-            return np.empty(0, dtype=np.intp)
-        if count > max(64, self.n * _PATCH_LIMIT_FRACTION):
-            return None
-        return np.fromiter(sorted(set(self._log[start:])), dtype=np.intp)
+        return self.changes.since(since, self.n)
 
     def trim_log(self) -> None:
         """Forget old changes; caches older than the new base rebuild on next use."""
-        if len(self._log) > 4 * max(self.n, 1024):
-            self._log_base += len(self._log)
-            self._log.clear()
+        self.changes.trim(self.n)
 
     # ------------------------------------------------------------------ views
 
@@ -507,13 +498,3 @@ class ClusterState:
 
     def pods_column(self) -> int:
         return self.axis.index(PODS)
-
-    def domain_totals(self, counts: np.ndarray, topology_key: str) -> tuple[np.ndarray, np.ndarray]:
-        """Per-node domain ids for ``topology_key`` and the sum of ``counts`` per domain.
-
-        Nodes without the label get domain -1; the returned totals have one slot per domain.
-        """
-        domains, size = self.labels.domains(topology_key, self.n)
-        valid = domains >= 0
-        totals = np.bincount(domains[valid], weights=counts[valid], minlength=size)
-        return domains, totals

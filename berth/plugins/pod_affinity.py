@@ -114,7 +114,7 @@ class PodAffinity(Plugin):
         """Per row: how many counted pods share the node's domain (0 for nodes without the key)."""
         if key == HOSTNAME_LABEL:
             return counts[rows]
-        domains, totals = state.domain_totals(counts, key)
+        domains, totals = state.labels.domain_totals(counts, key, state.n)
         picked = domains[rows]
         return np.where(picked >= 0, totals[np.maximum(picked, 0)] if len(totals) else 0, 0)
 

@@ -1,0 +1,45 @@
+"""The node rows that binds, unbinds and node changes touched, in order.
+
+Caches over the nodes (a pod class's scores, the sums of ``berth.cluster.totals``, spread
+counts per domain) remember a position in the log and patch only the rows touched since it,
+instead of going over the whole cluster again.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+#: Past this fraction of the nodes touched since a position, a cache is rebuilt, not patched.
+PATCH_LIMIT_FRACTION = 0.25
+
+
+class ChangeLog:
+    def __init__(self) -> None:
+        #: Touched rows since ``base`` (append to it directly: it is never replaced).
+        self.rows: list[int] = []
+        self.base = 0
+
+    @property
+    def position(self) -> int:
+        return self.base + len(self.rows)
+
+    def since(self, position: int, nodes: int) -> np.ndarray | None:
+        """Rows touched since ``position``, sorted and distinct; None when the log no longer
+        reaches back to it, or when so many of the ``nodes`` changed that a rebuild is
+        cheaper than a patch."""
+        start = position - self.base
+        if start < 0:
+            return None
+        count = len(self.rows) - start
+        if count == 0:
+            return np.empty(0, dtype=np.intp)
+        if count > max(64, nodes * PATCH_LIMIT_FRACTION):
+            return None
+        return np.fromiter(sorted(set(self.rows[start:])), dtype=np.intp)
+
+    def trim(self, nodes: int) -> None:
+        """Forget old changes once the log is long for ``nodes`` nodes; caches older than the
+        new base rebuild on their next use."""
+        if len(self.rows) > 4 * max(nodes, 1024):
+            self.base += len(self.rows)
+            self.rows.clear()
