@@ -18,15 +18,19 @@ class ChangeLog:
         #: Touched rows since ``base`` (append to it directly: it is never replaced).
         self.rows: list[int] = []
         self.base = 0
+        #: The last answer of ``since`` and what it was asked: several caches catch up to the
+        #: same position between two binds.
+        self._asked: tuple[int, int, int] | None = None
+        self._answer: np.ndarray | None = None
 
     @property
     def position(self) -> int:
         return self.base + len(self.rows)
 
     def since(self, position: int, nodes: int) -> np.ndarray | None:
-        """Rows touched since ``position``, sorted and distinct; None when the log no longer
-        reaches back to it, or when so many of the ``nodes`` changed that a rebuild is
-        cheaper than a patch."""
+        """Rows touched since ``position``, sorted and distinct (read-only); None when the log
+        no longer reaches back to it, or when so many of the ``nodes`` changed that a rebuild
+        is cheaper than a patch."""
         start = position - self.base
         if start < 0:
             return None
@@ -35,7 +39,12 @@ class ChangeLog:
             return np.empty(0, dtype=np.intp)
         if count > max(64, nodes * PATCH_LIMIT_FRACTION):
             return None
-        return np.fromiter(sorted(set(self.rows[start:])), dtype=np.intp)
+        asked = (position, count, nodes)
+        if asked != self._asked:
+            answer = np.fromiter(sorted(set(self.rows[start:])), dtype=np.intp)
+            answer.flags.writeable = False
+            self._asked, self._answer = asked, answer
+        return self._answer
 
     def trim(self, nodes: int) -> None:
         """Forget old changes once the log is long for ``nodes`` nodes; caches older than the
