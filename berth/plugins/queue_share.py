@@ -40,6 +40,7 @@ class QueueShare(Plugin):
         super().__init__(arguments)
         self.columns = ShareColumns()
         self._queues_key: tuple = ()
+        self._limited_by: tuple[np.ndarray, np.ndarray] | None = None
 
     def on_session_open(self, session: Session) -> None:
         self.session = session
@@ -56,9 +57,16 @@ class QueueShare(Plugin):
         # Filled by ``divide``: Volcano's realCapability, and the deserved share.
         self.capability, self.deserved = self.divide(session)
         self.limits = self.limit()
-        #: Where a queue's real capability is below the cluster's total.
-        self.limited = self.capability < self.total - EPSILON
-        self.any_limited = self.limited.any(axis=-1).tolist()  # per queue row
+        capability, total = self.capability, self.total
+        made = self._limited_by
+        if made is None or made[0] is not capability or made[1] is not total:
+            #: Where a queue's real capability is below the cluster's total.
+            self.limited = capability < total - EPSILON
+            self.any_limited = self.limited.any(axis=-1).tolist()  # per queue row
+            # Kept for the next session only where neither can change in place (proportion
+            # keeps its capability and the total read-only until nodes change).
+            fixed = not capability.flags.writeable and not total.flags.writeable
+            self._limited_by = (capability, total) if fixed else None
         for job in session.promised():
             self.on_job_enqueued(job)
 
