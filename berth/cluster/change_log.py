@@ -9,8 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Past this fraction of the nodes touched since a position, a cache is rebuilt, not patched.
-PATCH_LIMIT_FRACTION = 0.25
+#: Past this fraction of the nodes touched since a position (distinct rows), a cache is
+#: rebuilt, not patched; past this many changes per node, the touched rows are not even
+#: counted. Scoring a row costs about as much in a patch as in a rebuild, so patching half
+#: the rows still pays (one fgd fill run on openb: 0.83x the time of a limit of a quarter of
+#: the nodes in changes).
+PATCH_LIMIT_FRACTION = 0.5
+LOG_LIMIT_FRACTION = 2.0
 
 
 class ChangeLog:
@@ -37,12 +42,16 @@ class ChangeLog:
         count = len(self.rows) - start
         if count == 0:
             return np.empty(0, dtype=np.intp)
-        if count > max(64, nodes * PATCH_LIMIT_FRACTION):
+        if count > max(64, nodes * LOG_LIMIT_FRACTION):
             return None
         asked = (position, count, nodes)
         if asked != self._asked:
-            answer = np.fromiter(sorted(set(self.rows[start:])), dtype=np.intp)
-            answer.flags.writeable = False
+            touched = set(self.rows[start:])
+            if len(touched) > max(64, nodes * PATCH_LIMIT_FRACTION):
+                answer = None
+            else:
+                answer = np.fromiter(sorted(touched), dtype=np.intp)
+                answer.flags.writeable = False
             self._asked, self._answer = asked, answer
         return self._answer
 
