@@ -283,14 +283,13 @@ class DeviceTable:
         amount = (MILLI,) * ask.whole + ((ask.share,) if ask.share else ())
         if devices is None:
             index = self.best_fit(row, ask)  # distinct devices with the milli-GPU asked
-            chosen = len(index) == ask.devices
-            short = None
+            distinct = True
         else:
             index = np.asarray(devices, dtype=np.intp)
-            chosen = len(index) == ask.devices and len(np.unique(index)) == len(index)
-            short = self.remaining[row, index] < amount if chosen else None
-        if not chosen:
+            distinct = len(np.unique(index)) == len(index)
+        if len(index) != ask.devices or not distinct:
             raise ValueError(f"pod {key}: {len(index)} devices chosen for {ask}")
+        short = None if devices is None else self.remaining[row, index] < amount
         if ask.memory:
             lacking = self.memory[row, index] < ask.memory
             short = lacking if short is None else short | lacking

@@ -58,18 +58,13 @@ class Proportion(QueueShare):
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1
         self._deserved_room = None
-        if len(wanting) == len(requests):  # every queue asks: no rows to pick out
-            deserved = water_fill(total, self.weights, requests, capability, guarantee)
-        else:
-            deserved = guarantee.copy()
-            if len(wanting):
-                deserved[wanting] = water_fill(
-                    total,
-                    self.weights[wanting],
-                    requests[wanting],
-                    capability[wanting],
-                    guarantee[wanting],
-                )
+        deserved = guarantee.copy()
+        if len(wanting):
+            # When every queue asks (one queue, always), views of the rows, not copies.
+            rows = slice(None) if len(wanting) == len(requests) else wanting
+            deserved[rows] = water_fill(
+                total, self.weights[rows], requests[rows], capability[rows], guarantee[rows]
+            )
         #: Where a queue deserves less than it could have: other queues hold its share down.
         self.held_down = deserved < capability - EPSILON
         return capability, deserved
