@@ -143,7 +143,8 @@ class NodeSearch:
         total = base
         cls.scratch.clear()
         for plugin in scorers:
-            total = total + plugin.weight * plugin.score(cls, state, idx)
+            score = plugin.score(cls, state, idx)
+            total = total + (score if plugin.weight == 1 else plugin.weight * score)
         return total
 
     def _rebuild(self, cls: PodClass) -> None:

@@ -92,7 +92,7 @@ def fraction_after(
     if cached is not None:
         return cached
     after = requested_after(cls, state, rows, col, nonzero)
-    fraction = _clipped(after, state.allocatable[:, col][rows])
+    fraction = _clipped(after, state.allocatable[:, col][rows], state.held_everywhere()[col])
     cls.scratch[key] = fraction
     return fraction
 
@@ -100,10 +100,16 @@ def fraction_after(
 def fraction_before(state: ClusterState, rows: Rows, col: int) -> np.ndarray:
     """requested / allocatable of resource ``col`` per row as the node is, clipped to 1, and 0
     on nodes that do not have the resource."""
-    return _clipped(state.requested[:, col][rows], state.allocatable[:, col][rows])
+    return _clipped(
+        state.requested[:, col][rows], state.allocatable[:, col][rows], state.held_everywhere()[col]
+    )
 
 
-def _clipped(requested: np.ndarray, alloc: np.ndarray) -> np.ndarray:
+def _clipped(requested: np.ndarray, alloc: np.ndarray, everywhere: bool) -> np.ndarray:
+    """``requested / alloc`` clipped to 1, and 0 where ``alloc`` is 0; ``everywhere``: no
+    node lacks the resource, so there is no 0 to guard (the same values, fewer passes)."""
+    if everywhere:
+        return np.minimum(requested / alloc, 1.0)
     return np.where(alloc > 0, np.minimum(requested / np.maximum(alloc, 1), 1.0), 0.0)
 
 
@@ -136,10 +142,13 @@ def weighted_fraction(
     weights = [(col, weight) for col, weight in weights if col < state.width]
     held = state.held_everywhere()
     if weights and all(held[col] for col, _ in weights):
-        # No node lacks any of them: a plain weighted mean, no masks.
-        summed = sum(
-            weight * fraction_after(cls, state, rows, col, nonzero) for col, weight in weights
-        )
+        # No node lacks any of them: a plain weighted mean, no masks (a weight of 1 and the
+        # sum's start at 0 add passes, not value).
+        summed = None
+        for col, weight in weights:
+            term = fraction_after(cls, state, rows, col, nonzero)
+            term = term if weight == 1 else weight * term
+            summed = term if summed is None else summed + term
         return summed / sum(weight for _, weight in weights), None
     count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
     summed, total = np.zeros(count), np.zeros(count)
