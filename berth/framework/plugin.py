@@ -87,6 +87,10 @@ class Plugin:
     #: A filter on free capacity, which evicting pods can satisfy; preemption looks for nodes
     #: that pass every other filter.
     checks_free_capacity: ClassVar[bool] = False
+    #: Whether ``filter`` over every node costs about one pass over them (a lookup by node or
+    #: by domain): the search then asks it of the whole cluster rather than of the feasible
+    #: nodes picked out first, where nothing beyond a node's row is scored.
+    filters_in_one_pass: ClassVar[bool] = False
     #: Default weight of the score, overridable with the ``weight`` argument.
     default_weight: ClassVar[float] = 1.0
     #: Whether ``allocatable`` compares the queue's use (the sum of what was placed) plus the

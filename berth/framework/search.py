@@ -206,7 +206,12 @@ class NodeSearch:
         base = self.evaluate(cls)
         if not len(base):
             return None
-        if not cls.global_filters and not cls.global_scorers:
+        if not cls.global_scorers and all(p.filters_in_one_pass for p in cls.global_filters):
+            # Their verdicts on every row, views rather than gathers of the feasible ones,
+            # allow the same best row (the lowest of the best) as narrowing those would.
+            every = slice(0, len(base))
+            for plugin in cls.global_filters:
+                base = np.where(plugin.filter(cls, self.state, every), base, -np.inf)
             best = int(np.argmax(base))
             return best if base[best] > -np.inf else None
         # Plugins that look beyond a node's row run fresh, but only on the locally feasible.

@@ -72,6 +72,7 @@ def node_affinity_mask(pod: Pod, state: ClusterState) -> np.ndarray:
 class NodeAffinity(Plugin):
     name = "node-affinity"
     reason = "node affinity/selector mismatch"
+    filters_in_one_pass = True  # a mask kept with the class
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

@@ -47,6 +47,7 @@ class _Compiled:
 class PodAffinity(Plugin):
     name = "pod-affinity"
     reason = "pod affinity/anti-affinity rules"
+    filters_in_one_pass = True  # counts per node or domain, looked up per node
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

@@ -38,6 +38,7 @@ def taint_masks(pod: Pod, state: ClusterState) -> tuple[np.ndarray, np.ndarray]:
 class TaintToleration(Plugin):
     name = "taint-toleration"
     reason = "untolerated taint"
+    filters_in_one_pass = True  # a mask kept with the class
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)

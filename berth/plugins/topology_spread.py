@@ -109,6 +109,7 @@ class _Compiled:
 class TopologySpread(Plugin):
     name = "topology-spread"
     reason = "topology spread constraints"
+    filters_in_one_pass = True  # a verdict per domain, looked up per node
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         super().__init__(arguments)
