@@ -45,6 +45,7 @@ from berth.api.selectors import (
     Requirement,
     SpreadConstraint,
 )
+from berth.collector import new_objects_only
 from berth.defaults import BENCH_SCENARIOS
 from berth.framework.config import PluginSpec
 from berth.framework.config_files import load_config
@@ -236,14 +237,18 @@ def run_bench(
         scheduler.submit(pod)
     scheduled = 0
     report("scheduling (timed)", 0, len(pending))
-    start = time.perf_counter()
-    while scheduler.has_waiting:
-        binds = scheduler.run_session(0.0)
-        if not binds:
-            break
-        scheduled += len(binds)
-        report("scheduling (timed)", scheduled, len(pending))
-    seconds = time.perf_counter() - start
+    # The cluster just built is frozen out of the collector, as a simulation's inputs are: a
+    # full collection would otherwise walk its running pods, about a fifth of the timed
+    # seconds whenever one happens to fall inside them.
+    with new_objects_only():
+        start = time.perf_counter()
+        while scheduler.has_waiting:
+            binds = scheduler.run_session(0.0)
+            if not binds:
+                break
+            scheduled += len(binds)
+            report("scheduling (timed)", scheduled, len(pending))
+        seconds = time.perf_counter() - start
     return {
         "scenario": scenario,
         "search": search,

@@ -132,23 +132,25 @@ def _bench_sim(args: argparse.Namespace) -> int:
     """Simulation speed: the whole run is timed (loading excluded), outputs are not written."""
     from rich.console import Console
 
+    from berth.collector import new_objects_only
     from berth.sim.inputs import InputSpec
     from berth.sim.run import load_inputs, simulate
     from berth.traces.fetch import resolve_trace
 
     before = peak_rss()
-    try:
-        spec = InputSpec(
-            cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
-            trace=None if args.trace is None else str(resolve_trace(args.trace)),
-            trace_format=args.trace_format,
-            cluster_from_trace=args.trace is not None and args.cluster is None,
-            seed=args.seed,
-        )
-        inputs = load_inputs(spec, None)
-    except input_errors() as exc:
-        return input_failure(exc)
-    result = simulate(inputs, spec.seed)
+    with new_objects_only():  # the collector as ``berth simulate`` keeps it
+        try:
+            spec = InputSpec(
+                cluster=None if args.cluster is None else str(resolve_trace(args.cluster)),
+                trace=None if args.trace is None else str(resolve_trace(args.trace)),
+                trace_format=args.trace_format,
+                cluster_from_trace=args.trace is not None and args.cluster is None,
+                seed=args.seed,
+            )
+            inputs = load_inputs(spec, None)
+        except input_errors() as exc:
+            return input_failure(exc)
+        result = simulate(inputs, spec.seed)
     jobs = len(result.groups)
     seconds = result.wall_seconds
     # What loading and simulating added to the process's peak: outputs are not written.
