@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import operator
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -80,6 +80,9 @@ class _Victims:
     on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
     late: np.ndarray | None = None  # per node, ``Evictor._lateness``, worked out when asked
     ranked: RankedJobs | None = None  # the jobs ranked by ranking plugins, when asked
+    #: ``Evictor.alike`` marks of jobs for which ``evict_for`` did nothing while this table
+    #: stood: a job of the same mark does nothing either.
+    futile: set[tuple] = field(default_factory=set)
 
 
 class Evictor:
@@ -141,6 +144,26 @@ class Evictor:
         )
         self._victims = (key, victims, victim_jobs)
         return victims
+
+    def alike(self, job: JobInfo, victim_jobs: list[JobInfo]) -> tuple[_Victims, tuple] | None:
+        """The victim table for ``job`` and what else decides all that ``evict_for`` does
+        for it, where that is known: the plugins that judge victims rank jobs (``job``
+        counts through its ranks), it holds nothing, has no network topology, and its pending
+        pods are all of one class and may preempt. Then its queue (the queue's room, and
+        whether it may evict at all), its ranks and the class decide; None otherwise. A
+        preempt behind a long backlog asks for job after job of a few such marks."""
+        pods = job.pending
+        if self.ranking is None or job.bound or job.group.network_topology is not None:
+            return None
+        search = self.session.search
+        first = next(iter(pods), None)
+        if first is None or not all(p.may_preempt for p in pods):
+            return None
+        key = search.key(first)
+        if len(pods) > 1 and any(search.key(p) != key for p in pods):
+            return None
+        signature = tuple(p.victim_rank(job) for p in self.ranking)
+        return self._victims_of(victim_jobs, first.best_effort), (job.queue, signature, key)
 
     def _eligible(self, job: JobInfo, best_effort: bool) -> list[Pod]:
         """Bound pods of ``job`` that may be evicted at all: running before this session and
@@ -433,15 +456,28 @@ def evict_for(
     too), as long as ``may_evict`` agrees; while the job is still starving. A pod whose
     ``preemptionPolicy`` is Never takes no part. One statement covers it all: a job that is
     not then pipelined (gang: minMember placed) gets nothing and evicts nobody. A job with a
-    hard network topology stays within its HyperNode (see ``eviction_limit``)."""
+    hard network topology stays within its HyperNode (see ``eviction_limit``). Once a job did
+    nothing, the jobs alike to it (``Evictor.alike``) are passed over while nothing changes:
+    ``may_evict`` answers by the job's queue and the class alone."""
     allowed, region = eviction_limit(session, job)
     if not allowed:
         return
+    alike = evictor.alike(job, victim_jobs)
+    if alike is not None and alike[1] in alike[0].futile:
+        return
+    state = session.state
+    before = (state.log_position, len(session.binds), len(session.evictions))
     session.region = region
     try:
         _evict_for(session, job, evictor, victim_jobs, reason, may_evict)
     finally:
         session.region = None
+    if alike is not None and before == (
+        state.log_position,
+        len(session.binds),
+        len(session.evictions),
+    ):
+        alike[0].futile.add(alike[1])
 
 
 def _evict_for(
