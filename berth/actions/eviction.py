@@ -105,22 +105,35 @@ class Evictor:
         #: The victim table, what it was made for (its key and victim jobs).
         self._victims: tuple[tuple, _Victims, list[JobInfo]] | None = None
 
-    def _victims_of(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims:
-        """The victim table for these jobs, kept while nothing is bound, evicted or given back
-        (the cluster's change log, the session's binds and evictions stand still): a backlog
-        of starving jobs asks about the same running jobs task after task."""
+    def kept(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims | None:
+        """The victim table for these jobs if the one kept still stands (nothing bound,
+        evicted or given back since it was made: the cluster's change log, the session's binds
+        and evictions stand still)."""
+        kept = self._victims
+        if kept is None or kept[0] != self._table_key(best_effort):
+            return None
+        return kept[1] if _same(kept[2], victim_jobs) else None
+
+    def _table_key(self, best_effort: bool) -> tuple:
         session = self.session
         state = session.state
-        key = (
+        return (
             state.log_position,
             len(session.binds),
             len(session.evictions),
             state.width,
             best_effort,
         )
-        kept = self._victims
-        if kept is not None and kept[0] == key and _same(kept[2], victim_jobs):
-            return kept[1]
+
+    def _victims_of(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims:
+        """The victim table for these jobs, kept while it stands (``kept``): a backlog of
+        starving jobs asks about the same running jobs task after task."""
+        kept = self.kept(victim_jobs, best_effort)
+        if kept is not None:
+            return kept
+        session = self.session
+        state = session.state
+        key = self._table_key(best_effort)
         eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j, best_effort))}
         pods = [p for group in eligible.values() for p in group]
         n, width = state.n, state.width
@@ -145,13 +158,13 @@ class Evictor:
         self._victims = (key, victims, victim_jobs)
         return victims
 
-    def alike(self, job: JobInfo, victim_jobs: list[JobInfo]) -> tuple[_Victims, tuple] | None:
-        """The victim table for ``job`` and what else decides all that ``evict_for`` does
-        for it, where that is known: the plugins that judge victims rank jobs (``job``
-        counts through its ranks), it holds nothing, has no network topology, and its pending
-        pods are all of one class and may preempt. Then its queue (the queue's room, and
-        whether it may evict at all), its ranks and the class decide; None otherwise. A
-        preempt behind a long backlog asks for job after job of a few such marks."""
+    def alike(self, job: JobInfo) -> tuple | None:
+        """Besides the victim table, what decides all that ``evict_for`` does for ``job``,
+        where that is known: the plugins that judge victims rank jobs (``job`` counts through
+        its ranks), it holds nothing, has no network topology, and its pending pods are all of
+        one class and may preempt. Then its queue (the queue's room, and whether it may evict
+        at all), its ranks and the class decide; None otherwise. A preempt behind a long
+        backlog asks for job after job of a few such marks."""
         pods = job.pending
         if self.ranking is None or job.bound or job.group.network_topology is not None:
             return None
@@ -163,7 +176,7 @@ class Evictor:
         if len(pods) > 1 and any(search.key(p) != key for p in pods):
             return None
         signature = tuple(p.victim_rank(job) for p in self.ranking)
-        return self._victims_of(victim_jobs, first.best_effort), (job.queue, signature, key)
+        return job.queue, signature, key, first.best_effort
 
     def _eligible(self, job: JobInfo, best_effort: bool) -> list[Pod]:
         """Bound pods of ``job`` that may be evicted at all: running before this session and
@@ -462,9 +475,11 @@ def evict_for(
     allowed, region = eviction_limit(session, job)
     if not allowed:
         return
-    alike = evictor.alike(job, victim_jobs)
-    if alike is not None and alike[1] in alike[0].futile:
-        return
+    alike = evictor.alike(job)
+    if alike is not None:
+        victims = evictor.kept(victim_jobs, alike[-1])
+        if victims is not None and alike in victims.futile:
+            return
     state = session.state
     before = (state.log_position, len(session.binds), len(session.evictions))
     session.region = region
@@ -477,7 +492,9 @@ def evict_for(
         len(session.binds),
         len(session.evictions),
     ):
-        alike[0].futile.add(alike[1])
+        victims = evictor.kept(victim_jobs, alike[-1])  # (made while the job was asked)
+        if victims is not None:
+            victims.futile.add(alike)
 
 
 def _evict_for(
