@@ -75,6 +75,7 @@ class ResourceFit(Plugin):
         self.ignored = self._names("ignoredResources")
         self.ignored_groups = self._names("ignoredResourceGroups")
         self._room_key = self.name + ":room"
+        self._checks_key = self.name + ":checks"
 
     def _names(self, key: str) -> frozenset[str]:
         value = self.arguments.get(key, [])
@@ -104,13 +105,18 @@ class ResourceFit(Plugin):
 
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         free = state.free
-        request = cls.request
-        cols = self._checked(cls, state)
-        if not len(cols):
+        checks = cls.static.get(self._checks_key)
+        if checks is None:  # (column, amount) as Python ints: asked at every patch
+            request = cls.request
+            checks = cls.static[self._checks_key] = [
+                (int(col), int(request[col])) for col in self._checked(cls, state)
+            ]
+        if not checks:
             return np.ones(len(state.schedulable[rows]), dtype=bool)
-        mask = free[:, cols[0]][rows] >= request[cols[0]]
-        for col in cols[1:]:
-            mask &= free[:, col][rows] >= request[col]
+        (col, amount), *rest = checks
+        mask = free[:, col][rows] >= amount
+        for col, amount in rest:
+            mask &= free[:, col][rows] >= amount
         if cls.gpu is not None:
             mask = _device_fit(state, rows, cls.gpu, mask)
         cpuset = cls.static.get(self.name)
