@@ -38,6 +38,9 @@ from berth.framework.victims import Judge, RankedJobs, VictimPoint
 #: Nodes examined pod by pod for one task, best-ranked first (preempt's
 #: ``maxCandidateNodesAbsolute`` overrides it).
 EXAMINED_NODES = 16
+#: Pending pods of a job ``Evictor.alike`` looks at, at most: a large gang gives up after its
+#: first class that finds no room, while telling its pods' classes apart takes them all.
+ALIKE_PODS = 16
 
 
 @dataclass(slots=True)
@@ -161,13 +164,15 @@ class Evictor:
     def alike(self, job: JobInfo) -> tuple | None:
         """Besides the victim table, what decides all that ``evict_for`` does for ``job``,
         where that is known: the plugins that judge victims rank jobs (``job`` counts through
-        its ranks), it holds nothing, has no network topology, and its pending pods are all of
-        one class and may preempt. Then its queue (the queue's room, and whether it may evict
-        at all), its ranks and the class decide; None otherwise. A preempt behind a long
-        backlog asks for job after job of a few such marks."""
+        its ranks), it holds nothing, has no network topology, and its pending pods (at most
+        ``ALIKE_PODS``) are all of one class and may preempt. Then its queue (the queue's
+        room, and whether it may evict at all), its ranks and the class decide; None
+        otherwise. A preempt behind a long backlog asks for job after job of a few marks."""
         pods = job.pending
         if self.ranking is None or job.bound or job.group.network_topology is not None:
             return None
+        if len(pods) > ALIKE_PODS:
+            return None  # telling the classes apart would cost more than asking
         search = self.session.search
         first = next(iter(pods), None)
         if first is None or not all(p.may_preempt for p in pods):

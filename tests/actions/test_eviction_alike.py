@@ -4,11 +4,12 @@ those of asking every job, with fewer asks."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from berth.actions import eviction
-from berth.api.objects import Pod
+from berth.api.objects import Pod, PodGroup
 from berth.framework.scheduler import Scheduler
 from berth.plugins.tiresias import Service
 from tests.builders import GANG, config, node, pod
@@ -25,20 +26,45 @@ def cluster(nodes: int) -> Scheduler:
     return build([node(f"n{i}", cpu=64000, mem=65536, gpu=8 * GPU) for i in range(nodes)], cfg())
 
 
-def test_alike_jobs_are_asked_once(monkeypatch):
-    # Each node runs a level-1 job of 4 GPUs (evictable) beside a level-0 one (not): no node
-    # can be freed for 8 GPUs, and the three waiting jobs of 8 GPUs are alike.
-    calls = []
+def asked(monkeypatch) -> list[str]:
+    """The jobs ``evict_for`` goes on to ask about, in order."""
+    calls: list[str] = []
     inner = eviction._evict_for
     monkeypatch.setattr(eviction, "_evict_for", lambda *a: calls.append(a[1].key) or inner(*a))
-    s = cluster(2)
-    for i in range(2):
+    return calls
+
+
+def full(nodes: int) -> Scheduler:
+    """Each node runs a level-1 job of 4 GPUs (evictable) beside a level-0 one (not): no
+    node can be freed for 8 GPUs."""
+    s = cluster(nodes)
+    for i in range(nodes):
         s.place_bound(job(f"old{i}", 4, start=0), f"n{i}")  # 4 × 1,000 s: level 1
         s.place_bound(job(f"new{i}", 4, start=900), f"n{i}")  # 4 × 100 s: level 0
+    return s
+
+
+def test_alike_jobs_are_asked_once(monkeypatch):
+    calls = asked(monkeypatch)
+    s = full(2)
     for i in range(3):
         s.submit(job(f"wait{i}", 8, submit=900 + i))
     assert s.run_session(1000) == [] and s.evictions == []
     assert calls == ["default/wait0"]
+
+
+@pytest.mark.parametrize("size,asks", [(2, 1), (eviction.ALIKE_PODS + 1, 2)])
+def test_only_jobs_of_few_pods_are_marked(monkeypatch, size, asks):
+    # A gang gives up at its first class without room; telling a large one's classes apart
+    # would take all its pods, so it is asked rather than marked.
+    calls = asked(monkeypatch)
+    s = full(2)
+    for g in range(2):
+        s.add_group(PodGroup(f"g{g}", min_member=size))
+        for t in range(size):
+            s.submit(job(f"g{g}-{t}", 8, submit=900 + g, group=f"g{g}"))
+    assert s.run_session(1000) == [] and s.evictions == []
+    assert len(calls) == asks
 
 
 #: Jobs served by priority first, then by level; only tiresias judges victims.
