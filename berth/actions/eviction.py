@@ -113,11 +113,12 @@ class Evictor:
         evicted or given back since it was made: the cluster's change log, the session's binds
         and evictions stand still)."""
         kept = self._victims
-        if kept is None or kept[0] != self._table_key(best_effort):
+        if kept is None or kept[0] != self.table_key(best_effort):
             return None
         return kept[1] if _same(kept[2], victim_jobs) else None
 
-    def _table_key(self, best_effort: bool) -> tuple:
+    def table_key(self, best_effort: bool) -> tuple:
+        """What a victim table is made for: it stands while this stays the same."""
         session = self.session
         state = session.state
         return (
@@ -136,7 +137,7 @@ class Evictor:
             return kept
         session = self.session
         state = session.state
-        key = self._table_key(best_effort)
+        key = self.table_key(best_effort)
         eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j, best_effort))}
         pods = [p for group in eligible.values() for p in group]
         n, width = state.n, state.width
@@ -481,22 +482,18 @@ def evict_for(
     if not allowed:
         return
     alike = evictor.alike(job)
+    before = None
     if alike is not None:
         victims = evictor.kept(victim_jobs, alike[-1])
         if victims is not None and alike in victims.futile:
             return
-    state = session.state
-    before = (state.log_position, len(session.binds), len(session.evictions))
+        before = evictor.table_key(alike[-1])
     session.region = region
     try:
         _evict_for(session, job, evictor, victim_jobs, reason, may_evict)
     finally:
         session.region = None
-    if alike is not None and before == (
-        state.log_position,
-        len(session.binds),
-        len(session.evictions),
-    ):
+    if alike is not None and evictor.table_key(alike[-1]) == before:  # the job changed nothing
         victims = evictor.kept(victim_jobs, alike[-1])  # (made while the job was asked)
         if victims is not None:
             victims.futile.add(alike)
