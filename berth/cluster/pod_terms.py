@@ -40,6 +40,14 @@ class SelectorKey:
                 return False
         return self.selector.matches(pod.labels)
 
+    def screen(self) -> tuple[str, tuple[str, ...]] | None:
+        """A label every matching pod carries with one of the given values (the selector's
+        first ``In`` requirement), or None: a cheap test that rules most pods out."""
+        for req in self.selector.requirements:
+            if req.operator == "In":
+                return req.key, req.values
+        return None
+
 
 @dataclass(slots=True, frozen=True)
 class AllOf:
@@ -50,6 +58,9 @@ class AllOf:
 
     def matches(self, pod: Pod, namespace_labels: Mapping[str, dict[str, str]]) -> bool:
         return all(key.matches(pod, namespace_labels) for key in self.keys)
+
+    def screen(self) -> tuple[str, tuple[str, ...]] | None:
+        return next((s for s in map(SelectorKey.screen, self.keys) if s is not None), None)
 
 
 CountKey = SelectorKey | AllOf

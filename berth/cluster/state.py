@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
+from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -410,12 +411,18 @@ class ClusterState:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
         counts = self.selector_counts.get(key)
         if counts is None:
-            counts = np.zeros(self.capacity, dtype=np.int32)
-            matches, namespaces = key.matches, self.namespace_labels
-            for row in range(self.n):
-                for pod in self.pods_on[row].values():
-                    if matches(pod, namespaces):
-                        counts[row] += 1
+            matches, namespaces, screen = key.matches, self.namespace_labels, key.screen()
+            on_rows = self.pods_on[: self.n]
+            pods = list(chain.from_iterable(on.values() for on in on_rows))
+            if screen is None:
+                hit = [matches(pod, namespaces) for pod in pods]
+            else:
+                # Most pods lack the label or value: one dict lookup each rules them out.
+                label, values = screen
+                hit = [pod.labels.get(label) in values and matches(pod, namespaces) for pod in pods]
+            rows = np.repeat(np.arange(self.n), [len(on) for on in on_rows])
+            counts = np.bincount(rows[np.array(hit, dtype=bool)], minlength=self.capacity)
+            counts = counts.astype(np.int32)
             self.selector_counts[key] = counts
         return counts[: self.n]
 
