@@ -41,6 +41,15 @@ class Demand:
         """The job's pods, group or waiting changed: count it again on the next read."""
         self._changed[job.key] = job
 
+    def stopped_waiting(self, job: JobInfo) -> None:
+        """The job no longer waits: only what it was counted with has to go. A job never
+        counted (bound at once, as a cluster's running pods are at start-up) costs nothing at
+        the next read."""
+        if job.key in self._counted:
+            self._changed[job.key] = job
+        else:
+            self._changed.pop(job.key, None)
+
     def current(self, waiting: dict[str, JobInfo], state: ClusterState) -> dict[str, np.ndarray]:
         per_queue = self.per_queue
         for key, job in self._changed.items():

@@ -260,7 +260,7 @@ class Scheduler:
     def _unwait(self, key: str) -> None:
         job = self.waiting.pop(key, None)
         if job is not None:
-            self.demand.changed(job)
+            self.demand.stopped_waiting(job)
         if self.backlog is not None:
             self.backlog.drop(key)
             self.servable.pop(key, None)
