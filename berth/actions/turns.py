@@ -180,7 +180,9 @@ def take_turns(
     orders = framework.job_orders + framework.queue_orders + framework.overuseds
     if shared or not all(p.orders_see_placements for p in orders):
         go_on = None
-    heap = [(session.queue_order_key(name, 0), name) for name in queues]
+    # A queue alone is not ranked: its key would be compared with none.
+    alone = len(queues) == 1
+    heap = [(() if alone else session.queue_order_key(name, 0), name) for name in queues]
     heapq.heapify(heap)
 
     def one_turn(name: str, line: _JobLine, job: JobInfo) -> bool:
