@@ -40,7 +40,8 @@ class Overcommit(Plugin):
         self.session = session
         state = session.state
         idle = state.idle().astype(np.float64)
-        idle += (self.factor - 1.0) * state.total_allocatable()
+        if self.factor != 1.0:  # (enqueue's idle check: nothing to stretch)
+            idle += (self.factor - 1.0) * state.total_allocatable()
         self.idle = idle
         for job in session.promised():
             self.on_job_enqueued(job)
