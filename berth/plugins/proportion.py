@@ -46,7 +46,9 @@ class Proportion(QueueShare):
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         total, guarantee = self.total, self.guarantee
         capability = self._capability
-        if self._capability_of is not self.guarantee or not np.array_equal(self._total, total):
+        if self._capability_of is not self.guarantee or (
+            self._total is not total and not np.array_equal(self._total, total)
+        ):
             free = total - guarantee.sum(axis=0)
             capability = np.minimum(free + guarantee, self.capability_limits)
             capability.flags.writeable = False
