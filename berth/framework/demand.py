@@ -24,7 +24,7 @@ def queue_demand(jobs: dict[str, JobInfo], state: ClusterState) -> dict[str, np.
     for job in jobs.values():
         ask = demand(job, state)
         if ask is not None:
-            sums[job.queue] = added(sums.get(job.queue, np.zeros(0, dtype=np.int64)), ask, 1)
+            sums[job.queue] = added(sums.get(job.queue), ask, 1)
     return sums
 
 
@@ -60,7 +60,7 @@ class Demand:
             ask = demand(job, state) if waiting.get(key) is job else None
             if ask is not None and ask.any():
                 queue = job.queue
-                per_queue[queue] = added(per_queue.get(queue, np.zeros(0, np.int64)), ask, 1)
+                per_queue[queue] = added(per_queue.get(queue), ask, 1)
                 self._counted[key] = (queue, ask.copy())
         self._changed.clear()
         return per_queue

@@ -13,13 +13,14 @@ from berth.api.objects import Pod, PodGroup
 from berth.cluster.state import ClusterState
 
 
-def added(vector: np.ndarray, request: np.ndarray, sign: int) -> np.ndarray:
-    """``vector`` plus (sign=1) or minus (sign=-1) ``request``, grown to fit it (in place
-    when it is long enough: this runs for every placement)."""
+def added(vector: np.ndarray | None, request: np.ndarray, sign: int) -> np.ndarray:
+    """``vector`` (None: none yet) plus (sign=1) or minus (sign=-1) ``request``, grown to fit
+    it (in place when it is long enough: this runs for every placement)."""
     width = len(request)
-    if len(vector) < width:
+    if vector is None or len(vector) < width:
         grown = np.zeros(width, dtype=np.int64)
-        grown[: len(vector)] = vector
+        if vector is not None:
+            grown[: len(vector)] = vector
         vector = grown
     part = vector if len(vector) == width else vector[:width]
     if sign > 0:
@@ -195,6 +196,5 @@ def charge(
 ) -> None:
     """Add (sign=1) or remove (sign=-1) a pod's request from its job's and its queue's
     running totals."""
-    held = queue_allocated.get(job.queue, np.zeros(0, dtype=np.int64))
-    queue_allocated[job.queue] = added(held, request, sign)
+    queue_allocated[job.queue] = added(queue_allocated.get(job.queue), request, sign)
     job.held = added(job.held, request, sign)
