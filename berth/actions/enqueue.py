@@ -72,7 +72,6 @@ class Enqueue:
     def execute(self, session: Session) -> None:
         backlog = session.backlog
         assert backlog is not None  # a session with enqueue keeps one
-        self.idle_check.on_session_open(session)
         timed = session.framework.admission_depends_on_time
         # Queues can change in place (opened, re-weighted): their state is part of the epoch.
         epoch = (session.admission_epoch, session.queue_snapshots())
@@ -88,6 +87,10 @@ class Enqueue:
                 _Run(line, sorted(jobs, key=lambda job, line=line: line.placed[job.key]))
                 for line, jobs in fresh.items()
             ]
+        if not any(run.size for run in runs):
+            backlog.asked()
+            return  # (a session opened by a pod's end, with nobody new to admit)
+        self.idle_check.on_session_open(session)
         # Without a time-dependent plugin no vote can admit a job over the idle capacity (as
         # overcommit stretches it when configured), so who does not fit is refused without
         # the plugins' vote.
