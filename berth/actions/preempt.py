@@ -20,7 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.actions.eviction import EXAMINED_NODES, Evictor, evict_for, running_by_queue
+from berth.actions.eviction import EXAMINED_NODES, Evictor
+from berth.actions.eviction_turn import evict_for, running_by_queue
 from berth.actions.turns import by_queue, schedulable_jobs
 from berth.framework.session import Session
 

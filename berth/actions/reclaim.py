@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from berth.actions.eviction import Evictor, evict_for, running_by_queue
+from berth.actions.eviction import Evictor
+from berth.actions.eviction_turn import evict_for, running_by_queue
 from berth.actions.turns import by_queue, schedulable_jobs, take_turns
 from berth.framework.job_info import JobInfo
 from berth.framework.podclass import PodClass

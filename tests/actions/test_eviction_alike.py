@@ -8,7 +8,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from berth.actions import eviction
+from berth.actions import eviction, eviction_turn
 from berth.api.objects import Pod, PodGroup
 from berth.framework.scheduler import Scheduler
 from berth.plugins.tiresias import Service
@@ -29,8 +29,8 @@ def cluster(nodes: int) -> Scheduler:
 def asked(monkeypatch) -> list[str]:
     """The jobs ``evict_for`` goes on to ask about, in order."""
     calls: list[str] = []
-    inner = eviction._evict_for
-    monkeypatch.setattr(eviction, "_evict_for", lambda *a: calls.append(a[1].key) or inner(*a))
+    inner = eviction_turn._evict_for
+    monkeypatch.setattr(eviction_turn, "_evict_for", lambda *a: calls.append(a[1].key) or inner(*a))
     return calls
 
 

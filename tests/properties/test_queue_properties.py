@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.actions import gang_turn
-from berth.actions.eviction import Evictor, running_by_queue
+from berth.actions.eviction import Evictor
+from berth.actions.eviction_turn import running_by_queue
 from berth.api.objects import Node, Pod, PodGroup, Queue
 from berth.framework.config import parse_config
 from berth.framework.queues import padded
