@@ -5,6 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
+
+import numpy as np
 
 from berth.api.objects import Pod
 from berth.api.selectors import LabelSelector, PodAffinityTerm
@@ -64,6 +67,27 @@ class AllOf:
 
 
 CountKey = SelectorKey | AllOf
+
+
+def counted(
+    key: CountKey,
+    pods_on: list[dict[str, Pod]],
+    namespace_labels: Mapping[str, dict[str, str]],
+    capacity: int,
+) -> np.ndarray:
+    """Bound pods matching ``key`` per node row (``pods_on``: each row's pods), counted
+    afresh over ``capacity`` rows: what a counter starts from when first asked for."""
+    matches, screen = key.matches, key.screen()
+    pods = list(chain.from_iterable(on.values() for on in pods_on))
+    if screen is None:
+        hit = [matches(pod, namespace_labels) for pod in pods]
+    else:
+        # Most pods lack the label or value: one dict lookup each rules them out.
+        label, values = screen
+        hit = [pod.labels.get(label) in values and matches(pod, namespace_labels) for pod in pods]
+    rows = np.repeat(np.arange(len(pods_on)), [len(on) for on in pods_on])
+    return np.bincount(rows[np.array(hit, dtype=bool)], minlength=capacity).astype(np.int32)
+
 
 #: Roles of the terms bound pods carry (see CarriedTerm).
 ANTI = "anti"

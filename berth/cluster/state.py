@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import replace
-from itertools import chain
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -25,7 +24,7 @@ from berth.cluster.cpusets import CpuTable, cpuset_ask
 from berth.cluster.devices import DeviceTable, GpuAsk, Placement, pod_ask
 from berth.cluster.hypernodes import Topology, resolve
 from berth.cluster.labels import LabelIndex
-from berth.cluster.pod_terms import CarriedTerm, CountKey, carried_terms
+from berth.cluster.pod_terms import CarriedTerm, CountKey, carried_terms, counted
 from berth.cluster.profiles import OwnerProfiles
 from berth.cluster.totals import NodeTotal
 from berth.cluster.usage import PodUsage
@@ -411,18 +410,7 @@ class ClusterState:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
         counts = self.selector_counts.get(key)
         if counts is None:
-            matches, namespaces, screen = key.matches, self.namespace_labels, key.screen()
-            on_rows = self.pods_on[: self.n]
-            pods = list(chain.from_iterable(on.values() for on in on_rows))
-            if screen is None:
-                hit = [matches(pod, namespaces) for pod in pods]
-            else:
-                # Most pods lack the label or value: one dict lookup each rules them out.
-                label, values = screen
-                hit = [pod.labels.get(label) in values and matches(pod, namespaces) for pod in pods]
-            rows = np.repeat(np.arange(self.n), [len(on) for on in on_rows])
-            counts = np.bincount(rows[np.array(hit, dtype=bool)], minlength=self.capacity)
-            counts = counts.astype(np.int32)
+            counts = counted(key, self.pods_on[: self.n], self.namespace_labels, self.capacity)
             self.selector_counts[key] = counts
         return counts[: self.n]
 
