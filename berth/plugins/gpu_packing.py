@@ -32,15 +32,15 @@ class GpuPacking(Plugin):
         count = state.gpus.count[idx]
         idle = (remaining >= MILLI).sum(axis=1)
         fresh = np.maximum(33.0 - idle, idle)
+        if not ask.share:  # whole devices only: the same score on every node in use
+            used = max(50.0 - ask.whole, 33.0) if ask.whole else 0.0
+            return np.where(idle == count, fresh, used)
         # A node in use: the pod's whole devices are idle ones; its share goes to the fitting
         # device with least left, which may be partly used (packed) or idle.
-        uses_idle = np.full(len(idx), ask.whole, dtype=np.int64)
-        packed = np.zeros(len(idx))
-        if ask.share:
-            fitting = np.where(remaining >= ask.share, remaining, MILLI + 1)
-            tightest = fitting.min(axis=1)
-            uses_idle += tightest >= MILLI
-            tenths = (tightest * 100 // MILLI) // 10
-            packed = np.maximum(100.0 - tenths, 50.0)
+        fitting = np.where(remaining >= ask.share, remaining, MILLI + 1)
+        tightest = fitting.min(axis=1)
+        uses_idle = ask.whole + (tightest >= MILLI)
+        tenths = (tightest * 100 // MILLI) // 10
+        packed = np.maximum(100.0 - tenths, 50.0)
         used = np.where(uses_idle > 0, np.maximum(50.0 - uses_idle, 33.0), packed)
         return np.where(idle == count, fresh, used)

@@ -75,6 +75,15 @@ PACKING = {
         pod("p", gpu=2000),
         [48.0],
     ),
+    # a whole GPU on the used node, its share on the used device: 50 - 1
+    "whole GPU and a share on used node": (
+        [node("g", gpu=4000)],
+        [(pod("b", gpu=300), "g")],
+        pod("p", gpu=1500),
+        [49.0],
+    ),
+    # whole GPUs on an idle node: 33 - 4, as for a share
+    "whole GPUs on idle node": ([node("g", gpu=4000)], [], pod("p", gpu=2000), [29.0]),
     "cpu pod": ([node("g", gpu=4000)], [], pod("p"), [0.0]),
 }
 
