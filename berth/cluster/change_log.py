@@ -16,6 +16,9 @@ import numpy as np
 #: the nodes in changes).
 PATCH_LIMIT_FRACTION = 0.5
 LOG_LIMIT_FRACTION = 2.0
+#: No row touched (read-only, like every answer).
+_NONE = np.empty(0, dtype=np.intp)
+_NONE.flags.writeable = False
 
 
 class ChangeLog:
@@ -41,7 +44,7 @@ class ChangeLog:
             return None
         count = len(self.rows) - start
         if count == 0:
-            return np.empty(0, dtype=np.intp)
+            return _NONE
         if count > max(64, nodes * LOG_LIMIT_FRACTION):
             return None
         asked = (position, count, nodes)
