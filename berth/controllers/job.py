@@ -38,10 +38,17 @@ from berth.api.objects import (
     PodPhase,
     TaskSpec,
 )
+from berth.controllers.job_status import (
+    Slot,
+    job_counts,
+    min_resources,
+    running_or_pending,
+    task_ready,
+    task_succeeded,
+    verdict,
+)
 from berth.controllers.runtime import Runtime, register
 from berth.store import ObjectStore, WatchEvent
-
-Slot = tuple[str, int]  # (task name, replica index)
 
 _ADMITTED = (GroupPhase.INQUEUE, GroupPhase.RUNNING)
 #: Phases in which the controller keeps every slot filled.
@@ -193,7 +200,7 @@ class JobController:
         events = []
         if pod.phase in _EVENT_OF_PHASE:
             events.append(_EVENT_OF_PHASE[pod.phase])
-        if pod.phase == PodPhase.SUCCEEDED and self._task_succeeded(run, task):
+        if pod.phase == PodPhase.SUCCEEDED and task_succeeded(run.slots, task):
             events.append(JobEvent.TASK_COMPLETED)
         for event in events:
             policy = self._policy(run, task, event, pod.exit_code)
@@ -281,7 +288,7 @@ class JobController:
         run.version += 1
         self._set_phase(run, JobPhase.RESTARTING, why)
         self._kill([run.slots.pop(slot) for slot in slots if slot in run.slots], why)
-        self._set_phase(run, then or self._running_or_pending(run), "pods recreated")
+        self._set_phase(run, then or running_or_pending(run.job, run.slots), "pods recreated")
         self._sync(run)
 
     def _retry(self, run: _Run, why: str) -> bool:
@@ -387,28 +394,8 @@ class JobController:
     def _dependencies_ready(self, run: _Run, task: TaskSpec) -> bool:
         if not task.depends_on:
             return True
-        ready = [self._task_ready(run, run.tasks[name]) for name in task.depends_on]
+        ready = [task_ready(run.slots, run.tasks[name]) for name in task.depends_on]
         return any(ready) if task.depends_on_any else all(ready)
-
-    @staticmethod
-    def _task_ready(run: _Run, task: TaskSpec) -> bool:
-        """Enough of the task's pods have started (running, or already done successfully)."""
-        need = task.replicas if task.min_available is None else task.min_available
-        started = sum(
-            1
-            for index in range(task.replicas)
-            if (pod := run.slots.get((task.name, index))) is not None
-            and pod.phase in (PodPhase.RUNNING, PodPhase.SUCCEEDED)
-        )
-        return started >= need
-
-    @staticmethod
-    def _task_succeeded(run: _Run, task: TaskSpec) -> bool:
-        return task.replicas > 0 and all(
-            (pod := run.slots.get((task.name, index))) is not None
-            and pod.phase == PodPhase.SUCCEEDED
-            for index in range(task.replicas)
-        )
 
     def _update_status(self, run: _Run) -> None:
         job = run.job
@@ -419,40 +406,11 @@ class JobController:
             self._finish(run, JobPhase.COMPLETED, f"{succeeded} pods succeeded (minSuccess)")
             return
         if succeeded + failed >= job.replicas:
-            self._finish(run, *self._verdict(run, succeeded))
+            self._finish(run, *verdict(run.job, run.slots, succeeded))
             return
-        phase = self._running_or_pending(run)
+        phase = running_or_pending(run.job, run.slots)
         if phase != job.phase:
             self._set_phase(run, phase, f"{counts['running']} pods running")
-
-    def _verdict(self, run: _Run, succeeded: int) -> tuple[JobPhase, str]:
-        """Completed or Failed once every slot has ended, by Volcano's rules."""
-        job = run.job
-        minimums = sum(task.min_available or 0 for task in job.tasks)
-        for task in job.tasks:
-            # Volcano judges tasks one by one only when minAvailable covers their minimums.
-            if task.min_available is None or job.min_available < minimums:
-                continue
-            done = sum(
-                1
-                for (name, _), pod in run.slots.items()
-                if name == task.name and pod.phase == PodPhase.SUCCEEDED
-            )
-            if done < task.min_available:
-                return JobPhase.FAILED, (
-                    f"task {task.name}: {done} pods succeeded, minAvailable {task.min_available}"
-                )
-        if job.min_success is not None:
-            return JobPhase.FAILED, f"{succeeded} pods succeeded, minSuccess {job.min_success}"
-        if succeeded >= job.min_available:
-            return JobPhase.COMPLETED, f"{succeeded} pods succeeded"
-        return JobPhase.FAILED, f"{succeeded} pods succeeded, minAvailable {job.min_available}"
-
-    @staticmethod
-    def _running_or_pending(run: _Run) -> JobPhase:
-        counts = job_counts(run.slots.values())
-        started = counts["running"] + counts["succeeded"] + counts["failed"]
-        return JobPhase.RUNNING if started >= max(run.job.min_available, 1) else JobPhase.PENDING
 
     def _set_phase(self, run: _Run, phase: JobPhase, why: str) -> None:
         job = run.job
@@ -465,39 +423,3 @@ class JobController:
 @register("volcano-job")
 def _start(runtime: Runtime) -> JobController:
     return JobController(runtime.store, runtime.now, runtime.at, runtime.soon)
-
-
-def job_counts(pods: object) -> dict[str, int]:
-    """Pods of a job by state, as Volcano's Job status counts them."""
-    counts = {"pending": 0, "running": 0, "succeeded": 0, "failed": 0}
-    for pod in pods:  # type: ignore[attr-defined]
-        if pod.phase in (PodPhase.PENDING, PodPhase.BOUND):
-            counts["pending"] += 1
-        elif pod.phase == PodPhase.RUNNING:
-            counts["running"] += 1
-        elif pod.phase == PodPhase.SUCCEEDED:
-            counts["succeeded"] += 1
-        elif pod.phase == PodPhase.FAILED:
-            counts["failed"] += 1
-    return counts
-
-
-def min_resources(job: BatchJob) -> dict[str, int]:
-    """What the PodGroup must find free to be admitted: the requests of the job's first
-    ``minAvailable`` pods, each task's own minimum first, then by task priority (as Volcano
-    sizes a Job's PodGroup)."""
-    total: dict[str, int] = {}
-    need = job.min_available
-    taken: dict[str, int] = {}
-    ordered = sorted(job.tasks, key=lambda task: -task.template.priority)
-    for task in ordered:
-        count = min(task.min_available or 0, task.replicas, need)
-        taken[task.name], need = count, need - count
-    for task in ordered:
-        extra = min(task.replicas - taken[task.name], need)
-        taken[task.name] += extra
-        need -= extra
-    for task in ordered:
-        for name, amount in task.template.requests.items():
-            total[name] = total.get(name, 0) + amount * taken[task.name]
-    return total
