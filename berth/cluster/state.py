@@ -63,6 +63,9 @@ class ClusterState:
         self.taints: dict[Taint, np.ndarray] = {}
         self.pods_on: list[dict[str, Pod]] = []
         self.selector_counts: dict[CountKey, np.ndarray] = {}
+        #: Bound pods per label (key, value), cluster-wide: a counter whose selector asks for
+        #: a label no bound pod carries starts at zero without going over the pods.
+        self.labelled: dict[tuple[str, str], int] = {}
         self.carried: dict[CarriedTerm, np.ndarray] = {}
         self.namespace_labels: dict[str, dict[str, str]] = {}
         #: What kube-scheduler's allocation scores count of cpu and memory per node beyond the
@@ -312,7 +315,7 @@ class ClusterState:
         its GPU devices."""
         vec = self.request_vector(pod.requests) if vector is None else vector
         if self.dra is not None and pod.resource_claims:
-            devices = self._bind_claims(pod, row, vec, devices, claims)
+            devices = self.dra.bind_devices(pod, row, self.gpu_ask(pod, vec), devices, claims)
         placement = None
         if isinstance(devices, Placement):
             self.gpus.restore(pod.key, devices)
@@ -338,27 +341,6 @@ class ClusterState:
         if self.pod_usage is not None:
             self.pod_usage.add(pod, row, vec)
         return placement
-
-    def _bind_claims(
-        self,
-        pod: Pod,
-        row: int,
-        vec: np.ndarray,
-        devices: np.ndarray | Placement | None,
-        claims: Released | None,
-    ) -> np.ndarray | Placement | None:
-        """Allocate and reserve the pod's claims; the GPU devices its own claims took are the
-        devices it holds in the GPU table (when they are all it asks of it)."""
-        assert self.dra is not None
-        restoring = isinstance(devices, Placement)
-        hint = None if devices is None or restoring else [int(d) for d in devices]
-        columns = self.dra.bind(pod, row, hint, claims)
-        if restoring or not columns:
-            return devices
-        ask = self.gpu_ask(pod, vec)
-        if ask is None or ask.share or ask.whole != len(columns):
-            return devices
-        return np.array(columns, dtype=np.intp)
 
     def unbind(self, pod: Pod, row: int, vector: np.ndarray | None = None) -> Placement | None:
         """Take ``pod`` off ``row``; returns the devices it gave back (and, for a pod with DRA
@@ -394,6 +376,13 @@ class ClusterState:
             self.nonzero_differs += delta
 
     def _count(self, pod: Pod, row: int, delta: int) -> None:
+        labelled = self.labelled
+        for label in pod.labels.items():
+            left = labelled.get(label, 0) + delta
+            if left:
+                labelled[label] = left
+            else:
+                del labelled[label]
         namespaces = self.namespace_labels
         for key, counts in self.selector_counts.items():
             if key.matches(pod, namespaces):
@@ -410,7 +399,11 @@ class ClusterState:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
         counts = self.selector_counts.get(key)
         if counts is None:
-            counts = counted(key, self.pods_on[: self.n], self.namespace_labels, self.capacity)
+            screen = key.screen()
+            if screen is not None and not any((screen[0], v) in self.labelled for v in screen[1]):
+                counts = np.zeros(self.capacity, dtype=np.int32)  # no bound pod matches
+            else:
+                counts = counted(key, self.pods_on[: self.n], self.namespace_labels, self.capacity)
             self.selector_counts[key] = counts
         return counts[: self.n]
 

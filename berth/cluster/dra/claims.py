@@ -19,6 +19,8 @@ import hashlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from berth.api.dra import (
     ClaimSpec,
     DeviceClass,
@@ -28,6 +30,7 @@ from berth.api.dra import (
     ResourceClaimTemplate,
     ResourceSlice,
 )
+from berth.cluster.devices import GpuAsk, Placement
 from berth.cluster.dra.allocator import (
     AllocatedState,
     AllocationError,
@@ -270,6 +273,26 @@ class DraState:
             claim.reserved_for[pod.key] = None
         self.placed[pod.key] = claims
         return self._gpu_columns(pod, row)
+
+    def bind_devices(
+        self,
+        pod,
+        row: int,
+        ask: GpuAsk | None,
+        devices: np.ndarray | Placement | None,
+        restore: Released | None,
+    ) -> np.ndarray | Placement | None:
+        """``bind``, for ClusterState's bind of a pod asking ``ask`` of the GPU table with
+        ``devices`` (indices, a Placement to restore, or None: best fit): the GPU devices its
+        own claims took, where they are all it asks of the table; else ``devices``."""
+        restoring = isinstance(devices, Placement)
+        hint = None if devices is None or restoring else [int(d) for d in devices]
+        columns = self.bind(pod, row, hint, restore)
+        if restoring or not columns:
+            return devices
+        if ask is None or ask.share or ask.whole != len(columns):
+            return devices
+        return np.array(columns, dtype=np.intp)
 
     def unbind(self, pod) -> Released:
         claims = self.placed.pop(pod.key, None)
