@@ -73,11 +73,15 @@ def counted(
     key: CountKey,
     pods_on: list[dict[str, Pod]],
     namespace_labels: Mapping[str, dict[str, str]],
+    labelled: Mapping[tuple[str, str], int],
     capacity: int,
 ) -> np.ndarray:
     """Bound pods matching ``key`` per node row (``pods_on``: each row's pods), counted
-    afresh over ``capacity`` rows: what a counter starts from when first asked for."""
+    afresh over ``capacity`` rows: what a counter starts from when first asked for.
+    ``labelled``: how many bound pods carry each label (key, value), cluster-wide."""
     matches, screen = key.matches, key.screen()
+    if screen is not None and not any((screen[0], value) in labelled for value in screen[1]):
+        return np.zeros(capacity, dtype=np.int32)  # no bound pod carries the label
     pods = list(chain.from_iterable(on.values() for on in pods_on))
     if screen is None:
         hit = [matches(pod, namespace_labels) for pod in pods]

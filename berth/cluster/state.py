@@ -399,11 +399,9 @@ class ClusterState:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
         counts = self.selector_counts.get(key)
         if counts is None:
-            screen = key.screen()
-            if screen is not None and not any((screen[0], v) in self.labelled for v in screen[1]):
-                counts = np.zeros(self.capacity, dtype=np.int32)  # no bound pod matches
-            else:
-                counts = counted(key, self.pods_on[: self.n], self.namespace_labels, self.capacity)
+            counts = counted(
+                key, self.pods_on[: self.n], self.namespace_labels, self.labelled, self.capacity
+            )
             self.selector_counts[key] = counts
         return counts[: self.n]
 
