@@ -87,17 +87,15 @@ class Enqueue:
                 _Run(line, sorted(jobs, key=lambda job, line=line: line.placed[job.key]))
                 for line, jobs in fresh.items()
             ]
-        if not any(run.size for run in runs):
-            backlog.asked()
-            return  # (a session opened by a pod's end, with nobody new to admit)
-        self.idle_check.on_session_open(session)
-        # Without a time-dependent plugin no vote can admit a job over the idle capacity (as
-        # overcommit stretches it when configured), so who does not fit is refused without
-        # the plugins' vote.
-        check = None if timed else self._capacity_check(session)
-        admitted = self._ask(session, backlog, check, runs, whole)
-        for job in admitted:
-            backlog.drop(job.key)
+        # A session opened by a pod's end often has nobody new to admit: nothing to open.
+        if any(run.size for run in runs):
+            self.idle_check.on_session_open(session)
+            # Without a time-dependent plugin no vote can admit a job over the idle capacity
+            # (as overcommit stretches it when configured), so who does not fit is refused
+            # without the plugins' vote.
+            check = None if timed else self._capacity_check(session)
+            for job in self._ask(session, backlog, check, runs, whole):
+                backlog.drop(job.key)
         backlog.asked()
 
     def _ask(
