@@ -171,6 +171,11 @@ def _asts_settled(cluster: Cluster, replicas: int) -> bool:
     )
 
 
+def _job_phase(cluster: Cluster) -> str | None:
+    (job,) = cluster.objects("BroadcastJob")
+    return (job.get("status") or {}).get("phase")
+
+
 def served_workloads(cluster: Cluster) -> Placed:
     docs = _documents(WORKLOADS_CLUSTER) + _documents(WORKLOADS)
     later = [d for d in docs if SUBMIT_TIME_ANNOTATION in d["metadata"].get("annotations", {})]
@@ -178,13 +183,15 @@ def served_workloads(cluster: Cluster) -> Placed:
     cluster.add(*(d for d in docs if d not in later))
     with serving(cluster, config(), fast_options(kruise=True)) as server, cluster.kubelet():
         wait_for(lambda: _asts_settled(cluster, 4), timeout=30)
-        job = lambda: (cluster.objects("BroadcastJob")[0].get("status") or {}).get("phase")  # noqa: E731
-        wait_for(lambda: job() == "Completed", timeout=30)
         settle(server)
         for doc in later:
-            cluster.patch(ASTS, "default", "db", {"spec": doc["spec"]})
-            replicas = doc["spec"]["replicas"]
-            wait_for(lambda replicas=replicas: _asts_settled(cluster, replicas), timeout=30)
+            if doc["kind"] == "BroadcastJob":
+                cluster.add(doc)
+                wait_for(lambda: _job_phase(cluster) == "Completed", timeout=30)
+            else:
+                cluster.patch(ASTS, "default", "db", {"spec": doc["spec"]})
+                replicas = doc["spec"]["replicas"]
+                wait_for(lambda replicas=replicas: _asts_settled(cluster, replicas), timeout=30)
             settle(server)
             wait_for(lambda: _settled_pods(cluster, ended_too=True))
     return _placed(cluster)
@@ -197,9 +204,11 @@ def test_simulator_and_server_run_an_advanced_stateful_set_and_a_broadcast_job_a
 
 
 def test_the_workloads_scenario_updates_in_place_down_to_the_partition():
-    """Guards the scenario: a job pod ended on each node, db-1..db-3 updated in place,
-    db-0 held by the partition, db-4 made at the new revision."""
+    """Guards the scenario: a job pod ended on each node, beside the first four replicas
+    (on all three nodes), db-1..db-3 updated in place, db-0 held by the partition, db-4 made
+    at the new revision."""
     placed = simulated_workloads()
+    assert {placed[f"default/db-{i}"][0] for i in range(4)} == {"node-a", "node-b", "node-c"}
     jobs = {key: value for key, value in placed.items() if key.startswith("default/warm-")}
     assert sorted(node for node, *_ in jobs.values()) == ["node-a", "node-b", "node-c"]
     assert {phase for _, phase, *_ in jobs.values()} == {"Succeeded"}
