@@ -53,9 +53,13 @@ class Proportion(QueueShare):
             capability = np.minimum(free + guarantee, self.capability_limits)
             capability.flags.writeable = False
             self._capability, self._capability_of, self._total = capability, guarantee, total
-        requests = self.used.copy()
         names, asking = self.per_queue(session.demand)
-        requests[[self.index[name] for name in names]] += asking
+        asked = [self.index[name] for name in names]
+        if asked == self.every_row:
+            requests = self.used + asking
+        else:
+            requests = self.used.copy()
+            requests[asked] += asking
         wanting = np.flatnonzero((requests > 0).any(axis=1))
         #: More than one queue asks: only then can a queue's share be held down by the others.
         self.contested = len(wanting) > 1

@@ -48,7 +48,6 @@ class QueueShare(Plugin):
         columns.bind(session.state)
         self.total = columns.of(session.total)
         self._queue_rows(session)
-        self.used = np.zeros_like(self.guarantee)
         self.inqueue = np.zeros_like(self.guarantee)
         self._shares: dict[int, float] = {}
         self._rooms: dict[int, np.ndarray] = {}
@@ -90,6 +89,7 @@ class QueueShare(Plugin):
         self.capability_limits = self._rows([columns.limits(q.capability) for q in queues])
         self.capability_limits.flags.writeable = False
         self.weights = np.array([float(q.weight) for q in queues])
+        self.every_row = list(range(len(self.names)))
 
     def per_queue(self, vectors: dict[str, np.ndarray]) -> tuple[list[str], np.ndarray]:
         """The known queues among ``vectors``' keys, and their vectors as rows over the share
@@ -109,6 +109,10 @@ class QueueShare(Plugin):
             lineage = self.lineage(name)
             rows += lineage
             sources += [k] * len(lineage)
+        if rows == self.every_row:  # each queue once, in row order (one queue, always)
+            self.used = amounts  # (a matrix of its own)
+            return
+        self.used = np.zeros_like(self.guarantee)
         if len(set(rows)) == len(rows):  # no row counted twice (no hierarchy): plain stores
             self.used[rows] = amounts[sources]
         else:
