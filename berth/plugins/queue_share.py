@@ -109,8 +109,10 @@ class QueueShare(Plugin):
             lineage = self.lineage(name)
             rows += lineage
             sources += [k] * len(lineage)
-        if rows == self.every_row:  # each queue once, in row order (one queue, always)
-            self.used = amounts  # (a matrix of its own)
+        # Each queue counted once, against its own row alone, in row order (one queue that
+        # holds anything, always): the matrix is the use (a matrix of its own).
+        if len(rows) == len(names) and rows == self.every_row:
+            self.used = amounts
             return
         self.used = np.zeros_like(self.guarantee)
         if len(set(rows)) == len(rows):  # no row counted twice (no hierarchy): plain stores

@@ -121,6 +121,31 @@ def test_queue_order_compares_the_ancestors_where_paths_part():
     assert keys["a"] == ((0, (((0.5, False), "org1"), ((0.5, False), "a"))), 0, "a")
 
 
+def test_use_rolls_up_to_a_parent_listed_after_its_child():
+    # The child's lineage and the default queue's row together name every row in order,
+    # yet the child's use counts against two of them.
+    queues = [Queue("a", parent="org"), Queue("org", capability={"cpu": 8000})]
+    bound = [
+        (queued(pod("d-old", cpu=1000, mem=0), "default"), "n1"),
+        (queued(pod("a-old", cpu=2000, mem=0), "a"), "n0"),
+    ]
+    s = scheduler(CLUSTER, CFG, queues=queues, bound=bound)
+    Session(
+        s.state,
+        s.framework,
+        s.search,
+        s.waiting,
+        s.queues,
+        0.0,
+        queue_allocated=s.queue_allocated,
+        all_jobs=s.jobs,
+    )
+    (plugin,) = [p for p in s.framework.plugins if p.name == "capacity"]
+    cpu = plugin.columns.names.index("cpu")
+    held = {name: plugin.used[row][cpu] for name, row in plugin.index.items()}
+    assert held == {"default": 1000, "a": 2000, "org": 2000}
+
+
 ENQUEUE_CASES = {
     "fits what the sibling leaves": ({"cpu": 2000}, GroupPhase.INQUEUE, None),
     "past what the sibling leaves under the parent": (
