@@ -20,6 +20,8 @@ starts. A job with a ``networkTopology`` takes its turn within one HyperNode
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from berth.actions.gang_turn import Tasks, allocate_turn
 from berth.actions.network_topology import topology_turn
 from berth.actions.parking import Parking
@@ -31,8 +33,8 @@ from berth.framework.session import Session
 
 
 class Allocate:
-    name = "allocate"
-    reads_touched = True  # (Scheduler.touched, for the parking)
+    name: ClassVar[str] = "allocate"
+    reads_touched: ClassVar[bool] = True  # (Scheduler.touched, for the parking)
 
     def __init__(self, arguments: dict | None = None) -> None:
         self.arguments = dict(arguments or {})
@@ -66,7 +68,7 @@ class Allocate:
             return again
 
         def passes(job: JobInfo) -> bool:  # (a job back for another turn is never ruled out)
-            return job.key not in tasks and beyond.rules_out(job)
+            return job.key not in tasks and beyond is not None and beyond.rules_out(job)
 
         session.nodeless = set()
         try:

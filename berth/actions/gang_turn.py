@@ -113,7 +113,7 @@ def allocate_turn(
         pod = pods[at]
         if keys is None:
             cls = search.compile(pod)
-        elif pod not in pending:  # left the job since its order was made
+        elif pod not in pending:  # type: ignore[operator]  # left the job since its order was made
             tasks.next = at + 1
             continue
         elif hold is None and keys[at] in hopeless:

@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from typing import ClassVar
 
 import numpy as np
 
@@ -75,7 +76,7 @@ class Parking:
         "passed",
     )
 
-    _ids = itertools.count()
+    _ids: ClassVar[Iterator[int]] = itertools.count()
 
     def __init__(self) -> None:
         self.groups: dict[int, _Group] = {}

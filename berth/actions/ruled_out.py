@@ -5,6 +5,8 @@ resource than any node has free, and the most free per resource such a finding w
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterator
+from typing import ClassVar
 
 import numpy as np
 
@@ -121,7 +123,7 @@ class Ceiling:
 
     __slots__ = ("free", "serial", "below")
 
-    _serials = itertools.count()
+    _serials: ClassVar[Iterator[int]] = itertools.count()
 
     def __init__(self, free: np.ndarray) -> None:
         self.free = free

@@ -144,14 +144,14 @@ def best_rows(total: np.ndarray, most: int) -> np.ndarray:
     n = len(total)
     most = min(most, n)
     if most <= _ARGMAX_ROWS:
-        scores, rows = total.copy(), []
+        scores, picked = total.copy(), []
         for _ in range(most):
             row = int(np.argmax(scores))
             if scores[row] == -np.inf:
                 break
-            rows.append(row)
+            picked.append(row)
             scores[row] = -np.inf
-        return np.array(rows, dtype=np.intp)
+        return np.array(picked, dtype=np.intp)
     kth = np.partition(total, n - most)[n - most]
     rows = np.flatnonzero(total > kth)
     if kth > -np.inf:

@@ -202,22 +202,23 @@ def take_turns(
         if skip_overused and session.overused(name):
             reason = Overused(name)
             line.rejoin()
-            for job in line.jobs():
-                session.job_reasons[job.key] = reason
+            for waiting in line.jobs():
+                session.job_reasons[waiting.key] = reason
             continue
         if not line:
             continue  # only parked jobs left: their turns would be passed
-        job: JobInfo | None = line.next()
+        job = line.next()
+        taken = True  # (False: the queue's turn ended on a passed job)
         while passes is not None and passes(job):
             line.passed(job)
             served[name] += 1
             if heap or not line:
-                job = None
+                taken = False
                 break
             # Nothing changed, so alone in the only queue left the queue goes on without
             # being asked again whether it is overused.
             job = line.next()
-        if job is not None:
+        if taken:
             again = one_turn(name, line, job)
             while again and not heap:
                 # Alone in the only queue left: nothing to re-rank it against.

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from operator import attrgetter
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from berth.api.keys import DEFAULT_SCHEDULER, PREEMPT_NEVER, TASK_NAME_LABEL
 from berth.api.qos import LOW_BANDS, PriorityBand, QoS, band_of, qos_of
@@ -112,6 +112,28 @@ class Pod:
     terminating: bool
     #: Why it waited before it was bound (empty: bound in the first cycle after it arrived).
     waited_for: str
+
+    if TYPE_CHECKING:  # the fields of ``PodSettings``, read and written through the pod
+        nonzero_requests: tuple[int, int] | None
+        node_selector: dict[str, str]
+        affinity: Affinity
+        tolerations: tuple[Toleration, ...]
+        spread: tuple[SpreadConstraint, ...]
+        priority_class_name: str
+        scheduler_name: str
+        node_name: str
+        utilization: float
+        usage_profile: UsageProfile | None
+        preemptable: bool
+        preemption_policy: str
+        fail_after: float | None
+        fail_exit_code: int
+        fail_probability: float
+        containers: tuple[tuple[str, str], ...]
+        owner: str
+        owner_kind: str
+        owner_selector: LabelSelector | None
+        resource_claims: tuple[Any, ...]
 
     def __init__(
         self,

@@ -34,7 +34,7 @@ def class_key(
     classes large.
     """
     settings = pod.settings  # (read once: each of its fields is a property of the pod)
-    spec = (
+    spec: tuple[Any, ...] = (
         tuple(sorted(pod.requests.items())),
         settings.nonzero_requests,
         tuple(sorted(settings.node_selector.items())),

@@ -1,10 +1,13 @@
 """A pod's shared settings: read and written as its own attributes, never changed under
 another pod that shares them."""
 
+import ast
+import inspect
 from dataclasses import replace
 
 import pytest
 
+import berth.api.pod as pod_module
 from berth.api.objects import Pod
 from berth.api.pod import DEFAULT_SETTINGS, PodSettings
 from berth.api.selectors import Toleration
@@ -61,3 +64,24 @@ def test_an_unknown_keyword_is_refused() -> None:
 def test_a_pod_object_is_small() -> None:
     """The slots a trace's millions of pods each carry: 20 settings are shared."""
     assert len(Pod.__slots__) == 23
+
+
+def test_type_checkers_are_told_every_setting_with_its_type() -> None:
+    """``Pod`` declares the settings it reads through for type checkers alone (they cannot
+    see the properties made at import): the declarations must name each field, typed alike."""
+    tree = ast.parse(inspect.getsource(pod_module))
+    declared: dict[str, str] = {}
+    settings: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name in ("Pod", "PodSettings"):
+            body = node.body
+            if node.name == "Pod":
+                (block,) = [s for s in body if isinstance(s, ast.If)]
+                assert ast.unparse(block.test) == "TYPE_CHECKING"
+                body = block.body
+            for statement in body:
+                if isinstance(statement, ast.AnnAssign):
+                    name = statement.target.id  # type: ignore[attr-defined]
+                    annotation = ast.unparse(statement.annotation)
+                    (declared if node.name == "Pod" else settings)[name] = annotation
+    assert declared == settings
