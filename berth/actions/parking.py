@@ -70,7 +70,7 @@ class Parking:
         "epoch",
         "session",
         "beyond",
-        "position",
+        "seen",
         "awake",
         "ceilings",
         "passed",
@@ -87,12 +87,12 @@ class Parking:
         self.snapshot: tuple = ()
         self.flags = False
         self.total = np.zeros(0)
-        #: The cycle open: its structure epoch, its rule, the log position the awake groups
-        #: were last asked at, and a heap of their next jobs as (key, group id).
+        #: The cycle open: its structure epoch, its rule, the most free the awake groups were
+        #: last asked under, and a heap of their next jobs as (key, group id).
         self.epoch = -1
         self.session: Session | None = None
         self.beyond: BeyondEveryNode | None = None
-        self.position = -1
+        self.seen: Ceiling | None = None
         self.awake: list[tuple[tuple, int]] = []
         #: The awake groups' ids and their most free as rows, asked at once.
         self.ceilings: tuple[list[int], np.ndarray] = ([], np.zeros((0, 0)))
@@ -176,7 +176,7 @@ class Parking:
             self._next(id_, group)
             group.start = group.at
         self.ceilings = (ids, rows)
-        self.position = self.session.state.log_position
+        self.seen = self.beyond.current()  # type: ignore[union-attr]
         return self
 
     def keyed(self, after: tuple | None) -> list[tuple[tuple, JobInfo]]:
@@ -218,9 +218,9 @@ class Parking:
         awake, groups = self.awake, self.groups
         if not awake:
             return None
-        state = self.session.state  # type: ignore[union-attr]
-        if state.log_position != self.position:
-            self.position = state.log_position
+        ceiling = self.beyond.current()  # type: ignore[union-attr]
+        if ceiling is not self.seen:  # (the same while the most free is as it was)
+            self.seen = ceiling
             ids, rows, asleep = self._wakeful(*self.ceilings)
             if asleep:
                 for id_ in asleep:
