@@ -4,9 +4,13 @@ BIN := $(VENV)/bin
 
 .PHONY: demo test controlplane cluster lint bench experiment-itp experiment-openb experiment-colocation experiment-aryl clean
 
-# An editable install leaves berth uncompiled: where PYTHONDONTWRITEBYTECODE is set, every
-# command would compile it again (about 0.2 s), so it is compiled here once.
-$(BIN)/berth: pyproject.toml
+# The modules berth/native.py lists are compiled by the install (mypyc, setup.py), so an edit
+# of one builds again. An editable install leaves the rest without bytecode: where
+# PYTHONDONTWRITEBYTECODE is set, every command would compile it again (about 0.2 s), so it is
+# compiled here once.
+COMPILED := $(shell $(PYTHON) berth/native.py)
+
+$(BIN)/berth: pyproject.toml setup.py berth/native.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -e '.[dev]'
@@ -62,4 +66,5 @@ experiment-aryl: $(BIN)/berth
 	$(BIN)/python docs/experiments/aryl/run.py
 
 clean:
-	rm -rf $(VENV) out build *.egg-info
+	rm -rf $(VENV) out build *.egg-info *__mypyc*.so
+	find berth -name "*.so" -delete

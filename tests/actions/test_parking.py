@@ -7,8 +7,12 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import numpy as np
+import pytest
 
 from berth.actions.parking import Parking, _Group
+
+# Stand-ins for the session and its rule, which compiled classes refuse (tests/conftest.py).
+pytestmark = pytest.mark.from_source
 
 
 def parking(ceilings: list[float], free: list[float]) -> tuple[Parking, SimpleNamespace]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -21,6 +22,9 @@ from berth.plugins.gang import Gang
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.plugins.test_dynamic_resources import CLASS, DRIVER, claim_pod, spec
 from tests.properties.generators import sessions_agree
+
+# Patches the compiled group (tests/conftest.py).
+pytestmark = pytest.mark.from_source
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a second

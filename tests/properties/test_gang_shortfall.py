@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from unittest.mock import patch
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,9 @@ from berth.actions import gang_turn
 from berth.api.objects import PodGroup, Queue
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.properties.generators import session_outcome, sessions_agree
+
+# Patches the compiled group (tests/conftest.py).
+pytestmark = pytest.mark.from_source
 
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, GPU milli of a shared one, pods, minMember below the count)

@@ -15,6 +15,7 @@ from typing import Any
 from unittest.mock import patch
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -322,6 +323,7 @@ def _rebuilt(evictor: Evictor, victim_jobs: list, best_effort: bool) -> Any:
 _VICTIMS_OF = Evictor._victims_of
 
 
+@pytest.mark.from_source  # patches the compiled group (tests/conftest.py)
 @given(scenario=scenarios())
 @SETTINGS
 def test_the_placing_actions_decide_alike_with_their_shortcuts_and_without(scenario):

@@ -20,6 +20,9 @@ from berth.resources import MIB
 from tests.builders import GANG, config, node, pod, scheduler
 from tests.properties.generators import sessions_agree
 
+# Patches the compiled group (tests/conftest.py).
+pytestmark = pytest.mark.from_source
+
 GPU = 1000
 # (cpu per pod, whole GPUs per pod, pods, minMember below the count (None: 1), a best-effort
 # pod last, priority)
