@@ -24,6 +24,7 @@ import numpy as np
 
 import berth.actions  # noqa: F401  (registers the built-in actions and plugins)
 import berth.plugins  # noqa: F401
+from berth import native
 from berth.api.dra import (
     ClaimSpec,
     Device,
@@ -259,6 +260,7 @@ def run_bench(
         "unschedulable": len(pending) - scheduled,
         "seconds": round(seconds, 4),
         "pods_per_second": round(scheduled / seconds, 1) if seconds > 0 else 0.0,
+        "modules": native.MODE,  # whether the placing path ran compiled (berth.native)
     }
 
 

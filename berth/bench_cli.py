@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from berth import native
 from berth.defaults import BENCH_SCENARIOS
 from berth.input_failures import EXIT_INPUT, input_errors, input_failure
 
@@ -87,7 +88,7 @@ def _bench(args: argparse.Namespace) -> int:
             f"{result['scenario']}: {result['nodes']} nodes, {result['running']} running, "
             f"{result['pods']} pods → {result['scheduled']} scheduled, "
             f"{result['unschedulable']} unschedulable in {result['seconds']:.3f}s = "
-            f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold]"
+            f"[bold]{result['pods_per_second']:,.0f} pods/s[/bold] ({result['modules']})"
         )
     return 0
 
@@ -168,6 +169,7 @@ def _bench_sim(args: argparse.Namespace) -> int:
         "seconds": round(seconds, 3),
         "events_per_second": round(result.events / seconds, 1) if seconds else 0.0,
         "jobs_per_second": round(jobs / seconds, 1) if seconds else 0.0,
+        "modules": native.MODE,  # whether the placing path ran compiled (berth.native)
     }
     if args.json:
         print(json.dumps(report, sort_keys=True))
@@ -177,6 +179,7 @@ def _bench_sim(args: argparse.Namespace) -> int:
             f"nodes, {result.events:,} events in {seconds:.2f}s = "
             f"[bold]{report['events_per_second']:,.0f} events/s, "
             f"{report['jobs_per_second']:,.0f} jobs/s[/bold]; peak memory "
-            f"{report['peak_rss_mib']:,.0f} MiB, {report['bytes_per_pod']:,} bytes per pod"
+            f"{report['peak_rss_mib']:,.0f} MiB, {report['bytes_per_pod']:,} bytes per pod "
+            f"({report['modules']})"
         )
     return 0

@@ -10,7 +10,7 @@ import hashlib
 from pathlib import Path
 from typing import Any
 
-from berth import __version__
+from berth import __version__, native
 from berth.api.manifest import MANIFEST_SUFFIXES
 from berth.framework.config import SchedulerConfig
 from berth.sim.inputs import InputSpec
@@ -86,6 +86,7 @@ def describe(
 ) -> dict[str, Any]:
     return {
         "berth_version": __version__,
+        "berth_modules": native.MODE,  # the placing path compiled or from source: same decisions
         "command": command or [],
         "inputs": "built-in scenario" if spec.builtin else input_files(spec, config),
         "configuration": resolved_configuration(config),
