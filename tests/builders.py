@@ -24,6 +24,7 @@ from berth.api.selectors import (
 from berth.framework.config import SchedulerConfig, parse_config
 from berth.framework.config_files import load_config
 from berth.framework.scheduler import Scheduler
+from berth.framework.session import Session
 from berth.resources import GPU, MIB, to_canonical
 
 HOST = HOSTNAME_LABEL
@@ -133,6 +134,21 @@ def run(s: Scheduler, pods: Iterable[Pod] = (), now: float = 0.0) -> dict[str, s
     for p in pods:
         s.submit(p)
     return {b.pod.name: b.node for b in s.run_session(now)}
+
+
+def session_of(s: Scheduler, now: float = 0.0) -> Session:
+    """A session opened over the scheduler's state as ``run_session`` opens one (its actions
+    not run), for tests that look at what the plugins made of it."""
+    return Session(
+        s.state,
+        s.framework,
+        s.search,
+        s.waiting,
+        s.queues,
+        now,
+        queue_allocated=s.queue_allocated,
+        all_jobs=s.jobs,
+    )
 
 
 def place_one(

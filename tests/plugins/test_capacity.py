@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
-from berth.framework.session import Session
-from tests.builders import Case, check, config, node, pod, queued, scheduler
+from tests.builders import Case, check, config, node, pod, queued, scheduler, session_of
 
 CFG = config(["priority", "gang", "capacity", "resource-fit", "least-allocated"])
 CLUSTER = [node("n0", cpu=4000, mem=65536), node("n1", cpu=4000, mem=65536)]
@@ -105,16 +104,7 @@ def test_queue_order_compares_the_ancestors_where_paths_part():
     ]
     bound = [(queued(pod("a-old", cpu=2000, mem=0), "a"), "n0")]
     s = scheduler(CLUSTER, CFG, queues=queues, bound=bound)
-    session = Session(
-        s.state,
-        s.framework,
-        s.search,
-        s.waiting,
-        s.queues,
-        0.0,
-        queue_allocated=s.queue_allocated,
-        all_jobs=s.jobs,
-    )
+    session = session_of(s)
     keys = {q: session.queue_order_key(q, 0) for q in ("a", "b", "c")}
     assert sorted(keys, key=keys.__getitem__) == ["b", "c", "a"]
     # Queue priority first, then (share, deserves nothing) per level of the path.
@@ -130,16 +120,7 @@ def test_use_rolls_up_to_a_parent_listed_after_its_child():
         (queued(pod("a-old", cpu=2000, mem=0), "a"), "n0"),
     ]
     s = scheduler(CLUSTER, CFG, queues=queues, bound=bound)
-    Session(
-        s.state,
-        s.framework,
-        s.search,
-        s.waiting,
-        s.queues,
-        0.0,
-        queue_allocated=s.queue_allocated,
-        all_jobs=s.jobs,
-    )
+    session_of(s)
     (plugin,) = [p for p in s.framework.plugins if p.name == "capacity"]
     cpu = plugin.columns.names.index("cpu")
     held = {name: plugin.used[row][cpu] for name, row in plugin.index.items()}

@@ -7,10 +7,8 @@ import numpy as np
 import pytest
 
 from berth.api.objects import GroupPhase, PodGroup, Queue
-from berth.framework.scheduler import Scheduler
-from berth.framework.session import Session
 from berth.plugins.proportion import water_fill
-from tests.builders import Case, check, config, node, pod, queued, run, scheduler
+from tests.builders import Case, check, config, node, pod, queued, run, scheduler, session_of
 
 CFG = config(["priority", "gang", "proportion", "resource-fit", "node-affinity", "least-allocated"])
 INF = np.inf
@@ -116,19 +114,6 @@ def test_an_overused_queue_gets_no_more_turns():
         CFG,
     )
     assert s.state.free[0, 0] == 1000
-
-
-def session_of(s: Scheduler) -> Session:
-    return Session(
-        s.state,
-        s.framework,
-        s.search,
-        s.waiting,
-        s.queues,
-        0.0,
-        queue_allocated=s.queue_allocated,
-        all_jobs=s.jobs,
-    )
 
 
 def test_queue_order_is_by_share_of_deserved():

@@ -28,6 +28,7 @@ from berth.framework.queues import padded
 from berth.framework.scheduler import Scheduler
 from berth.framework.session import Session
 from berth.plugins.queue_share import QueueShare
+from tests.builders import session_of
 from tests.properties.generators import check_holding
 
 SETTINGS = settings(max_examples=50, deadline=None)
@@ -262,16 +263,7 @@ def test_a_discarded_eviction_statement_leaves_no_trace(scenario, data):
     submit(s, scenario["waves"][0], 0.0)
     s.run_session(0.0)
     submit(s, scenario["waves"][1], 1.0)
-    session = Session(
-        s.state,
-        s.framework,
-        s.search,
-        s.waiting,
-        s.queues,
-        1.0,
-        queue_allocated=s.queue_allocated,
-        all_jobs=s.jobs,
-    )
+    session = session_of(s, 1.0)
     before = snapshot(s, session)
     statement = session.statement()
     running = running_by_queue(session)
