@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import heapq
 from bisect import bisect_right
+from typing import ClassVar
 
 from berth.framework.backlog import Backlog, Line, Place
 from berth.framework.job_info import JobInfo
@@ -36,7 +37,7 @@ class _Run:
     def __init__(self, line: Line, jobs: list[JobInfo] | None = None) -> None:
         self.line = line
         self.jobs = jobs
-        self.places = None if jobs is None else [line.placed[job.key] for job in jobs]
+        self.places = None if jobs is None else [line.place_of(job) for job in jobs]
         self.size = len(line) if jobs is None else len(jobs)
         self.first = (line.at(0) if jobs is None else jobs[0]) if self.size else None
 
@@ -62,7 +63,7 @@ class Enqueue:
     the jobs new or changed since are asked. A plugin whose answer depends on time (sla) turns
     this off."""
 
-    name = "enqueue"
+    name: ClassVar[str] = "enqueue"
 
     def __init__(self, arguments: dict | None = None) -> None:
         self.arguments = dict(arguments or {})
@@ -83,10 +84,7 @@ class Enqueue:
             fresh: dict[Line, list[JobInfo]] = {}
             for key, job in backlog.fresh.items():
                 fresh.setdefault(backlog.line_of[key], []).append(job)
-            runs = [
-                _Run(line, sorted(jobs, key=lambda job, line=line: line.placed[job.key]))
-                for line, jobs in fresh.items()
-            ]
+            runs = [_Run(line, sorted(jobs, key=line.place_of)) for line, jobs in fresh.items()]
         # A session opened by a pod's end often has nobody new to admit: nothing to open.
         if any(run.size for run in runs):
             self.idle_check.on_session_open(session)

@@ -209,10 +209,10 @@ class ClusterState:
         for mask in self.taints.values():
             mask[row] = False
         for taint in node.taints:
-            mask = self.taints.get(taint)
-            if mask is None:
-                mask = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
-            mask[row] = True
+            marked = self.taints.get(taint)
+            if marked is None:
+                marked = self.taints[taint] = np.zeros(self.capacity, dtype=bool)
+            marked[row] = True
 
     def set_schedulable(self, name: str, schedulable: bool) -> None:
         self.schedulable[self.rows[name]] = schedulable
@@ -388,12 +388,12 @@ class ClusterState:
             if key.matches(pod, namespaces):
                 counts[row] += delta
         for term in carried_terms(pod):
-            counts = self.carried.get(term)
-            if counts is None:
+            carried = self.carried.get(term)
+            if carried is None:
                 # A new kind of term changes which pods every class must heed.
-                counts = self.carried[term] = np.zeros(self.capacity, dtype=np.int32)
+                carried = self.carried[term] = np.zeros(self.capacity, dtype=np.int32)
                 self.structure_epoch += 1
-            counts[row] += delta
+            carried[row] += delta
 
     def pod_counts(self, key: CountKey) -> np.ndarray:
         """Bound pods per node matching ``key``; registered on first use, then kept current."""
@@ -462,7 +462,7 @@ class ClusterState:
         does."""
         cached = self._held_everywhere
         if cached is None or cached[0] != self.structure_epoch:
-            held = (self.allocatable[: self.n] > 0).all(axis=0)
+            held = np.asarray((self.allocatable[: self.n] > 0).all(axis=0))
             cached = self._held_everywhere = (self.structure_epoch, held)
         return cached[1]
 

@@ -38,9 +38,9 @@ def place(job: JobInfo) -> Place:
 def line_key(job: JobInfo, state: ClusterState, per_job: bool) -> tuple:
     """What a job's admission verdict and its order among alike jobs depend on."""
     group = job.group
-    need = job.min_request(state)
-    used = np.flatnonzero(need)
-    need = need[: used[-1] + 1].tobytes() if len(used) else b""
+    request = job.min_request(state)
+    used = np.flatnonzero(request)
+    need = request[: used[-1] + 1].tobytes() if len(used) else b""
     key = (group.queue, group.namespace, group.priority, job.placeholder, need)
     return key + (job.key,) if per_job else key
 
@@ -71,6 +71,9 @@ class Line:
     def after(self, mark: Place) -> int:
         """The position of the first job placed after ``mark``."""
         return self.places.bisect_right(mark)
+
+    def place_of(self, job: JobInfo) -> Place:
+        return self.placed[job.key]
 
     def reason(self, job: JobInfo) -> Reason | None:
         reason = self.reasons.get(job.key)
@@ -171,41 +174,35 @@ class Backlog:
             yield from line.jobs.values()
 
 
-class JobReasons(dict):
-    """Why each job waited in a session, by job key: the reasons given job by job, then the
-    backlog's for the jobs awaiting admission (kept per line, not per job)."""
+class JobReasons:
+    """Why each job waited in a session, by job key: the reasons given job by job (``given``),
+    then the backlog's for the jobs awaiting admission (kept per line, not per job).
 
-    __slots__ = ("backlog",)
+    Not a dict subclass: compiled code reads a dict's items directly, past any override."""
+
+    __slots__ = ("given", "backlog")
 
     def __init__(self, backlog: Backlog | None) -> None:
-        super().__init__()
+        self.given: dict[str, Reason] = {}
         self.backlog = backlog
 
-    def __missing__(self, key: str) -> Reason:
-        reason = self.backlog.reason(key) if self.backlog is not None else None
-        if reason is None:
-            raise KeyError(key)
-        return reason
+    def __setitem__(self, key: str, reason: Reason) -> None:
+        self.given[key] = reason
 
-    def get(self, key: str, default: Reason | None = None) -> Reason | None:  # type: ignore[override]
-        reason = dict.get(self, key)
+    def get(self, key: str) -> Reason | None:
+        reason = self.given.get(key)
         if reason is None and self.backlog is not None:
             reason = self.backlog.reason(key)
-        return default if reason is None else reason
+        return reason
 
-    def __contains__(self, key: object) -> bool:
-        if dict.__contains__(self, key):
-            return True
-        return (
-            isinstance(key, str)
-            and self.backlog is not None
-            and self.backlog.reason(key) is not None
-        )
+    def __contains__(self, key: str) -> bool:
+        return self.get(key) is not None
 
     def every(self) -> Iterator[tuple[str, Reason]]:
         """Every job's reason, the backlog's included."""
-        yield from self.items()
+        given = self.given
+        yield from given.items()
         if self.backlog is not None:
             for key, reason in self.backlog.reasons():
-                if not dict.__contains__(self, key):
+                if key not in given:
                     yield key, reason

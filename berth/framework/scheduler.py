@@ -5,6 +5,7 @@ session returns, and tell it when pods leave their nodes."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from functools import partial
 
 import numpy as np
 
@@ -332,9 +333,10 @@ class Scheduler:
         # admission.
         changed = {job.key: job for job in admitted}
         for bind in session.binds:
-            job = session.job_of(bind.pod)
-            changed[job.key] = job
-            self.demand.changed(job)
+            bound = session.job_of(bind.pod)
+            assert bound is not None  # a bound pod's job is the session's
+            changed[bound.key] = bound
+            self.demand.changed(bound)
         for key, job in changed.items():
             if key in self.waiting and not job.pending and not self._awaits_admission(job):
                 self._unwait(key)
@@ -345,9 +347,9 @@ class Scheduler:
         if session.evictions:
             self.admission_epoch += 1
             for eviction in session.evictions:
-                job = self.jobs.get(eviction.pod.job_key)
-                if job is not None and not job.bound:
-                    self.holding.pop(job.key, None)
+                evicted = self.jobs.get(eviction.pod.job_key)
+                if evicted is not None and not evicted.bound:
+                    self.holding.pop(evicted.key, None)
         self.evictions = session.evictions
         if not self._reads_touched:
             self.touched.clear()
@@ -370,11 +372,12 @@ class Scheduler:
                 pod.waited_for = "" if reason is None else str(reason)
         self.sessions += 1
         waited = self.waited_for
-        waited.update(session.job_reasons)
-        self.touched.update(session.job_reasons)
+        given = session.job_reasons.given
+        waited.update(given)
+        self.touched.update(given)
         node_waits = self._node_waits
         if node_waits:
-            node_waits.difference_update(session.job_reasons)
+            node_waits.difference_update(given)
         explained: dict[tuple, NoNode] = {}
         for key, cls in session.unplaced.items():
             if key in node_waits or key in session.job_reasons:
@@ -385,7 +388,7 @@ class Scheduler:
             reason = explained.get(cls.key)
             if reason is None:
                 text = self._search_reason(job, cls)
-                reason = explained[cls.key] = NoNode(lambda text=text: text)
+                reason = explained[cls.key] = NoNode(partial(str, text))
             waited[key] = reason
             node_waits.add(key)
 

@@ -245,7 +245,7 @@ class Simulation:
         wall = time.perf_counter()
         queue, agent, clock = self.queue, self.agent, self.clock
         queue.push(0.0, Ev.SAMPLE)
-        handlers = {
+        handlers: dict[int, Callable[[Any], Any]] = {
             Ev.GROUP: self._on_group,
             Ev.JOB: lambda job: self.store.create("Job", job),
             Ev.WORKLOAD: self.control.apply,

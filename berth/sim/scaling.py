@@ -46,7 +46,7 @@ class Scaler:
         elastic: ElasticProgress,
         queue: EventQueue,
         clock: Clock,
-        submit: Callable[[Pod], None],
+        submit: Callable[[Pod], object],
         request_session: Callable[[], None],
         loaning: Loaning | None = None,
         batch_jobs: Sequence[BatchJob] = (),

@@ -525,7 +525,7 @@ def session_outcome(scheduler: Any, now: float) -> tuple[list[tuple[str, str]], 
     """One session of ``scheduler`` at ``now``: its binds (pod, node), sorted, and the reasons
     it left its waiting jobs, as text (what two ways of scheduling must agree on)."""
     binds = sorted((b.pod.name, b.node) for b in scheduler.run_session(now))
-    return binds, {key: str(reason) for key, reason in scheduler.last_reasons.items()}
+    return binds, {key: str(reason) for key, reason in scheduler.last_reasons.given.items()}
 
 
 def sessions_agree(

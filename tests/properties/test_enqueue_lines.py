@@ -14,36 +14,40 @@ from berth.framework.session import Session
 from tests.builders import GANG, config, node, pod, scheduler
 
 
-class OneByOne(Enqueue):
+class OneByOne:
     """Every waiting job asked on its own in job order; refusals remembered while nothing was
-    freed, as the lines remember them."""
+    freed, as the lines remember them. It asks through an Enqueue's own vote and admission
+    (held, not inherited: Enqueue may be compiled)."""
+
+    name = "enqueue"
 
     def __init__(self) -> None:
-        super().__init__()
+        self.enqueue = Enqueue()
         self.refused: dict = {}
+        self.epoch: tuple = ()
 
     def execute(self, session: Session) -> None:
-        backlog = session.backlog
-        self.idle_check.on_session_open(session)
+        enqueue, backlog = self.enqueue, session.backlog
+        enqueue.idle_check.on_session_open(session)
         timed = session.framework.admission_depends_on_time
         epoch = (session.admission_epoch, tuple(repr(q) for q in session.queues.values()))
-        if timed or epoch != self._epoch:
+        if timed or epoch != self.epoch:
             self.refused = {}
-        self._epoch = epoch
-        check = None if timed else self._capacity_check(session)
+        self.epoch = epoch
+        check = None if timed else enqueue._capacity_check(session)
         jobs = list(backlog.jobs())
         kept = {}
         for job in jobs:
             if job.key not in backlog.fresh and job.key in self.refused:
                 kept[job.key] = session.job_reasons[job.key] = self.refused[job.key]
         for job in sorted((j for j in jobs if j.key not in kept), key=session.job_order_key):
-            vote = self._votes(session, check, [job])[0]
+            vote = enqueue._votes(session, check, [job])[0]
             if isinstance(vote, str | Refusal):
                 kept[job.key] = session.job_reasons[job.key] = vote
                 continue
             session.admit(job)
             session.job_enqueued(job)
-            self.idle_check.on_job_enqueued(job)
+            enqueue.idle_check.on_job_enqueued(job)
             backlog.drop(job.key)
         self.refused = kept
         backlog.asked()
@@ -70,7 +74,7 @@ step = st.one_of(
 )
 
 
-def build(plugins: list, cpus: list[int], jobs: list, enqueue: Enqueue | None):
+def build(plugins: list, cpus: list[int], jobs: list, enqueue: OneByOne | None):
     s = scheduler(
         [node(f"n{i}", cpu=cpu) for i, cpu in enumerate(cpus)],
         config(plugins, actions="enqueue, allocate"),

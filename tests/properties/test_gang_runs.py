@@ -91,7 +91,7 @@ def outcome(s, pods, in_runs: bool, now: float) -> tuple:
             binds = s.run_session(now)
     return (
         [(b.pod.name, b.node) for b in binds],
-        {key: str(reason) for key, reason in s.last_reasons.items()},
+        {key: str(reason) for key, reason in s.last_reasons.given.items()},
         sorted((p.name, p.gpu_devices) for p in pods if p.bound_node),
     )
 

@@ -83,7 +83,7 @@ def outcome(s, pods, ruling_out: bool, now: float) -> tuple:
             binds = s.run_session(now)
     return (
         [(b.pod.name, b.node) for b in binds],
-        {key: str(reason) for key, reason in s.last_reasons.items()},
+        {key: str(reason) for key, reason in s.last_reasons.given.items()},
         {key: str(reason) for key, reason in s.waited_for.items()},
         sorted((p.name, p.gpu_devices, p.waited_for) for p in pods if p.bound_node),
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 from berth.api.manifest import load_files
 from berth.api.objects import PodPhase
 from berth.framework.config_files import load_config
-from berth.sim.engine import Simulation
+from berth.sim.engine import SimResult, Simulation
 from tests.builders import node
 
 DEPLOYMENT = """\
@@ -40,20 +40,18 @@ spec:
 CURVE = "time,requests_per_second\n0,2\n99,2\n100,8\n199,8\n200,2\n399,2\n"
 
 
-def run(tmp_path: Path, until: float | None) -> Simulation:
+def run(tmp_path: Path, until: float | None) -> SimResult:
     (tmp_path / "curve.csv").write_text(CURVE)
     (tmp_path / "chat.yaml").write_text(DEPLOYMENT)
     manifests = load_files([tmp_path / "chat.yaml"])
     assert not manifests.errors, manifests.errors
     manifests.nodes = [node(f"n{i}", cpu=8000) for i in range(2)]
-    simulation = Simulation(manifests, load_config(None), until=until)
-    simulation.result = simulation.run()
-    return simulation
+    return Simulation(manifests, load_config(None), until=until).run()
 
 
 def replicas_at(tmp_path: Path, at: float) -> tuple[int, int]:
     """The Deployment's replicas and its running pods at ``at``."""
-    result = run(tmp_path, at).result
+    result = run(tmp_path, at)
     (deployment,) = result.workloads
     running = sum(1 for p in result.pods if p.phase == PodPhase.RUNNING)
     return deployment.spec.replicas, running
@@ -70,5 +68,5 @@ def test_replicas_follow_the_curve(tmp_path) -> None:
 
 def test_a_run_of_services_ends_with_its_other_events(tmp_path) -> None:
     """The autoscaler's ticks never keep a run going on their own."""
-    result = run(tmp_path, None).result
+    result = run(tmp_path, None)
     assert result.end_time < 60 and len(result.series) >= 1

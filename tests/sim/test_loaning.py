@@ -16,7 +16,7 @@ from berth.controllers.loaning import reclaim_costs, reclaim_order, rigid, serve
 from berth.controllers.loaning_config import LoaningConfig
 from berth.framework.config_files import load_config
 from berth.sim.config import SimConfig, SimConfigError
-from berth.sim.engine import Simulation
+from berth.sim.engine import SimResult, Simulation
 from tests.builders import elastic_job_doc, node, pod
 
 POOL = "berth.io/pool"
@@ -178,13 +178,14 @@ def cluster() -> list:
     return inference + training
 
 
-def simulate(manifests: Manifests, until: float | None = None, loaning=LOANING) -> Simulation:
+def simulate(
+    manifests: Manifests, until: float | None = None, loaning=LOANING
+) -> tuple[Simulation, SimResult]:
     manifests.nodes = manifests.nodes or cluster()
     sim = Simulation(
         manifests, load_config(None), until=until, sim_config=SimConfig(loaning=loaning)
     )
-    sim.result = sim.run()
-    return sim
+    return sim, sim.run()
 
 
 def inference_pod(name: str, at: float, gpus: int = 4, duration: float | None = None):
@@ -204,7 +205,9 @@ def training_job(name: str, workers: int, gpus: int, at: float, duration: float)
 
 def test_idle_inference_nodes_are_lent_after_the_idle_time() -> None:
     # inf-0 serves until t=300; inf-1 never serves.
-    sim = simulate(Manifests(pods=[inference_pod("web", 0.0, gpus=8, duration=299.0)]), until=600)
+    sim, result = simulate(
+        Manifests(pods=[inference_pod("web", 0.0, gpus=8, duration=299.0)]), until=600
+    )
     lends = dict((name, at) for at, name in sim.loaning.lends)
     assert 100 <= lends["inf-1"] <= 110  # idle from the start, checked every 10 s
     assert 300 + 100 <= lends["inf-0"] <= 300 + 110  # idle once its pod ended (start latency 1 s)
@@ -220,7 +223,7 @@ def test_training_runs_on_a_lent_node_only_while_lent() -> None:
     # Two 8-GPU jobs and one training node: the second job waits for inf-1 to be lent.
     g1, p1 = training_job("a", 1, 8, 0.0, 1000.0)
     g2, p2 = training_job("b", 1, 8, 0.0, 1000.0)
-    sim = simulate(Manifests(groups=[g1, g2], pods=p1 + p2))
+    sim, result = simulate(Manifests(groups=[g1, g2], pods=p1 + p2))
     second = max(p1 + p2, key=lambda p: p.bind_time)
     assert second.bound_node.startswith("inf-") and 100 <= second.bind_time <= 112
     assert not sim.loaning.reclaims
@@ -232,8 +235,7 @@ def test_reclaimed_training_pods_restart_and_every_pod_is_counted() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     web = [inference_pod(f"web-{i}", 0.0, gpus=8, duration=150.0) for i in range(2)]
     late = [inference_pod(f"late-{i}", 500.0, gpus=8, duration=500.0) for i in range(2)]
-    sim = simulate(Manifests(groups=[group], pods=web + workers + late), until=5000)
-    result = sim.result
+    sim, result = simulate(Manifests(groups=[group], pods=web + workers + late), until=5000)
     (event,) = [e for e in sim.loaning.reclaims if e.pods_preempted]
     # The gang as a whole: its worker on train-0 cannot run short of its peer.
     assert event.jobs == ["default/gang"] and event.pods_preempted == 2
@@ -267,7 +269,7 @@ def test_a_reclaim_takes_the_lent_node_that_costs_least() -> None:
     small, small_pods = training_job("small", 1, 8, 111.0, 5000.0)
     web = inference_pod("web", 500.0, gpus=8)
     manifests = Manifests(nodes=nodes, groups=[big, small], pods=[*big_pods, *small_pods, web])
-    sim = simulate(manifests, until=600)
+    sim, result = simulate(manifests, until=600)
     lent_big = next(p.bound_node for p in big_pods if p.bound_node.startswith("inf-"))
     (event,) = sim.loaning.reclaims
     assert (event.node, event.cost) == (lent_big, pytest.approx(1 / 3))
@@ -286,7 +288,7 @@ def test_a_reclaim_by_work_takes_the_node_of_the_job_that_ran_least(cost, stoppe
     web = inference_pod("web", 500.0, gpus=8)
     manifests = Manifests(groups=[busy, a, b], pods=[*busy_pods, *a_pods, *b_pods, web])
     loaning = replace(LOANING, reclaim_cost=cost)
-    sim = simulate(manifests, until=600, loaning=loaning)
+    sim, result = simulate(manifests, until=600, loaning=loaning)
     assert (a_pods[0].bound_node, b_pods[0].bound_node) == ("inf-0", "inf-1")
     (event,) = sim.loaning.reclaims
     assert event.jobs == [f"default/{stopped}"]
@@ -305,9 +307,9 @@ def test_a_rigid_job_a_reclaim_restarted_is_kept_off_lent_nodes_unless_relent(re
     late = [inference_pod(f"late-{i}", 500.0, gpus=8, duration=500.0) for i in range(2)]
     manifests = Manifests(groups=[busy, r, s], pods=busy_pods + r_pods + s_pods + late)
     loaning = replace(LOANING, relend_restarted=relend)
-    sim = simulate(manifests, until=8000, loaning=loaning)
+    sim, result = simulate(manifests, until=8000, loaning=loaning)
     assert r_pods[0].bound_node.startswith("inf-") and r_pods[0].end_time == 500.0
-    (again,) = [p for p in sim.result.pods if p.name == "r-0.1"]
+    (again,) = [p for p in result.pods if p.name == "r-0.1"]
     if relend:
         assert again.bound_node.startswith("inf-") and again.start_time < 1200
     else:
@@ -333,8 +335,8 @@ def test_the_waiting_pods_of_a_restarted_job_are_kept_off_lent_nodes_too() -> No
     ]
     manifests = Manifests(groups=[busy, g], pods=busy_pods + g_pods + inference)
     loaning = replace(LOANING, relend_restarted=False)
-    sim = simulate(manifests, until=8000, loaning=loaning)
-    ran = {p.name: p.bound_node for p in sim.result.pods if p.group == "g" and p.start_time}
+    sim, result = simulate(manifests, until=8000, loaning=loaning)
+    ran = {p.name: p.bound_node for p in result.pods if p.group == "g" and p.start_time}
     assert ran == {"g-0": "inf-0", "g-1": "inf-1", "g-2": "train-0", "g-0.1": "train-0",
                    "g-1.1": "train-0"}  # fmt: skip
     assert [e.jobs for e in sim.loaning.reclaims] == [["default/g"], ["default/g"], [], []]
@@ -343,7 +345,7 @@ def test_the_waiting_pods_of_a_restarted_job_are_kept_off_lent_nodes_too() -> No
 def test_a_restarted_gang_waits_again_without_being_lost() -> None:
     group, workers = training_job("gang", 2, 8, 200.0, 1000.0)
     late = [inference_pod(f"late-{i}", 500.0, gpus=8) for i in range(2)]  # for good
-    result = simulate(Manifests(groups=[group], pods=workers + late), until=3000).result
+    _, result = simulate(Manifests(groups=[group], pods=workers + late), until=3000)
     phases = {p.name: p.phase for p in result.pods}
     assert phases == {
         "gang-0": PodPhase.EVICTED,
@@ -373,8 +375,8 @@ def test_inference_pods_wait_no_longer_than_the_bound(arrivals, jobs) -> None:
         inference_pod(f"web-{i}", float(at), gpus=8, duration=300.0)
         for i, at in enumerate(arrivals)
     ]
-    sim = simulate(Manifests(groups=groups, pods=pods + web), until=4000)
-    waits = [p.bind_time - p.submit_time for p in sim.result.pods if p.name.startswith("web-")]
+    sim, result = simulate(Manifests(groups=groups, pods=pods + web), until=4000)
+    waits = [p.bind_time - p.submit_time for p in result.pods if p.name.startswith("web-")]
     assert len(waits) == len(arrivals) and max(waits) <= 2 * 1.0 <= LOANING.wait_bound
 
 
@@ -431,14 +433,14 @@ def test_taking_back_an_elastic_jobs_extra_worker_stops_no_job_and_loses_no_work
     )
     manifests = parse_documents([doc], "test")
     manifests.pods = [inference_pod("late", 500.0, gpus=8, duration=100.0)]
-    sim = simulate(manifests, until=5000)
-    workers = [p for p in sim.result.pods if p.owner == "default/train"]
+    sim, result = simulate(manifests, until=5000)
+    workers = [p for p in result.pods if p.owner == "default/train"]
     first = [p for p in workers if p.start_time < 500]
     assert len(first) == 2 and all(p.bound_node.startswith("inf-") for p in first)
     (event,) = [e for e in sim.loaning.reclaims if e.pods_preempted]
     assert sum(p.end_time == 500 for p in first) == 1  # the other worker runs on
     assert (event.cost, event.jobs, event.gpu_hours_lost) == (0, [], 0)
-    (job,) = sim.result.jobs
+    (job,) = result.jobs
     assert job.phase.value == "Completed" and job.resizes >= 1
 
 
@@ -461,10 +463,10 @@ def test_lending_to_elastic_jobs_only_keeps_rigid_jobs_off_lent_nodes() -> None:
         g2, p2 = training_job("rigid", 1, 8, 150.0, 500.0)
         manifests.groups += [g1, g2]
         manifests.pods += p1 + p2
-        sim = simulate(manifests, until=5000, loaning=loaning)
-        (rigid,) = [p for p in sim.result.pods if p.group == "rigid"]
+        sim, result = simulate(manifests, until=5000, loaning=loaning)
+        (rigid,) = [p for p in result.pods if p.group == "rigid"]
         assert rigid.bound_node.startswith("inf-") == rigid_on_lent
         if not rigid_on_lent:
             assert rigid.bound_node == "train-0" and rigid.bind_time >= 3000
-        workers = [p for p in sim.result.pods if p.owner == "default/train"]
+        workers = [p for p in result.pods if p.owner == "default/train"]
         assert workers and all(p.bound_node.startswith("inf-") for p in workers)

@@ -58,7 +58,7 @@ class Holding:
         self,
         policy: str,
         scheduler: Scheduler,
-        submit: Callable[[Pod], None],
+        submit: Callable[[Pod], object],
         withdraw: Callable[[Pod], None],
         take_off: Callable[[list[Pod], str], int],
         now: Callable[[], float],
