@@ -28,16 +28,22 @@ from types import ModuleType
 #: What mypyc compiles, as one group (the build fails where one does not type-check).
 COMPILED = (
     "berth.actions.allocate",
+    "berth.actions.enqueue",
     "berth.actions.gang_turn",
     "berth.actions.parking",
     "berth.actions.ruled_out",
     "berth.actions.runs",
     "berth.actions.turns",
+    "berth.cluster.change_log",
+    "berth.cluster.state",
+    "berth.framework.backlog",
     "berth.framework.job_info",
     "berth.framework.podclass",
+    "berth.framework.scheduler",
     "berth.framework.search",
     "berth.framework.session",
     "berth.framework.statement",
+    "berth.sim.engine",
 )
 
 #: The environment variable that asks for the sources ("0").

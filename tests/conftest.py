@@ -1,10 +1,11 @@
 """Tests assemble schedulers directly, as the simulator and the Kubernetes backend do: the
 built-in plugins and actions are registered first.
 
-Tests marked ``from_source`` switch shortcuts of the compiled group off, or count its calls,
-by patching its modules and classes, or hand its classes stand-ins; compiled, those call each
-other directly and take no patch, and check the types they are given. Where the group runs
-compiled these tests leave the run, and ``tests/test_native.py`` runs them from source."""
+Tests marked ``from_source`` switch shortcuts of the compiled group off, count its calls or
+audit its binds, by patching its modules and classes, or hand its classes stand-ins;
+compiled, those call each other directly and take no patch, and check the types they are
+given. Where the group runs compiled these tests leave the run, and ``tests/test_native.py``
+runs them from source."""
 
 import pytest
 

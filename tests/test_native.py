@@ -114,3 +114,41 @@ def test_the_tests_that_patch_the_compiled_group_pass_from_source() -> None:
     )
     # (0: all passed; pytest says 5 when it selected none)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+_ROOT = Path(__file__).resolve().parent.parent
+_SHARED = _ROOT.parent / "shared" / "traces"
+#: Replays whose outputs must not depend on how the group runs: the built-in scenario, gangs
+#: with preemption on real ITP jobs, Alibaba's task runs (many pods at one time) and GPU
+#: sharing on openb.
+_REPLAYS = {
+    "built-in scenario": [],
+    "itp cluster04, first 4 days": ["--trace", "itp/cluster04.csv", "--to", "4d"],
+    "alibaba 2017, first 3 minutes": ["--trace", "alibaba-2017/batch_task.csv", "--to", "3m"],
+    "openb default": ["--trace", "alibaba-openb-2023/openb_pod_list_default.csv"],
+}
+
+
+@pytest.mark.skipif(native.MODE != "compiled", reason="compared only where the group is built")
+@pytest.mark.parametrize("argv", _REPLAYS.values(), ids=_REPLAYS.keys())
+def test_a_replay_writes_the_same_outputs_compiled_and_from_source(
+    argv: list[str], tmp_path: Path
+) -> None:
+    """mypyc keeps Python's semantics only for code that keeps to its types (a dict subclass's
+    overrides, for one, are passed over), so the two ways must be seen to agree."""
+    if argv and not (_SHARED / argv[1]).exists():
+        pytest.skip(f"real traces not found at {_SHARED}")
+    trace = ["--trace", str(_SHARED / argv[1]), *argv[2:], "--cluster-from-trace"] if argv else []
+    outputs = {}
+    for switch in ("1", "0"):
+        out = tmp_path / switch
+        run = subprocess.run(
+            [sys.executable, "-m", "berth.cli", "simulate", *trace, "--quiet", "--out", str(out)],
+            cwd=tmp_path,
+            env={**os.environ, native.SWITCH: switch},
+            capture_output=True,
+            text=True,
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        outputs[switch] = {p.name: p.read_bytes() for p in sorted(out.glob("*.csv"))}
+    assert outputs["1"] and outputs["1"] == outputs["0"]

@@ -7,6 +7,7 @@ from collections import Counter
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -63,6 +64,7 @@ def scenarios(draw: Any) -> tuple[Manifests, dict[str, Any]]:
     return Manifests(nodes=nodes, pods=pods), colocation
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @settings(max_examples=40, deadline=None)
 @given(scenarios(), st.integers(0, 3))
 def test_colocation_runs_keep_their_promises(scenario, seed) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -149,6 +150,7 @@ def audited(scheduler: Scheduler, audit: list) -> None:
     scheduler.run_session = run_session  # type: ignore[method-assign]
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(scenario=scenarios(), seed=st.integers(0, 5))
 @settings(max_examples=60, deadline=None)
 def test_jobs_keep_their_invariants(scenario, seed):

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 from collections import Counter
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -116,6 +117,7 @@ def _run(cluster, jobs, wait, actions):
     return binds, placements
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(
     cluster=clusters(max_nodes=6),
     jobs=workloads(max_jobs=10),

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -69,6 +70,7 @@ def scenarios(draw: st.DrawFn) -> tuple[list[dict[str, Any]], dict[str, Any], in
     return docs, scaling, sum(nodes)
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @settings(max_examples=40, deadline=None)
 @given(scenarios(), st.integers(0, 3))
 def test_scaling_keeps_ranges_capacity_and_every_pod(scenario, seed) -> None:

@@ -69,6 +69,7 @@ def _check_gangs(bound_per_group: Counter, min_member: dict[str, int]) -> None:
         )
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(cluster=clusters(), jobs=workloads(), raw_config=raw_configs(), data=st.data())
 @SETTINGS
 def test_sessions_respect_capacity_gangs_and_constraints(cluster, jobs, raw_config, data):
@@ -106,6 +107,7 @@ def test_sessions_respect_capacity_gangs_and_constraints(cluster, jobs, raw_conf
     assert recorder.calls >= len(seen)
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(cluster=clusters(), jobs=workloads(), seed=st.integers(0, 3), raw_config=raw_configs())
 @SETTINGS
 def test_releasing_every_bound_pod_leaves_no_trace(cluster, jobs, seed, raw_config):
@@ -145,6 +147,7 @@ def _snapshot(scheduler: Scheduler):
     )
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(
     cluster=clusters(),
     jobs=workloads(max_jobs=8),
@@ -261,6 +264,7 @@ def test_sampled_search_with_a_tiny_target_still_places(nodes, percentage):
     assert [b.pod.name for b in binds] == ["p"], scheduler.pending_reason(pod)
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(
     batches=st.lists(
         st.tuples(clusters(min_nodes=11, max_nodes=12), workloads(max_jobs=5)),

@@ -98,6 +98,7 @@ def _check_final_accounting(manifests, result):
     assert np.array_equal(state.requested[: state.n], expected)
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(cluster=clusters(), jobs=workloads(), config=configs, seed=st.integers(0, 5))
 @SETTINGS
 def test_simulation_runs_end_consistent(cluster, jobs, config, seed):
@@ -115,6 +116,7 @@ def test_simulation_runs_end_consistent(cluster, jobs, config, seed):
             assert result.reasons[pod.ref] == f"podgroup {pod.group} not found"
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(
     cluster=clusters(),
     jobs=workloads(),
@@ -143,6 +145,7 @@ def _outcome(result):
     return pods, groups, result.end_time, result.events, result.reasons
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(cluster=clusters(), jobs=workloads(), raw_config=raw_configs(), seed=st.integers(0, 1000))
 @SETTINGS
 def test_same_inputs_and_seed_give_the_same_run(cluster, jobs, raw_config, seed):

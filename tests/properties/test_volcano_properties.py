@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -62,6 +63,7 @@ def _check_gangs_whole(scheduler: Scheduler) -> None:
         )
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(
     cluster=clusters(max_nodes=3),
     jobs=workloads(max_jobs=12),
@@ -118,6 +120,7 @@ def contention(draw: st.DrawFn) -> tuple[list[dict[str, Any]], list[dict[str, An
     return cluster, jobs
 
 
+@pytest.mark.from_source  # audits by patching the compiled ClusterState or Scheduler
 @given(scenario=contention(), raw=eviction_configs(), bump=st.integers(1, 3))
 @SETTINGS
 def test_preempt_and_reclaim_under_contention_keep_capacity_gangs_and_quotas(scenario, raw, bump):
