@@ -20,9 +20,13 @@ $(BIN)/berth: pyproject.toml setup.py berth/native.py $(COMPILED)
 demo: $(BIN)/berth
 	$(BIN)/berth simulate --out out/demo
 
-# Ray is optional for users (pip install 'berth[ray]'); the tests start a Ray cluster
+# Ray is optional for users (pip install 'berth[ray]'); the tests start a Ray cluster. Only the
+# extra's requirements, as the installed berth lists them: installing '.[ray]' would build the
+# compiled group a second time.
+RAY_EXTRA := from importlib.metadata import requires; \
+	print(*(r.split(";")[0] for r in requires("berth") if r.endswith("extra == \"ray\"")))
 $(VENV)/.ray: $(BIN)/berth
-	$(BIN)/pip install --quiet -e '.[dev,ray]'
+	$(BIN)/pip install --quiet $$($(BIN)/python -c '$(RAY_EXTRA)')
 	touch $@
 
 test: $(BIN)/berth $(VENV)/.ray
