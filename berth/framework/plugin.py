@@ -54,29 +54,32 @@ class PluginArgumentError(ValueError):
     """A plugin argument with the wrong type or value."""
 
 
-class Arguments(dict[str, Any]):
+class Arguments:
     """A plugin's arguments, remembering which ones the plugin asked for: plugins read all of
-    theirs when built, so any left unread is misspelt or unknown to the plugin."""
+    theirs when built, so any left unread is misspelt or unknown to the plugin.
+
+    Not a dict subclass: compiled plugins would read a dict directly, past these overrides."""
+
+    __slots__ = ("values", "read")
 
     def __init__(self, arguments: dict[str, Any]) -> None:
-        super().__init__(arguments)
+        self.values = dict(arguments)
         self.read: set[str] = set()
 
     def get(self, key: str, default: Any = None) -> Any:
         self.read.add(key)
-        return super().get(key, default)
+        return self.values.get(key, default)
 
     def __getitem__(self, key: str) -> Any:
         self.read.add(key)
-        return super().__getitem__(key)
+        return self.values[key]
 
-    def __contains__(self, key: object) -> bool:
-        if isinstance(key, str):
-            self.read.add(key)
-        return super().__contains__(key)
+    def __contains__(self, key: str) -> bool:
+        self.read.add(key)
+        return key in self.values
 
     def unread(self) -> list[str]:
-        return [key for key in self if key not in self.read]
+        return [key for key in self.values if key not in self.read]
 
 
 class Plugin:

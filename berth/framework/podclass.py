@@ -78,7 +78,7 @@ class PodClass:
     local_scorers: list[Plugin] = field(default_factory=list)
     global_scorers: list[Plugin] = field(default_factory=list)
     #: Per-evaluation values plugins share (e.g. allocation fractions); cleared before each.
-    scratch: dict[str, Any] = field(default_factory=dict)
+    scratch: dict[tuple, Any] = field(default_factory=dict)
     # cached evaluation of the local plugins: score per row, -inf where infeasible
     total: np.ndarray | None = None
     log_position: int = 0

@@ -105,7 +105,7 @@ def fraction_before(state: ClusterState, rows: Rows, col: int) -> np.ndarray:
     )
 
 
-def _clipped(requested: np.ndarray, alloc: np.ndarray, everywhere: bool) -> np.ndarray:
+def _clipped(requested: np.ndarray, alloc: np.ndarray, everywhere: bool | np.bool_) -> np.ndarray:
     """``requested / alloc`` clipped to 1, and 0 where ``alloc`` is 0; ``everywhere``: no
     node lacks the resource, so there is no 0 to guard (the same values, fewer passes)."""
     if everywhere:
@@ -125,7 +125,7 @@ def present(cls: PodClass, state: ClusterState, rows: Rows, col: int) -> np.ndar
 
 def _scored_is_requested(cls: PodClass, state: ClusterState) -> bool:
     scored = cls.scored_cpu_memory
-    return (
+    return bool(
         state.nonzero_differs == 0 and scored[0] == cls.request[0] and scored[1] == cls.request[1]
     )
 
@@ -144,7 +144,7 @@ def weighted_fraction(
     if weights and all(held[col] for col, _ in weights):
         # No node lacks any of them: a plain weighted mean, no masks (a weight of 1 and the
         # sum's start at 0 add passes, not value).
-        summed = None
+        summed: Any = None
         for col, weight in weights:
             term = fraction_after(cls, state, rows, col, nonzero)
             term = term if weight == 1 else weight * term

@@ -57,7 +57,7 @@ class Capacity(QueueShare):
         # Volcano weighs cpu and memory where the queue deserves some, and any other resource
         # its deserved lists, even at zero.
         named = np.isin(columns.names, ("cpu", "memory"))
-        self.relevant = (deserved > EPSILON) | (listed & ~named)
+        self.weighed = (deserved > EPSILON) | (listed & ~named)
         self.queue_order_shared = any(tree.parent(name) for name in self.index)
         return capability, deserved
 
@@ -128,7 +128,7 @@ class Capacity(QueueShare):
             if not (self.guarantee[row] <= amount - freed + EPSILON).all():
                 continue
             deserves = uses & (self.deserved[row] > EPSILON)
-            relevant = uses & self.relevant[row]
+            relevant = uses & self.weighed[row]
             if deserves.any() and not (amount > self.deserved[row] + EPSILON)[relevant].any():
                 continue
             amount -= freed

@@ -68,7 +68,7 @@ class Overcommit(Plugin):
         idle = self.idle[: needs.shape[1]]
         # Only what the job asks for: a resource over-promised to admitted groups (idle below
         # zero, as sla's admissions can make it) must not stop jobs that need none of it.
-        return ((needs <= idle) | (needs <= 0)).all(axis=1)
+        return np.asarray(((needs <= idle) | (needs <= 0)).all(axis=1))
 
     def job_enqueueable(self, job: JobInfo) -> Vote:
         return self.jobs_enqueueable([job])[0]

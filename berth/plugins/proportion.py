@@ -45,9 +45,14 @@ class Proportion(QueueShare):
 
     def divide(self, session: Session) -> tuple[np.ndarray, np.ndarray]:
         total, guarantee = self.total, self.guarantee
-        capability = self._capability
-        if self._capability_of is not self.guarantee or (
-            self._total is not total and not np.array_equal(self._total, total)
+        capability, kept_total = self._capability, self._total
+        if (
+            capability is None
+            or self._capability_of is not guarantee
+            or (
+                kept_total is not total
+                and (kept_total is None or not np.array_equal(kept_total, total))
+            )
         ):
             free = total - guarantee.sum(axis=0)
             capability = np.minimum(free + guarantee, self.capability_limits)

@@ -27,9 +27,9 @@ from berth.framework.session import Session
 from berth.resources import format_amount
 
 
-def no_room(room: np.ndarray) -> np.ndarray:
+def no_room(room: np.ndarray) -> np.ndarray | np.bool_:
     """Whether ``room`` (from ``room_holding``: one vector, or one per row) leaves nothing in
-    any resource: what makes a queue full."""
+    any resource: what makes a queue full (one bool for one vector)."""
     return ~(room > 2 * EPSILON).any(axis=-1)
 
 
@@ -61,7 +61,7 @@ class QueueShare(Plugin):
         if made is None or made[0] is not capability or made[1] is not total:
             #: Where a queue's real capability is below the cluster's total.
             self.limited = capability < total - EPSILON
-            self.any_limited = self.limited.any(axis=-1).tolist()  # per queue row
+            self.any_limited: list[bool] = np.asarray(self.limited.any(axis=-1)).tolist()
             # Kept for the next session only where neither can change in place (proportion
             # keeps its capability and the total read-only until nodes change).
             fixed = not capability.flags.writeable and not total.flags.writeable
@@ -134,14 +134,14 @@ class QueueShare(Plugin):
         return [self.index[queue]]
 
     def share(self, row: int) -> float:
-        """Held over deserved, the largest fraction over resources. Cached, like ``room``,
+        """Held over deserved, the largest fraction over resources. Cached, like ``headroom``,
         until the queue's use changes: both are asked for every job and task served."""
         share = self._shares.get(row)
         if share is None:
             share = self._shares[row] = dominant_share(self.used[row], self.deserved[row])
         return share
 
-    def room(self, row: int) -> np.ndarray:
+    def headroom(self, row: int) -> np.ndarray:
         """What the queue may still take under its limit (never negative), plus the slack."""
         room = self._rooms.get(row)
         if room is None:
@@ -149,15 +149,15 @@ class QueueShare(Plugin):
         return room
 
     def room_holding(self, row: int, used: np.ndarray) -> np.ndarray:
-        """``room`` were the queue in ``row`` holding ``used`` (a vector, or one per row)."""
+        """``headroom`` were the queue in ``row`` holding ``used`` (a vector, or one per row)."""
         return np.maximum(self.limits[row] - used, 0.0) + EPSILON
 
     def full(self, row: int) -> bool:
-        """Whether the queue has no room left in any resource; cached like ``room``: asked
+        """Whether the queue has no room left in any resource; cached like ``headroom``: asked
         before every turn allocate gives."""
         full = self._full.get(row)
         if full is None:
-            full = self._full[row] = bool(no_room(self.room(row)))
+            full = self._full[row] = bool(no_room(self.headroom(row)))
         return full
 
     def shortfall(
@@ -193,7 +193,7 @@ class QueueShare(Plugin):
     def allocatable(self, queue: Queue, request: np.ndarray) -> str | None:
         need = self.columns.of(request)
         for row in self.lineage(queue.name):
-            room = self.room(row)
+            room = self.headroom(row)
             if not (need <= room).all():
                 return self.refusal(row, need, self.used[row], room)
         return None

@@ -46,7 +46,7 @@ def parse_shape(plugin: str, raw: Any) -> tuple[tuple[int, int], ...]:
     where = f"plugin {plugin}: argument shape"
     if not isinstance(raw, list) or not raw:
         raise PluginArgumentError(f"{where}: expected a non-empty list of {{utilization, score}}")
-    points = []
+    points: list[tuple[int, int]] = []
     for index, point in enumerate(raw):
         if not isinstance(point, dict) or set(point) - {"utilization", "score"}:
             raise PluginArgumentError(f"{where}[{index}]: expected {{utilization, score}}")

@@ -150,6 +150,7 @@ class ResourceFit(Plugin):
     def explain(
         self, cls: PodClass, state: ClusterState, rows: Rows
     ) -> list[tuple[str, np.ndarray]]:
+        assert isinstance(rows, np.ndarray)  # (the search explains a list of rows)
         reasons = [
             (f"insufficient {state.axis.names[col]}", state.free[:, col][rows] < cls.request[col])
             for col in self._checked(cls, state)

@@ -6,8 +6,6 @@ once)."""
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
 import numpy as np
 import pytest
 
@@ -36,18 +34,21 @@ def _setup(plugin_name: str, limit: float, used: int):
         queues=[Queue("q", capability={"memory": 1 << 50})],
         bound=held,
     )
+    # The pod whose placements the tests count, one by one, in the queue's use.
+    placed = queued(pod("next", cpu=0, mem=1), "q")
+    job = s.submit(placed)
     session = session_of(s)
     plugin = next(p for p in s.framework.allocatables if isinstance(p, QueueShare))
     memory = plugin.columns.names.index("memory")
     plugin.limits = plugin.limits.copy()
     plugin.limits[0, memory] = limit
     plugin._rooms.clear()
-    return session, plugin
+    return session, plugin, job, placed
 
 
-def _one_by_one(session, plugin, request: np.ndarray, most: int) -> tuple[int, str | None]:
+def _one_by_one(setup, request: np.ndarray, most: int) -> tuple[int, str | None]:
+    session, plugin, job, next_pod = setup
     queue = session.queues["q"]
-    job = SimpleNamespace(queue="q")
     placed = 0
     saved = plugin.used.copy()
     reason = None
@@ -55,7 +56,7 @@ def _one_by_one(session, plugin, request: np.ndarray, most: int) -> tuple[int, s
         reason = plugin.allocatable(queue, request)
         if reason:
             break
-        plugin.on_allocate(job, None, request)  # type: ignore[arg-type]
+        plugin.on_allocate(job, next_pod, request)
         placed += 1
     else:
         reason = None
@@ -68,10 +69,11 @@ def _one_by_one(session, plugin, request: np.ndarray, most: int) -> tuple[int, s
 @pytest.mark.parametrize("plugin_name", ["proportion", "capacity"])
 @pytest.mark.parametrize(("limit", "used", "need", "most"), CASES.values(), ids=CASES.keys())
 def test_counted_at_once_as_placed_one_by_one(plugin_name, limit, used, need, most):
-    session, plugin = _setup(plugin_name, limit, used)
+    setup = _setup(plugin_name, limit, used)
+    session, plugin, _, _ = setup
     queue = session.queues["q"]
     request = session.state.request_vector({"memory": int(need), "pods": 1})
-    placed, reason = _one_by_one(session, plugin, request, most)
+    placed, reason = _one_by_one(setup, request, most)
     before = plugin.used.copy()
     assert plugin.allocatable_pods(queue, request, most) == placed
     if placed < most:
@@ -84,17 +86,16 @@ def test_counted_at_once_as_placed_one_by_one(plugin_name, limit, used, need, mo
 def test_overused_from_as_placed_one_by_one(limit, used, need, most):
     """proportion's ``overused_from``: after how many more pods ``overused`` turns true,
     asked after each pod placed (the limit reached in memory, the only resource asked)."""
-    session, plugin = _setup("proportion", limit, used)
+    session, plugin, job, next_pod = _setup("proportion", limit, used)
     queue = session.queues["q"]
     request = session.state.request_vector({"memory": int(need), "pods": 1})
-    job = SimpleNamespace(queue="q")
     saved = plugin.used.copy()
     first = most + 1
     for placed in range(most + 1):
         if plugin.overused(queue):
             first = placed
             break
-        plugin.on_allocate(job, None, request)  # type: ignore[arg-type]
+        plugin.on_allocate(job, next_pod, request)
     plugin.used[:] = saved
     plugin._forget(0)
     assert plugin.overused_from(queue, request, most) == first
