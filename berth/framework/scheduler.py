@@ -75,11 +75,12 @@ class Scheduler:
         self.queue_allocated: dict[str, np.ndarray] = {}
         #: Controller-owned PodGroups the last session admitted: their pods can be created now.
         self.admitted: list[PodGroup] = []
-        #: Sessions run so far, and the count when each pending pod arrived (by the pod's
-        #: identity: a pending pod is referenced here only while the scheduler holds it): a pod
-        #: bound by a later session than the first one after its arrival has waited.
-        self.sessions = 0
-        self._arrived: dict[int, int] = {}
+        #: The pending pods (by identity: a pending pod is referenced here only while the
+        #: scheduler holds it) that arrived since the last session, and those from before it:
+        #: a pod bound by a later session than the first one after its arrival has waited.
+        #: Sets, not a session count per pod: a backlog holds a pod's entry, nothing more.
+        self._arrived: set[int] = set()
+        self._arrived_before: set[int] = set()
         #: Why each waiting job waited in the last session that left it waiting; a pod that
         #: waited and then runs keeps it as ``waited_for``.
         self.waited_for: dict[str, Reason] = {}
@@ -196,7 +197,7 @@ class Scheduler:
         if pod.best_effort:
             self.best_effort.add(key)
         self._wait(job)
-        self._arrived[id(pod)] = self.sessions
+        self._arrived.add(id(pod))
         return job
 
     def respecified(self, job: JobInfo) -> None:
@@ -207,7 +208,7 @@ class Scheduler:
     def place_bound(self, pod: Pod, node: str) -> None:
         """Account a pod that is already on a node (cluster start-up, benchmarks)."""
         job = self.submit(pod)
-        del self._arrived[id(pod)]
+        self._arrived.remove(id(pod))
         request = self.state.request_row(pod.requests)
         job.remove_pending(pod, request)
         if not job.pending:
@@ -231,7 +232,8 @@ class Scheduler:
         job = self.jobs.get(key)
         if job is None:
             return
-        self._arrived.pop(id(pod), None)
+        self._arrived.discard(id(pod))
+        self._arrived_before.discard(id(pod))
         job.remove_pending(pod, self.state.request_row(pod.requests))
         if not job.pending and not self._awaits_admission(job):
             self._unwait(key)
@@ -364,13 +366,18 @@ class Scheduler:
         if self.backlog is not None and self.backlog.left:
             self.waited_for.update(self.backlog.left)
             self.backlog.left.clear()
-        arrived = self._arrived
+        arrived, before = self._arrived, self._arrived_before
         for bind in session.binds:
             pod = bind.pod
-            if arrived.pop(id(pod), self.sessions) < self.sessions:
+            if id(pod) in before:
+                before.remove(id(pod))
                 reason = self.waited_for.get(pod.job_key)
                 pod.waited_for = "" if reason is None else str(reason)
-        self.sessions += 1
+            else:
+                arrived.discard(id(pod))
+        if arrived:
+            before |= arrived
+            arrived.clear()
         waited = self.waited_for
         given = session.job_reasons.given
         waited.update(given)
