@@ -61,6 +61,7 @@ class QueueShare(Plugin):
         if made is None or made[0] is not capability or made[1] is not total:
             #: Where a queue's real capability is below the cluster's total.
             self.limited = capability < total - EPSILON
+            #: Per queue row, whether any of its resources is limited.
             self.any_limited: list[bool] = np.asarray(self.limited.any(axis=-1)).tolist()
             # Kept for the next session only where neither can change in place (proportion
             # keeps its capability and the total read-only until nodes change).
