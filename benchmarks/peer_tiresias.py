@@ -174,6 +174,14 @@ def main() -> int:
     parser.add_argument("--peer-log", type=Path, help="an existing folder with the peer's job.csv")
     parser.add_argument("--json", type=Path)
     args = parser.parse_args()
+    try:
+        return measure(args)
+    except peer.Failure as problem:
+        print(problem, file=sys.stderr)
+        return 2
+
+
+def measure(args: argparse.Namespace) -> int:
     with tempfile.TemporaryDirectory(prefix="berth-tiresias-") as folder:
         work = Path(folder)
         berth_seconds = peer_seconds = None
