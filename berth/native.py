@@ -1,8 +1,9 @@
 """The modules berth runs compiled, and when it runs them from source instead.
 
-The placing path of a session (allocate's turns, the statement, the node search and the job
-bookkeeping they share) is compiled by mypyc when berth is installed (``setup.py``): the same
-Python, type-checked and turned into C. Compiled modules call each other directly, so they are
+A session's path (the scheduler, enqueue and allocate with what they share, the cluster
+state, the simulation's event loop, the queue shares and the default configurations' plugins)
+is compiled by mypyc when berth is installed (``setup.py``): the same Python, type-checked and
+turned into C. Compiled modules call each other directly, so they are
 used all together or not at all: from source when any of them is missing or its source is not
 the one it was built from (a working copy edited since its last build: ``make`` builds again),
 or when ``BERTH_COMPILED=0`` asks for it. An edit therefore always takes effect, compiled or

@@ -16,6 +16,7 @@ import pytest
 from berth import native
 
 _NAMES = ("berth.a", "berth.sub.b")
+_ROOT = Path(__file__).resolve().parent.parent
 _SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
@@ -103,11 +104,10 @@ def test_asked_for_the_sources_a_built_tree_loads_every_module_from_source() -> 
 @pytest.mark.skipif(native.MODE != "compiled", reason="from source they run in place")
 def test_the_tests_that_patch_the_compiled_group_pass_from_source() -> None:
     """(tests/conftest.py takes them out of a compiled run.)"""
-    root = Path(__file__).resolve().parent.parent
     run = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", "from_source"]
         + ["tests"],
-        cwd=root,
+        cwd=_ROOT,
         env={**os.environ, native.SWITCH: "0"},
         capture_output=True,
         text=True,
@@ -116,7 +116,6 @@ def test_the_tests_that_patch_the_compiled_group_pass_from_source() -> None:
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
 
 
-_ROOT = Path(__file__).resolve().parent.parent
 _SHARED = _ROOT.parent / "shared" / "traces"
 #: Replays whose outputs must not depend on how the group runs: the built-in scenario, gangs
 #: with preemption on real ITP jobs, Alibaba's task runs (many pods at one time) and GPU
