@@ -36,7 +36,11 @@ COMPILED = (
     "berth.actions.runs",
     "berth.actions.turns",
     "berth.cluster.change_log",
+    "berth.cluster.devices",
+    "berth.cluster.fragmentation",
+    "berth.cluster.labels",
     "berth.cluster.state",
+    "berth.cluster.totals",
     "berth.framework.backlog",
     "berth.framework.demand",
     "berth.framework.job_info",
@@ -50,6 +54,7 @@ COMPILED = (
     "berth.plugins.balanced_allocation",
     "berth.plugins.capacity",
     "berth.plugins.gang",
+    "berth.plugins.gpu_packing",
     "berth.plugins.least_allocated",
     "berth.plugins.most_allocated",
     "berth.plugins.overcommit",
@@ -57,6 +62,7 @@ COMPILED = (
     "berth.plugins.queue_share",
     "berth.plugins.requested_to_capacity_ratio",
     "berth.plugins.resource_fit",
+    "berth.plugins.topology_spread",
     "berth.sim.engine",
 )
 

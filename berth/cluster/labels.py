@@ -65,11 +65,11 @@ class LabelIndex:
             column.codes[row] = MISSING
             column._numeric = None
         for key, value in labels.items():
-            column = self.columns.get(key)
-            if column is None:
-                column = self.columns[key] = LabelColumn(self.capacity)
-            column.codes[row] = column.code(value)
-            column._numeric = None
+            known = self.columns.get(key)
+            if known is None:
+                known = self.columns[key] = LabelColumn(self.capacity)
+            known.codes[row] = known.code(value)
+            known._numeric = None
 
     def domains(self, key: str, n: int) -> tuple[np.ndarray, int]:
         """Domain id per node for topology ``key`` (-1 where the node lacks the label)."""

@@ -27,6 +27,11 @@ if TYPE_CHECKING:
 Rows = slice | np.ndarray
 
 
+def row_count(state: ClusterState, rows: Rows) -> int:
+    """How many node rows ``rows`` names."""
+    return len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
+
+
 class Refusal:
     """A reason rendered only when someone reads it: every waiting job gets one in every cycle,
     but it is read once, for the pods still pending at the end."""

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, PluginArgumentError, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows, row_count
 from berth.framework.podclass import PodClass
 from berth.resources import CPU, MEMORY
 
@@ -150,7 +150,7 @@ def weighted_fraction(
             term = term if weight == 1 else weight * term
             summed = term if summed is None else summed + term
         return summed / sum(weight for _, weight in weights), None
-    count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
+    count = row_count(state, rows)
     summed, total = np.zeros(count), np.zeros(count)
     for col, weight in weights:
         node_weight = weight * present(cls, state, rows, col)

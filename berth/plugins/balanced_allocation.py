@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import PluginArgumentError, Rows
+from berth.framework.plugin import PluginArgumentError, Rows, row_count
 from berth.framework.podclass import PodClass
 from berth.plugins.allocation import AllocationScorer, fraction_after, fraction_before, present
 
@@ -45,7 +45,7 @@ class BalancedAllocation(AllocationScorer):
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         cols = [col for col, _ in self.weighed(cls, state)]
         if not self._requests_any(cls, cols):
-            count = len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
+            count = row_count(state, rows)
             return np.zeros(count)
         after = self._balance(
             cls, state, rows, cols, [fraction_after(cls, state, rows, c) for c in cols]

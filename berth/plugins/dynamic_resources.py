@@ -25,7 +25,7 @@ import numpy as np
 from berth.api.dra import ExactRequest
 from berth.cluster.dra.inventory import Kind, kind_of
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_count
 from berth.framework.podclass import PodClass
 
 if TYPE_CHECKING:
@@ -158,7 +158,7 @@ class DynamicResources(Plugin):
             why = _missing_class(plan, state.dra.classes)
         if why is None:
             return super().explain(cls, state, rows)
-        count = len(np.arange(state.n)[rows]) if isinstance(rows, slice) else len(rows)
+        count = row_count(state, rows)
         return [(why, np.ones(count, dtype=bool))]
 
 

@@ -33,8 +33,8 @@ class GpuPacking(Plugin):
         idle = (remaining >= MILLI).sum(axis=1)
         fresh = np.maximum(33.0 - idle, idle)
         if not ask.share:  # whole devices only: the same score on every node in use
-            used = max(50.0 - ask.whole, 33.0) if ask.whole else 0.0
-            return np.where(idle == count, fresh, used)
+            in_use = max(50.0 - ask.whole, 33.0) if ask.whole else 0.0
+            return np.where(idle == count, fresh, in_use)
         # A node in use: the pod's whole devices are idle ones; its share goes to the fitting
         # device with least left, which may be partly used (packed) or idle.
         fitting = np.where(remaining >= ask.share, remaining, MILLI + 1)

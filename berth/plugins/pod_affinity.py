@@ -26,7 +26,7 @@ from berth.api.keys import HOSTNAME_LABEL
 from berth.api.selectors import PodAffinityTerm
 from berth.cluster.pod_terms import AFFINITY, ANTI, AllOf, CarriedTerm, CountKey, SelectorKey
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, PluginArgumentError, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows, row_count
 from berth.framework.podclass import PodClass
 
 
@@ -122,7 +122,7 @@ class PodAffinity(Plugin):
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
         c: _Compiled = cls.static[self.name]
         n = state.n
-        mask = np.ones(len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows), bool)
+        mask = np.ones(row_count(state, rows), bool)
         if c.together is not None:
             mask &= self._required(c, state, rows)
         for key, topology in c.anti:

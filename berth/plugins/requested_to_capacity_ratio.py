@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import PluginArgumentError, Rows
+from berth.framework.plugin import PluginArgumentError, Rows, row_count
 from berth.framework.podclass import PodClass
 from berth.plugins.allocation import AllocationScorer, requested_after
 
@@ -88,6 +88,6 @@ class RequestedToCapacityRatio(AllocationScorer):
             summed = summed + np.where(counts, points * weight, 0)
             total = total + np.where(counts, weight, 0)
         if isinstance(total, int):
-            return np.zeros(len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows))
+            return np.zeros(row_count(state, rows))
         mean = np.where(total > 0, summed / np.maximum(total, 1e-12), 0.0)
         return np.floor(mean + 0.5)  # rounded half away from zero (the mean is never negative)

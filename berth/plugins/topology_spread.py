@@ -40,7 +40,7 @@ from berth.api.selectors import (
 )
 from berth.cluster.pod_terms import SelectorKey
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, PluginArgumentError, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows, row_count
 from berth.framework.podclass import PodClass
 from berth.plugins.node_affinity import node_affinity_mask
 from berth.plugins.taint_toleration import taint_masks
@@ -76,23 +76,24 @@ class _Constraint:
         if self.key is None:
             return np.zeros(self.size)
         counts = state.pod_counts(self.key)
-        changed = None if self._totals is None else state.changed_rows(self._position)
-        if changed is None:
+        totals, seen = self._totals, self._seen
+        changed = None if totals is None else state.changed_rows(self._position)
+        if changed is None or totals is None or seen is None:
             self._seen = counts[self.counted].astype(np.float64)
-            self._totals = np.bincount(self.domains, weights=self._seen, minlength=self.size)
+            totals = np.bincount(self.domains, weights=self._seen, minlength=self.size)
+            self._totals = totals
         elif len(changed):
             if self._slot is None:
                 self._slot = np.full(state.n, -1, dtype=np.intp)
                 self._slot[self.counted] = np.arange(len(self.counted))
-            assert self._seen is not None
             slots = self._slot[changed[changed < len(self._slot)]]
             slots = slots[slots >= 0]
             if len(slots):
                 now = counts[self.counted[slots]]
-                np.add.at(self._totals, self.domains[slots], now - self._seen[slots])
-                self._seen[slots] = now
+                np.add.at(totals, self.domains[slots], now - seen[slots])
+                seen[slots] = now
         self._position = state.log_position
-        return self._totals
+        return totals
 
 
 @dataclass(slots=True)
@@ -229,16 +230,17 @@ class TopologySpread(Plugin):
         compiled: _Compiled = cls.static[self.name]
         n = state.n
         picked = [state.labels.domains(c.spec.topology_key, n)[0][rows] for c in compiled.soft]
-        scored = np.ones(len(rows), dtype=bool)
+        count = row_count(state, rows)
+        scored = np.ones(count, dtype=np.bool_)
         if compiled.require_all:
             for domains in picked:
                 scored &= domains >= 0
-        raw = np.zeros(len(rows))
+        raw = np.zeros(count)
         for c, domains in zip(compiled.soft, picked, strict=True):
             has = domains >= 0
             if c.spec.topology_key == HOSTNAME_LABEL:
                 size = int(scored.sum())
-                counts = state.pod_counts(c.key)[rows] if c.key is not None else np.zeros(len(rows))
+                counts = state.pod_counts(c.key)[rows] if c.key is not None else np.zeros(count)
             else:
                 # Missing keys count as one more value when they are not ignored.
                 size = len(np.unique(domains[scored]))
@@ -246,7 +248,7 @@ class TopologySpread(Plugin):
             raw += np.where(has, counts * np.log(size + 2) + (c.spec.max_skew - 1), 0.0)
         # Whole points, rounded half away from zero, as kube-scheduler keeps them.
         whole = np.floor(raw + 0.5).astype(np.int64)
-        result = np.zeros(len(rows))
+        result = np.zeros(count)
         if not scored.any():
             return result
         low, high = whole[scored].min(), whole[scored].max()
