@@ -30,8 +30,11 @@ from types import ModuleType
 COMPILED = (
     "berth.actions.allocate",
     "berth.actions.enqueue",
+    "berth.actions.eviction",
+    "berth.actions.eviction_turn",
     "berth.actions.gang_turn",
     "berth.actions.parking",
+    "berth.actions.preempt",
     "berth.actions.ruled_out",
     "berth.actions.runs",
     "berth.actions.turns",
@@ -62,6 +65,7 @@ COMPILED = (
     "berth.plugins.queue_share",
     "berth.plugins.requested_to_capacity_ratio",
     "berth.plugins.resource_fit",
+    "berth.plugins.tiresias",
     "berth.plugins.topology_spread",
     "berth.sim.engine",
 )

@@ -98,8 +98,7 @@ class Evictor:
         self.judge: Judge = session.preemptable if point == "preemptable" else session.reclaimable
         self.examined = examined
         #: The plugins that judge victims here, when every one of them ranks jobs (else None).
-        judges = session.victim_judges(point)
-        self.ranking = judges if RankedJobs.serves(judges) else None
+        self.ranking = RankedJobs.rankers(session.victim_judges(point))
         #: Whether nodes are chosen for the victims latest in job order (a plugin whose job
         #: order is a preemption order asks for it: ``Plugin.victims_by_job_order``).
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
@@ -220,10 +219,10 @@ class Evictor:
         # Which nodes could be freed depends on the job only through the allowed victims
         # (outside a HyperNode, which is the job's), and fewer victims free no more.
         ranked = victims.ranked if signature is not None and self.session.region is None else None
-        if ranked is not None and ranked.unfreeable(signature, cls.key):
+        if ranked is not None and signature is not None and ranked.unfreeable(signature, cls.key):
             return False
         choices = self._choices(job, pod, cls, victims, allowed)
-        if not choices and ranked is not None:
+        if not choices and ranked is not None and signature is not None:
             ranked.found_unfreeable(signature, cls.key)
         search = self.session.search
         for choice in choices:

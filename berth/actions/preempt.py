@@ -18,7 +18,7 @@ same job, is not done.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from berth.actions.eviction import EXAMINED_NODES, Evictor
 from berth.actions.eviction_turn import evict_for, running_by_queue
@@ -34,7 +34,7 @@ def examined_nodes(arguments: dict[str, Any]) -> int:
 
 
 class Preempt:
-    name = "preempt"
+    name: ClassVar[str] = "preempt"
 
     def __init__(self, arguments: dict[str, Any] | None = None) -> None:
         self.arguments = dict(arguments or {})

@@ -65,8 +65,10 @@ class RankedJobs:
         self._unfreeable: dict[object, list[tuple]] = {}
 
     @staticmethod
-    def serves(plugins: Sequence[Plugin]) -> bool:
-        return all(isinstance(p, RankingPlugin) for p in plugins)
+    def rankers(plugins: Sequence[Plugin]) -> list[RankingPlugin] | None:
+        """``plugins`` when every one of them ranks jobs (else None): then they are served."""
+        ranking = [p for p in plugins if isinstance(p, RankingPlugin)]
+        return ranking if len(ranking) == len(plugins) else None
 
     def _ranked(self, plugin: RankingPlugin) -> tuple[np.ndarray, np.ndarray]:
         """Per job, its rank and whether it gives way, by ``plugin``."""

@@ -101,7 +101,7 @@ class Tiresias(RankingPlugin):
         self.session = session
         self.now = session.now
         self._levels = {}
-        self._lowest: int | None = None
+        self._lowest = None
         if self.promote_knob > 0 and self.waiting:
             self._promote(session)
 
@@ -195,10 +195,10 @@ class Tiresias(RankingPlugin):
             for key in self.waiting:
                 record = self.services[key]
                 service = record.banked - record.reset
-                job = session.all_jobs.get(key)
-                if job is None or job.bound or record.first_run is None or service <= 0:
+                waiter = session.all_jobs.get(key)
+                if waiter is None or waiter.bound or record.first_run is None or service <= 0:
                     continue
-                size = sum(gpus(p) for p in job.pending) or 1.0
+                size = sum(gpus(p) for p in waiter.pending) or 1.0
                 due = record.first_run + (1 + self.promote_knob) * service / size
                 soonest = min(soonest, max(math.ceil(due), now + 1))
         return None if soonest == math.inf else soonest

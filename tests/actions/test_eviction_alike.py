@@ -16,6 +16,8 @@ from tests.builders import GANG, config, node, pod
 from tests.builders import scheduler as build
 from tests.plugins.test_tiresias import GPU, cfg, plugin
 
+pytestmark = pytest.mark.from_source  # patches the compiled eviction (tests/conftest.py)
+
 
 def job(name: str, gpus: int, submit: float = 0.0, start: float | None = None, **fields) -> Pod:
     """A one-pod job of ``gpus`` GPUs; ``start``: running since then (bound)."""

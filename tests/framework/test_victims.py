@@ -124,7 +124,7 @@ def test_ranked_jobs_allow_what_the_ranking_plugins_allow(
     whose own pods no tier allows."""
     plugins: list[Plugin] = sorted(rankers, key=lambda p: p.tier)
     table = RankedJobs(JOBS[:4], [3, 3, 3, 3])
-    assert RankedJobs.serves(plugins)
+    assert RankedJobs.rankers(plugins) == plugins
     job = JOBS[preemptor]
     mask, signature = table.allowed(plugins, job)  # type: ignore[arg-type]
     expected = allowed_anywhere(plugins, "preemptable", job, TASK, RUNNING)
@@ -135,4 +135,4 @@ def test_ranked_jobs_allow_what_the_ranking_plugins_allow(
 
 
 def test_a_plugin_that_does_not_rank_is_not_served() -> None:
-    assert not RankedJobs.serves([_Ranks([0.0] * 5, set(), 0), _Below(3, 0)])
+    assert RankedJobs.rankers([_Ranks([0.0] * 5, set(), 0), _Below(3, 0)]) is None

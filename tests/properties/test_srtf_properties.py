@@ -4,6 +4,7 @@ search, change what is computed, not what is decided."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,7 @@ def _decided(nodes: int, running: list[tuple[int, int, int]], waiting: list[tupl
     return decisions(s, 100.0)
 
 
+@pytest.mark.from_source  # patches the compiled Evictor (tests/conftest.py)
 @settings(max_examples=80, deadline=None)
 @given(nodes=st.integers(1, 3), running=RUNNING, waiting=WAITING)
 def test_preempt_decides_alike_with_the_ranked_victims_and_without(nodes, running, waiting):

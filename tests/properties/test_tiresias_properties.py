@@ -7,6 +7,7 @@ import csv
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -70,6 +71,7 @@ def _decided(nodes: int, running: list[tuple[int, int]], waiting: list[tuple[int
     return decisions(_scheduler(nodes, running, waiting)[0], 3000.0)
 
 
+@pytest.mark.from_source  # patches the compiled Evictor (tests/conftest.py)
 @settings(max_examples=60, deadline=None)
 @given(nodes=st.integers(1, 3), running=RUNNING, waiting=WAITING)
 def test_preempt_decides_alike_with_the_ranked_victims_and_without(nodes, running, waiting):
