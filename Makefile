@@ -7,12 +7,16 @@ BIN := $(VENV)/bin
 # The modules berth/native.py lists are compiled by the install (mypyc, setup.py), so an edit
 # of one builds again. An editable install leaves the rest without bytecode: where
 # PYTHONDONTWRITEBYTECODE is set, every command would compile it again (about 0.2 s), so it is
-# compiled here once.
+# compiled here once. The install writes the compiled modules beside their sources; those of an
+# earlier build go first, so that a module taken out of the group is not shadowed by its old
+# compiled one (Python prefers it to the source).
 COMPILED := $(shell $(PYTHON) berth/native.py)
 
 $(BIN)/berth: pyproject.toml setup.py berth/native.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	find berth -name "*.so" -delete
+	rm -f *__mypyc*.so
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/python -m compileall -q berth
 	touch $(BIN)/berth
