@@ -22,7 +22,7 @@ class BuildOrSource(build_ext):
         try:
             super().run()
         except (CCompilerError, ExecError, PlatformError) as exc:
-            self.warn(f"berth: the placing path is not compiled ({exc}); it runs from source")
+            self.warn(f"berth: the compiled modules are not built ({exc}); they run from source")
 
 
 modules = []
