@@ -32,6 +32,13 @@ def row_count(state: ClusterState, rows: Rows) -> int:
     return len(state.schedulable[rows]) if isinstance(rows, slice) else len(rows)
 
 
+def row_index(state: ClusterState, rows: Rows) -> np.ndarray:
+    """The node rows ``rows`` names, as an index array."""
+    if isinstance(rows, slice):
+        return np.arange(*rows.indices(state.n))
+    return rows
+
+
 class Refusal:
     """A reason rendered only when someone reads it: every waiting job gets one in every cycle,
     but it is read once, for the pods still pending at the end."""

@@ -10,13 +10,12 @@ import numpy as np
 
 from berth.cluster.devices import MILLI
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_index
 from berth.framework.podclass import PodClass
 from berth.plugins.gpu_placement import (
     cpu_column,
     idle_gpu,
     pod_cpu,
-    row_index,
     share_devices,
     with_share,
 )

@@ -25,7 +25,7 @@ import numpy as np
 from berth.api.dra import ExactRequest
 from berth.cluster.dra.inventory import Kind, kind_of
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows, row_count
+from berth.framework.plugin import Plugin, Rows, row_count, row_index
 from berth.framework.podclass import PodClass
 
 if TYPE_CHECKING:
@@ -113,7 +113,7 @@ class DynamicResources(Plugin):
         return plan
 
     def filter(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        idx = np.arange(state.n)[rows] if isinstance(rows, slice) else rows
+        idx = row_index(state, rows)
         plan = self._plan(cls, state)
         if plan is None or isinstance(plan.claims, str):
             return np.zeros(len(idx), dtype=bool)

@@ -27,9 +27,9 @@ from berth.cluster.fragmentation import (
     target_workload,
 )
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, PluginArgumentError, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows, row_index
 from berth.framework.podclass import PodClass
-from berth.plugins.gpu_placement import cpu_column, pod_cpu, row_index, share_devices, with_share
+from berth.plugins.gpu_placement import cpu_column, pod_cpu, share_devices, with_share
 
 if TYPE_CHECKING:
     from berth.framework.session import Session

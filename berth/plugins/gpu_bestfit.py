@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_index
 from berth.framework.podclass import PodClass
 from berth.plugins.gpu_placement import (
     MAX_SPEC_CPU,
@@ -16,7 +16,6 @@ from berth.plugins.gpu_placement import (
     gpu_milli,
     idle_gpu,
     pod_cpu,
-    row_index,
 )
 
 

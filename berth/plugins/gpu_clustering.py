@@ -11,9 +11,9 @@ import numpy as np
 
 from berth.cluster.devices import MILLI
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_index
 from berth.framework.podclass import PodClass
-from berth.plugins.gpu_placement import MAX_SPEC_GPU, gpu_milli, idle_gpu, row_index
+from berth.plugins.gpu_placement import MAX_SPEC_GPU, gpu_milli, idle_gpu
 
 
 def _kind(milli: int) -> int:

@@ -12,9 +12,8 @@ import numpy as np
 
 from berth.cluster.devices import MILLI
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_index
 from berth.framework.podclass import PodClass
-from berth.plugins.gpu_placement import row_index
 
 
 class GpuPacking(Plugin):

@@ -1,6 +1,6 @@
 """Shared arithmetic of the GPU placement policies (fgd, gpu-bestfit, gpu-packing,
-gpu-clustering, dotprod, random): row indices, the node's devices after the pod's whole GPUs
-are taken, and the normalisation constants of the FGD paper's simulator."""
+gpu-clustering, dotprod): the node's devices after the pod's whole GPUs are taken, and the
+normalisation constants of the FGD paper's simulator."""
 
 from __future__ import annotations
 
@@ -8,19 +8,12 @@ import numpy as np
 
 from berth.cluster.devices import MILLI
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Rows
 from berth.framework.podclass import PodClass
 from berth.resources import CPU
 
 #: A large node of the openb cluster: the scale best-fit and clustering normalise by.
 MAX_SPEC_CPU = 128_000
 MAX_SPEC_GPU = 8 * MILLI
-
-
-def row_index(state: ClusterState, rows: Rows) -> np.ndarray:
-    if isinstance(rows, slice):
-        return np.arange(*rows.indices(state.n))
-    return rows
 
 
 def cpu_column(state: ClusterState) -> int:

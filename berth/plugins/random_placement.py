@@ -7,9 +7,8 @@ from __future__ import annotations
 import numpy as np
 
 from berth.cluster.state import ClusterState
-from berth.framework.plugin import Plugin, Rows
+from berth.framework.plugin import Plugin, Rows, row_count
 from berth.framework.podclass import PodClass
-from berth.plugins.gpu_placement import row_index
 
 
 class RandomPlacement(Plugin):
@@ -22,4 +21,4 @@ class RandomPlacement(Plugin):
         return False
 
     def score(self, cls: PodClass, state: ClusterState, rows: Rows) -> np.ndarray:
-        return 100.0 * state.rng.random(len(row_index(state, rows)))
+        return 100.0 * state.rng.random(row_count(state, rows))

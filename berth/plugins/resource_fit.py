@@ -19,7 +19,7 @@ from berth.cluster.cpusets import cpuset_ask
 from berth.cluster.devices import MILLI, GpuAsk
 from berth.cluster.state import ClusterState
 from berth.cluster.totals import NodeTotal
-from berth.framework.plugin import Plugin, PluginArgumentError, Rows
+from berth.framework.plugin import Plugin, PluginArgumentError, Rows, row_index
 from berth.framework.podclass import PodClass
 
 #: A node's count of whole pods when no resource bounds it.
@@ -41,8 +41,7 @@ def _cpuset_fit(
     state: ClusterState, rows: Rows, ask: tuple[int, str], mask: np.ndarray
 ) -> np.ndarray:
     """``mask`` narrowed to the rows with a CPU topology and ``ask``'s cpus unheld."""
-    index = np.arange(state.n)[rows] if isinstance(rows, slice) else rows
-    return mask & state.cpus.fits(index, *ask)
+    return mask & state.cpus.fits(row_index(state, rows), *ask)
 
 
 def cpuset_reason(ask: tuple[int, str]) -> str:
