@@ -11,12 +11,13 @@ BIN := $(VENV)/bin
 # earlier build go first, so that a module taken out of the group is not shadowed by its old
 # compiled one (Python prefers it to the source).
 COMPILED := $(shell $(PYTHON) berth/native.py)
+# Removes the compiled modules of a build: the group and each module's own.
+DROP_COMPILED := rm -f *__mypyc*.so && find berth -name "*.so" -delete
 
 $(BIN)/berth: pyproject.toml setup.py berth/native.py $(COMPILED)
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
-	find berth -name "*.so" -delete
-	rm -f *__mypyc*.so
+	$(DROP_COMPILED)
 	$(BIN)/pip install --quiet -e '.[dev]'
 	$(BIN)/python -m compileall -q berth
 	touch $(BIN)/berth
@@ -74,5 +75,5 @@ experiment-aryl: $(BIN)/berth
 	$(BIN)/python docs/experiments/aryl/run.py
 
 clean:
-	rm -rf $(VENV) out build *.egg-info *__mypyc*.so
-	find berth -name "*.so" -delete
+	rm -rf $(VENV) out build *.egg-info
+	$(DROP_COMPILED)
