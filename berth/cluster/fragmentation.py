@@ -13,6 +13,7 @@ Everything is vectorized over node rows × shapes × devices.
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -64,12 +65,27 @@ def pod_shape(pod: Pod) -> Shape:
     return Shape(cpu, MILLI, gpu // MILLI, models)
 
 
+@dataclass(slots=True, frozen=True)
+class _Columns:
+    """A workload's columns as Python lists: on a few rows, a loop over them in compiled code
+    answers in a fraction of the time that numpy's per-call cost alone takes."""
+
+    needs: list[int]
+    need_of: list[int]
+    count: list[int]
+    cpu: list[int]
+    counts: list[int]
+    covered: int
+
+
 @dataclass(slots=True)
 class Workload:
-    """The target workload: shapes and their probabilities (summing to 1)."""
+    """The target workload: shapes and how many of the pods counted have each (their
+    probabilities are ``counts / covered``)."""
 
     shapes: tuple[Shape, ...]
-    weight: np.ndarray
+    counts: np.ndarray
+    covered: int = field(init=False)
     cpu: np.ndarray = field(init=False)
     need: np.ndarray = field(init=False)
     count: np.ndarray = field(init=False)
@@ -77,14 +93,31 @@ class Workload:
     #: done once per need, not once per shape.
     needs: np.ndarray = field(init=False)
     need_of: np.ndarray = field(init=False)
+    #: The same columns as lists, for the few-rows path.
+    few: _Columns = field(init=False)
     _access: tuple[int, int, np.ndarray] | None = None
 
     def __post_init__(self) -> None:
+        self.counts = np.asarray(self.counts, dtype=np.int64)
+        self.covered = max(int(self.counts.sum()), 1)  # 1 for no shapes: nothing to divide
         self.cpu = np.array([s.cpu for s in self.shapes], dtype=np.int64)
         self.need = np.array([s.share for s in self.shapes], dtype=np.int64)
         self.count = np.array([s.count for s in self.shapes], dtype=np.int64)
         self.needs, self.need_of = np.unique(self.need, return_inverse=True)
         self.needs = self.needs.astype(np.int32)
+        self.few = _Columns(
+            self.needs.tolist(),
+            self.need_of.tolist(),
+            self.count.tolist(),
+            self.cpu.tolist(),
+            self.counts.tolist(),
+            self.covered,
+        )
+
+    @property
+    def weight(self) -> np.ndarray:
+        """Each shape's probability."""
+        return self.counts / self.covered
 
     def __len__(self) -> int:
         return len(self.shapes)
@@ -118,7 +151,7 @@ def target_workload(
     shapes = (pod_shape(pod) for pod in pods)
     counts = Counter(s for s in shapes if s.count or not gpu_only)
     if not counts:
-        return Workload((), np.zeros(0))
+        return Workload((), np.zeros(0, dtype=np.int64))
     total = sum(counts.values())
     ranked = sorted(counts.items(), key=lambda item: (-item[1], _order(item[0])))
     kept: list[tuple[Shape, int]] = []
@@ -128,12 +161,18 @@ def target_workload(
             break
         kept.append((shape, count))
         covered += count
-    weight = np.array([count for _, count in kept], dtype=np.float64) / covered
-    return Workload(tuple(s for s, _ in kept), weight)
+    return Workload(tuple(s for s, _ in kept), np.array([count for _, count in kept]))
 
 
 def _order(shape: Shape) -> tuple:
     return (shape.count, shape.share, shape.cpu, shape.models)
+
+
+#: Up to this many rows, fragmentation is worked out row by row over Python lists (the
+#: ``_few`` functions) rather than with numpy, whose per-call cost dominates on a handful of
+#: rows (a pod's scores patched after one bind, its device picked on one node). Both ways
+#: give bit-identical answers: the expectation is summed in integers and divided once.
+FEW_ROWS = 6
 
 
 def _per_need(workload: Workload, left: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -155,11 +194,11 @@ def _expected(
     """Expected fragmentation: ``idle`` less, for each shape that fits, what it can use (the
     devices large enough for it), weighted by the shapes' probabilities. ``large`` and ``small``
     have the distinct needs on their last axis; ``ok`` (rows, shapes) broadcasts over any axes
-    between (candidate devices)."""
+    between (candidate devices). All integers until the one division."""
     large = large[..., workload.need_of]
     usable = idle[..., None] - small[..., workload.need_of]
     fits = ok & (large >= workload.count)
-    return idle - np.where(fits, usable, 0) @ workload.weight
+    return idle - (np.where(fits, usable, 0) @ workload.counts) / workload.covered
 
 
 def node_fragmentation(
@@ -170,10 +209,12 @@ def node_fragmentation(
     ``remaining``: (rows, devices) milli-GPU left per device (-1 for no device); ``cpu_free``:
     (rows,); ``access``: (rows, shapes) from ``Workload.access``.
     """
-    left = np.maximum(remaining, 0)
-    idle = left.sum(axis=1).astype(np.float64)
     if not len(workload):
         return np.zeros(len(remaining))
+    if len(remaining) <= FEW_ROWS:
+        return _node_fragmentation_few(workload.few, remaining, cpu_free, access)
+    left = np.maximum(remaining, 0)
+    idle = left.sum(axis=1, dtype=np.int64)
     large, small = _per_need(workload, left)
     return _expected(workload, large, small, idle, _fit_base(workload, cpu_free, access))
 
@@ -190,6 +231,8 @@ def fragmentation_after_share(
 
     Devices of a row with the same remainder give the same answer (idle devices, above all),
     so each distinct (row, remainder) that fits is computed once."""
+    if len(remaining) <= FEW_ROWS:
+        return _after_share_few(workload.few, remaining, cpu_free, access, share)
     left = np.maximum(remaining, 0)
     out = np.full(left.shape, np.inf)
     fit = remaining >= share
@@ -207,10 +250,87 @@ def fragmentation_after_share(
     now_large = after >= workload.needs
     large2 = large[rows] - was_large + now_large
     small2 = small[rows] - np.where(was_large, 0, before) + np.where(now_large, 0, after)
-    idle2 = left.sum(axis=1)[rows].astype(np.float64) - share
+    idle2 = left.sum(axis=1, dtype=np.int64)[rows] - share
     ok = _fit_base(workload, cpu_free[rows], access[rows])
     out[fit] = _expected(workload, large2, small2, idle2, ok)[inverse]
     return out
+
+
+def _tally(needs: list[int], left: list[int]) -> tuple[list[int], list[int]]:
+    """``_per_need`` for one row: per need, the devices large enough and the milli-GPU on
+    the devices too small."""
+    large = [0] * len(needs)
+    small = [0] * len(needs)
+    for k, need in enumerate(needs):
+        for value in left:
+            if value >= need:
+                large[k] += 1
+            else:
+                small[k] += value
+    return large, small
+
+
+def _expected_one(
+    w: _Columns, large: list[int], small: list[int], idle: int, cpu: int, access: list[bool]
+) -> float:
+    """``_expected`` for one row (or one device choice on it)."""
+    used = 0
+    for t, count in enumerate(w.count):
+        if count > 0 and cpu >= w.cpu[t] and access[t]:
+            k = w.need_of[t]
+            if large[k] >= count:
+                used += (idle - small[k]) * w.counts[t]
+    return idle - used / w.covered
+
+
+def _node_fragmentation_few(
+    w: _Columns, remaining: np.ndarray, cpu_free: np.ndarray, access: np.ndarray
+) -> np.ndarray:
+    cpus: list[int] = cpu_free.tolist()
+    accesses: list[list[bool]] = access.tolist()
+    rows: list[list[int]] = remaining.tolist()
+    out: list[float] = []
+    for r, devices in enumerate(rows):
+        left = [value if value > 0 else 0 for value in devices]
+        large, small = _tally(w.needs, left)
+        out.append(_expected_one(w, large, small, sum(left), cpus[r], accesses[r]))
+    return np.array(out, dtype=np.float64)
+
+
+def _after_share_few(
+    w: _Columns, remaining: np.ndarray, cpu_free: np.ndarray, access: np.ndarray, share: int
+) -> np.ndarray:
+    cpus: list[int] = cpu_free.tolist()
+    accesses: list[list[bool]] = access.tolist()
+    rows: list[list[int]] = remaining.tolist()
+    out: list[list[float]] = []
+    for r, devices in enumerate(rows):
+        left = [value if value > 0 else 0 for value in devices]
+        large, small = _tally(w.needs, left)
+        idle = sum(left) - share
+        row: list[float] = []
+        done: dict[int, float] = {}
+        for value in devices:
+            if value < share:
+                row.append(math.inf)
+                continue
+            if value not in done:
+                after = value - share
+                large2 = list(large)
+                small2 = list(small)
+                for k, need in enumerate(w.needs):
+                    if value >= need:
+                        large2[k] -= 1
+                    else:
+                        small2[k] -= value
+                    if after >= need:
+                        large2[k] += 1
+                    else:
+                        small2[k] += after
+                done[value] = _expected_one(w, large2, small2, idle, cpus[r], accesses[r])
+            row.append(done[value])
+        out.append(row)
+    return np.array(out, dtype=np.float64).reshape(remaining.shape)
 
 
 class FragmentationTracker:

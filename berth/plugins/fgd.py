@@ -48,7 +48,7 @@ class Fgd(Plugin):
             raise PluginArgumentError(
                 f"plugin {self.name}: argument coverage: expected 0 < coverage <= 1"
             )
-        self.workload = Workload((), np.zeros(0))
+        self.workload = Workload((), np.zeros(0, dtype=np.int64))
         self._told = False
         self._seen: dict[str, Pod] = {}
         self._learnt_from = 0

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.api.keys import GPU_PRODUCT_LABEL
 from berth.cluster.fragmentation import (
+    FEW_ROWS,
     Shape,
     Workload,
     fragmentation_after_share,
@@ -16,7 +19,7 @@ from berth.cluster.fragmentation import (
 from tests.builders import pod
 
 # Half the pods ask half a device (1 core), half one whole GPU (1 core).
-HALF_AND_WHOLE = Workload((Shape(1000, 500, 1), Shape(1000, 1000, 1)), np.array([0.5, 0.5]))
+HALF_AND_WHOLE = Workload((Shape(1000, 500, 1), Shape(1000, 1000, 1)), np.array([1, 1]))
 
 
 def _frag(workload, remaining, cpu_free, access=None):
@@ -82,3 +85,70 @@ def test_target_workload_gpu_only_leaves_cpu_pods_out():
     pods = [pod("c", cpu=1000), pod("g", gpu=500)]
     assert target_workload(pods, gpu_only=True).shapes == (Shape(1000, 500, 1),)
     assert len(target_workload(pods).shapes) == 2
+
+
+@st.composite
+def _nodes_and_workload(draw):
+    """A workload of up to five shapes and more rows than the few-rows path takes."""
+    shapes = draw(
+        st.lists(
+            st.builds(
+                Shape,
+                st.sampled_from([0, 1000, 4000]),
+                st.sampled_from([0, 150, 300, 500, 1000]),
+                st.integers(0, 3),
+            ),
+            min_size=1,
+            max_size=5,
+            unique=True,
+        )
+    )
+    workload = Workload(
+        tuple(shapes),
+        np.array(draw(st.lists(st.integers(1, 9), min_size=len(shapes), max_size=len(shapes)))),
+    )
+    rows = draw(st.integers(FEW_ROWS + 1, FEW_ROWS + 6))
+    devices = draw(st.integers(1, 4))
+    value = st.sampled_from([-1, 0, 100, 150, 300, 450, 500, 700, 1000])
+    remaining = np.array(
+        draw(
+            st.lists(
+                st.lists(value, min_size=devices, max_size=devices), min_size=rows, max_size=rows
+            )
+        ),
+        dtype=np.int32,
+    )
+    cpu = np.array(
+        draw(st.lists(st.integers(0, 5000), min_size=rows, max_size=rows)), dtype=np.int64
+    )
+    access = np.array(
+        draw(
+            st.lists(
+                st.lists(st.booleans(), min_size=len(shapes), max_size=len(shapes)),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    )
+    return workload, remaining, cpu, access
+
+
+@settings(max_examples=150, deadline=None)
+@given(_nodes_and_workload(), st.sampled_from([100, 150, 300, 500]))
+def test_few_rows_answer_bit_for_bit_as_many(case, share):
+    # Rows past FEW_ROWS go through numpy, one row at a time through the lists: the same bits.
+    workload, remaining, cpu, access = case
+    many = node_fragmentation(workload, remaining, cpu, access)
+    one_by_one = [
+        node_fragmentation(workload, remaining[r : r + 1], cpu[r : r + 1], access[r : r + 1])[0]
+        for r in range(len(remaining))
+    ]
+    assert many.tolist() == one_by_one
+    many = fragmentation_after_share(workload, remaining, cpu, access, share)
+    one_by_one = [
+        fragmentation_after_share(
+            workload, remaining[r : r + 1], cpu[r : r + 1], access[r : r + 1], share
+        )[0].tolist()
+        for r in range(len(remaining))
+    ]
+    assert many.tolist() == one_by_one
