@@ -30,9 +30,6 @@ GPU_DEVICES_ANNOTATION = "berth.io/gpu-devices"
 #: Memory of a device that does not declare any: more than any pod asks.
 UNLIMITED_MEMORY = 1 << 50
 _NO_DEVICE = -1
-_NONE = np.zeros(0, dtype=np.intp)
-#: Above any device's remainder: masks devices out of an argmin.
-_NOT_CHOSEN = MILLI + 1
 
 
 class DeviceError(ValueError):
@@ -231,38 +228,46 @@ class DeviceTable:
             ok &= self.memory[rows] >= ask.memory
         return ok
 
-    def best_fit(self, row: int, ask: GpuAsk) -> np.ndarray:
+    def best_fit(self, row: int, ask: GpuAsk) -> list[int]:
         """The default device choice: the lowest-index idle devices for the whole part, then the
-        fitting device with the least left for the share (ties to the lowest index)."""
-        remaining = self.remaining[row]
-        chosen = self._whole_devices(row, ask) if ask.whole else _NONE
+        fitting device with the least left for the share (ties to the lowest index). A node's
+        few devices are gone through as lists: numpy's per-call cost is most of the time on
+        eight values."""
+        remaining: list[int] = self.remaining[row].tolist()
+        chosen = self._whole_devices(row, ask, remaining) if ask.whole else []
         if not ask.share:
             return chosen
-        ok = remaining >= ask.share
-        if ask.memory:
-            ok &= self.memory[row] >= ask.memory
-        if ask.whole:
-            ok[chosen] = False
-        if not ok.any():
+        memory: list[int] = self.memory[row].tolist() if ask.memory else []
+        best = -1
+        for device, left in enumerate(remaining):
+            if left < ask.share or (memory and memory[device] < ask.memory):
+                continue
+            if device not in chosen and (best < 0 or left < remaining[best]):
+                best = device
+        if best < 0:
             raise ValueError(f"no device on row {row} has {ask.share} milli-GPU free")
-        device = int(np.argmin(np.where(ok, remaining, _NOT_CHOSEN)))
-        return np.append(chosen, device) if ask.whole else np.array([device], dtype=np.intp)
+        return [*chosen, best]
 
-    def _whole_devices(self, row: int, ask: GpuAsk) -> np.ndarray:
+    def _whole_devices(self, row: int, ask: GpuAsk, remaining: list[int]) -> list[int]:
         """The idle devices for the whole part: within one interconnect group when one has
         enough (the group with the fewest idle that does, keeping larger ones whole), else
         from the groups with the most idle first; lowest index first within a group."""
-        idle = np.flatnonzero(self.remaining[row] >= MILLI)
+        idle = [device for device, left in enumerate(remaining) if left >= MILLI]
         if ask.whole < 2:
             return idle[: ask.whole]
-        islands = self.island[row, idle]
-        counts = np.bincount(islands)
-        enough = np.flatnonzero(counts >= ask.whole)
-        if len(enough):
-            best = enough[int(np.argmin(counts[enough]))]
-            return idle[islands == best][: ask.whole]
-        order = np.lexsort((idle, islands, -counts[islands]))
-        return np.sort(idle[order][: ask.whole])
+        islands: list[int] = self.island[row].tolist()
+        group = [islands[device] for device in idle]
+        counts: dict[int, int] = {}
+        for number in group:
+            counts[number] = counts.get(number, 0) + 1
+        enough = [number for number, count in counts.items() if count >= ask.whole]
+        if enough:
+            best = min(enough, key=lambda number: (counts[number], number))
+            return [d for d, number in zip(idle, group, strict=True) if number == best][: ask.whole]
+        ranked = sorted(
+            zip(idle, group, strict=True), key=lambda pair: (-counts[pair[1]], pair[1], pair[0])
+        )
+        return sorted(device for device, _ in ranked[: ask.whole])
 
     def largest_group_idle(self, rows: np.ndarray | slice) -> np.ndarray:
         """Per row, the idle devices of its interconnect group with the most idle."""
@@ -283,20 +288,20 @@ class DeviceTable:
         amount = (MILLI,) * ask.whole + ((ask.share,) if ask.share else ())
         if devices is None:
             index = self.best_fit(row, ask)  # distinct devices with the milli-GPU asked
-            distinct = True
         else:
-            index = np.asarray(devices, dtype=np.intp)
-            distinct = len(np.unique(index)) == len(index)
-        if len(index) != ask.devices or not distinct:
+            index = np.asarray(devices, dtype=np.intp).tolist()
+        if len(index) != ask.devices or len(set(index)) != len(index):
             raise ValueError(f"pod {key}: {len(index)} devices chosen for {ask}")
-        short = None if devices is None else self.remaining[row, index] < amount
-        if ask.memory:
-            lacking = self.memory[row, index] < ask.memory
-            short = lacking if short is None else short | lacking
-        if short is not None and short.any():
-            device = int(index[int(np.argmax(short))])
-            raise ValueError(f"pod {key}: device {device} of row {row} cannot take its share")
-        placement = Placement(row, tuple(index.tolist()), amount, ask.memory)
+        if devices is not None or ask.memory:
+            remaining: list[int] = self.remaining[row].tolist()
+            memory: list[int] = self.memory[row].tolist()
+            for device, milli in zip(index, amount, strict=True):
+                short = devices is not None and remaining[device] < milli
+                if short or (ask.memory and memory[device] < ask.memory):
+                    raise ValueError(
+                        f"pod {key}: device {device} of row {row} cannot take its share"
+                    )
+        placement = Placement(row, tuple(index), amount, ask.memory)
         self._apply(placement, -1)
         self.placements[key] = placement
         return placement
