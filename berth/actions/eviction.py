@@ -76,6 +76,7 @@ class _Victims:
     pods: list[Pod]  # every eligible pod
     rows: np.ndarray  # each pod's node row
     requests: np.ndarray  # each pod's request (a row each, over the whole resource axis)
+    priority: np.ndarray  # each pod's job's priority
     top: np.ndarray  # per node, the highest priority among the jobs of its eligible pods
     count: np.ndarray  # per node, its eligible pods
     on_row: dict[int, set[str]]  # per node, the keys of the jobs with eligible pods there
@@ -104,6 +105,9 @@ class Evictor:
         self.by_job_order = any(p.victims_by_job_order for p in session.framework.plugins)
         #: The victim table, what it was made for (its key and victim jobs).
         self._victims: tuple[tuple, _Victims, list[JobInfo]] | None = None
+        #: After ``place`` succeeded: the change log's position it left, and the pods it
+        #: evicted, from which the next table is the kept one less those pods (``_derived``).
+        self._evicted: tuple[int, list[Pod]] | None = None
 
     def kept(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims | None:
         """The victim table for these jobs if the one kept still stands (nothing bound,
@@ -132,32 +136,82 @@ class Evictor:
         kept = self.kept(victim_jobs, best_effort)
         if kept is not None:
             return kept
-        session = self.session
-        state = session.state
         key = self.table_key(best_effort)
+        victims = self._derived(victim_jobs, best_effort)
+        if victims is None:
+            victims = self._built(victim_jobs, best_effort)
+        self._victims = (key, victims, victim_jobs)
+        self._evicted = None
+        return victims
+
+    def _built(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims:
+        state = self.session.state
         eligible = {j.key: pods for j in victim_jobs if (pods := self._eligible(j, best_effort))}
         pods = [p for group in eligible.values() for p in group]
         n, width = state.n, state.width
         rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
         requests = np.array([state.request_row(p.requests) for p in pods], dtype=np.int64)
         jobs = {j.key: j for j in victim_jobs}
-        top = np.full(n, np.iinfo(np.int64).min)
-        np.maximum.at(top, rows, [jobs[p.job_key].group.priority for p in pods])
+        priority = np.array([jobs[p.job_key].group.priority for p in pods], dtype=np.int64)
         on_row: dict[int, set[str]] = {}
         for victim, row in zip(pods, rows.tolist(), strict=True):
             on_row.setdefault(row, set()).add(victim.job_key)
-        victims = _Victims(
+        return _Victims(
             jobs,
             eligible,
             pods,
             rows,
             requests.reshape(len(pods), width),
-            top,
+            priority,
+            _top(priority, rows, n),
             np.bincount(rows, minlength=n),
             on_row,
         )
-        self._victims = (key, victims, victim_jobs)
-        return victims
+
+    def _derived(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims | None:
+        """After a ``place`` that succeeded, while the cluster stands as it left it, the kept
+        table less the pods it evicted: what building it afresh gives, without going over
+        every running pod again. Committing the statement since changes nothing here: the
+        pods it binds are not victims this cycle, and those it evicts are already gone. Only
+        where ranking plugins judge the victims: they do not depend on the order of a job's
+        pods, which a rollback may have changed."""
+        kept, evicted = self._victims, self._evicted
+        if kept is None or evicted is None or self.ranking is None:
+            return None
+        made_for, old, jobs = kept
+        state = self.session.state
+        if evicted[0] != state.log_position or made_for[3:] != (state.width, best_effort):
+            return None
+        if not _same(jobs, victim_jobs):
+            return None
+        gone = {id(p) for p in evicted[1]}
+        keep = np.fromiter((id(p) not in gone for p in old.pods), bool, len(old.pods))
+        pods = [p for p in old.pods if id(p) not in gone]
+        eligible: dict[str, list[Pod]] = {}
+        for job_key, group in old.eligible.items():
+            left = [p for p in group if id(p) not in gone]
+            if left:
+                eligible[job_key] = left
+        rows, priority = old.rows[keep], old.priority[keep]
+        n = len(old.top)
+        on_row = dict(old.on_row)
+        for row in {int(r) for r in old.rows[~keep]}:
+            here = {pods[i].job_key for i in np.flatnonzero(rows == row).tolist()}
+            if here:
+                on_row[row] = here
+            else:
+                del on_row[row]
+        return _Victims(
+            old.jobs,
+            eligible,
+            pods,
+            rows,
+            old.requests[keep],
+            priority,
+            _top(priority, rows, n),
+            np.bincount(rows, minlength=n),
+            on_row,
+        )
 
     def alike(self, job: JobInfo) -> tuple | None:
         """Besides the victim table, what decides all that ``evict_for`` does for ``job``,
@@ -235,6 +289,8 @@ class Evictor:
                 statement, job, cls, choice, reason
             ):
                 statement.allocate(job, pod, choice.row, cls)
+                evicted = statement.evicted_since(savepoint)
+                self._evicted = (self.session.state.log_position, evicted)
                 return True
             statement.rollback(savepoint)
         return False
@@ -418,6 +474,13 @@ class Evictor:
             units.sort(key=lambda u: session.victim_queue_key(u.job.queue, queue))
         units.sort(key=lambda u: u.whole)
         return units
+
+
+def _top(priority: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
+    """Per node, the highest of ``priority`` among the pods on it."""
+    top = np.full(n, np.iinfo(np.int64).min)
+    np.maximum.at(top, rows, priority)
+    return top
 
 
 def _same(kept: list[JobInfo], jobs: list[JobInfo]) -> bool:

@@ -86,6 +86,10 @@ class Statement:
     def savepoint(self) -> int:
         return len(self.journal)
 
+    def evicted_since(self, savepoint: int) -> list[Pod]:
+        """The pods evicted by the operations after ``savepoint``."""
+        return [op.pod for op in self.journal[savepoint:] if op.reason is not None]
+
     def rollback(self, savepoint: int) -> None:
         """Undo the operations after ``savepoint``, newest first."""
         session = self.session

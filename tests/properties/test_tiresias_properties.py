@@ -6,11 +6,14 @@ from __future__ import annotations
 import csv
 import tempfile
 from pathlib import Path
+from unittest.mock import patch
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from berth.actions.eviction import Evictor
+from berth.api.objects import PodGroup
 from berth.cli import main
 from berth.framework.scheduler import Scheduler
 from berth.plugins.tiresias import Service, Tiresias
@@ -81,6 +84,75 @@ def test_preempt_decides_alike_with_the_ranked_victims_and_without(nodes, runnin
     fast = _decided(nodes, running, waiting)
     with asked_pod_by_pod():
         assert _decided(nodes, running, waiting) == fast
+
+
+GANGS = st.lists(  # pods, GPUs each, banked service
+    st.tuples(st.integers(1, 4), SIZES, st.integers(0, 9000)), min_size=1, max_size=3
+)
+
+
+def _table(victims) -> tuple:
+    """A victim table as building it decides it (the order of a job's pods aside)."""
+    pods = zip(
+        victims.pods,
+        victims.rows.tolist(),
+        victims.requests.tolist(),
+        victims.priority.tolist(),
+        strict=True,
+    )
+    return (
+        list(victims.jobs),
+        {key: sorted(p.key for p in group) for key, group in victims.eligible.items()},
+        list(victims.eligible),
+        sorted((p.key, row, tuple(request), priority) for p, row, request, priority in pods),
+        victims.top.tolist(),
+        victims.count.tolist(),
+        {row: sorted(keys) for row, keys in victims.on_row.items()},
+    )
+
+
+def _derivations(nodes: int, running: list[tuple[int, int]], gangs: list) -> int:
+    """One session with ``gangs`` waiting (each task that evicts asks a victim table);
+    every table derived from the last one is checked against one built afresh."""
+    s, tiresias = _scheduler(nodes, running, [])
+    for index, (members, gpus, banked) in enumerate(gangs):
+        name = f"g{index}"
+        s.add_group(PodGroup(name, min_member=members))
+        tiresias.services[f"default/{name}"] = Service(banked=float(banked))
+        for m in range(members):
+            gang_pod = pod(f"{name}-{m}", cpu=100, mem=1, gpu=gpus * GPU, group=name)
+            gang_pod.submit_time = float(index)
+            s.submit(gang_pod)
+    derived = 0
+    original = Evictor._derived
+
+    def checked(evictor, victim_jobs, best_effort):
+        nonlocal derived
+        table = original(evictor, victim_jobs, best_effort)
+        if table is not None:
+            derived += 1
+            assert _table(table) == _table(evictor._built(victim_jobs, best_effort))
+        return table
+
+    with patch.object(Evictor, "_derived", checked):
+        s.run_session(3000.0)
+    return derived
+
+
+@pytest.mark.from_source  # patches the compiled Evictor (tests/conftest.py)
+@settings(max_examples=80, deadline=None)
+@given(nodes=st.integers(1, 3), running=RUNNING, gangs=GANGS)
+def test_a_table_derived_after_an_eviction_is_the_one_built_afresh(nodes, running, gangs):
+    _derivations(nodes, running, gangs)
+
+
+@pytest.mark.from_source
+def test_tasks_and_jobs_that_evict_in_turn_derive_their_tables():
+    # Four two-GPU jobs with 6,000 GPU-seconds each (level 1) fill the node. A fresh gang of
+    # two 4-GPU tasks evicts for both, the second from the table the first left; so do two
+    # one-task jobs, the second after the first's statement was committed.
+    assert _derivations(1, [(2, 0)] * 4, [(2, 4, 0)]) == 1
+    assert _derivations(1, [(2, 0)] * 4, [(1, 4, 0), (1, 4, 0)]) == 1
 
 
 TRACE = st.lists(
