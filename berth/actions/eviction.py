@@ -152,10 +152,18 @@ class Evictor:
         rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
         requests = np.array([state.request_row(p.requests) for p in pods], dtype=np.int64)
         jobs = {j.key: j for j in victim_jobs}
-        priority = np.array([jobs[p.job_key].group.priority for p in pods], dtype=np.int64)
+        # The pods are the groups one after the other: each pod's job told by the lengths.
+        sizes = [len(group) for group in eligible.values()]
+        priority = np.repeat(
+            np.array([jobs[key].group.priority for key in eligible], dtype=np.int64), sizes
+        )
         on_row: dict[int, set[str]] = {}
-        for victim, row in zip(pods, rows.tolist(), strict=True):
-            on_row.setdefault(row, set()).add(victim.job_key)
+        at = rows.tolist()
+        start = 0
+        for key, size in zip(eligible, sizes, strict=True):
+            for row in at[start : start + size]:
+                on_row.setdefault(row, set()).add(key)
+            start += size
         return _Victims(
             jobs,
             eligible,
@@ -363,7 +371,7 @@ class Evictor:
         idx = self.session.search.feasible(cls, reachable, others)
         if self.by_job_order:  # the nodes holding the victims that would be served last
             if victims.late is None:
-                victims.late = self._lateness(victims.pods, rows, n, victims.jobs)
+                victims.late = self._lateness(victims, n)
             late = victims.late
             idx = idx[np.lexsort((count[idx], -late[idx], top[idx]))][: self.examined]
         else:
@@ -388,15 +396,19 @@ class Evictor:
             return self._by_job_order(choices)
         return sorted(choices, key=lambda c: c.cost)
 
-    def _lateness(
-        self, pods: list[Pod], rows: np.ndarray, n: int, jobs: dict[str, JobInfo]
-    ) -> np.ndarray:
+    def _lateness(self, victims: _Victims, n: int) -> np.ndarray:
         """Per node, how late in job order the latest eligible victim there would be served
-        (0: the earliest of them all)."""
-        keys = {key: self.session.job_order_key(jobs[key]) for key in {p.job_key for p in pods}}
+        (0: the earliest of them all). The pods are the eligible groups one after the other,
+        so each pod's job is told by the groups' lengths, not by its key."""
+        groups = victims.eligible
+        keys = {key: self.session.job_order_key(victims.jobs[key]) for key in groups}
         rank = {key: r for r, key in enumerate(sorted(keys, key=keys.__getitem__))}
+        per_pod = np.repeat(
+            np.array([rank[key] for key in groups], dtype=np.int64),
+            [len(group) for group in groups.values()],
+        )
         late = np.full(n, -1, dtype=np.int64)
-        np.maximum.at(late, rows, [rank[p.job_key] for p in pods])
+        np.maximum.at(late, victims.rows, per_pod)
         return late
 
     def _by_job_order(self, choices: list[_Choice]) -> list[_Choice]:
