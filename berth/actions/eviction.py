@@ -187,10 +187,11 @@ class Evictor:
         if kept is None or evicted is None or self.ranking is None:
             return None
         made_for, old, jobs = kept
+        _, _, _, width, made_best_effort = made_for  # ``table_key``'s fields
         state = self.session.state
-        if evicted[0] != state.log_position or made_for[3:] != (state.width, best_effort):
+        if evicted[0] != state.log_position or width != state.width:
             return None
-        if not _same(jobs, victim_jobs):
+        if made_best_effort != best_effort or not _same(jobs, victim_jobs):
             return None
         gone = {id(p) for p in evicted[1]}
         keep = np.fromiter((id(p) not in gone for p in old.pods), bool, len(old.pods))

@@ -8,7 +8,8 @@ fragmentation for one shape is the idle GPU capacity that shape cannot use: when
 run on the node's GPU model, or asks no GPU at all), all of the node's idle GPU capacity. The
 node's fragmentation is the expectation over the shapes; the cluster's is the sum over nodes.
 
-Everything is vectorized over node rows × shapes × devices.
+It is vectorized over node rows × shapes × devices; a handful of rows is worked out row by
+row instead (``FEW_ROWS``), to the same bits.
 """
 
 from __future__ import annotations
@@ -113,11 +114,6 @@ class Workload:
             self.counts.tolist(),
             self.covered,
         )
-
-    @property
-    def weight(self) -> np.ndarray:
-        """Each shape's probability."""
-        return self.counts / self.covered
 
     def __len__(self) -> int:
         return len(self.shapes)
