@@ -3,14 +3,19 @@ nodes. Scores follow the paper's simulator (hkust-adsl/kubernetes-scheduler-simu
 
 from __future__ import annotations
 
+from unittest.mock import patch
+
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.framework.config import parse_config
 from berth.plugins.dotprod import DotProd
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
 from berth.plugins.gpu_packing import GpuPacking
+from berth.sim.fill import fill, policy_config
 from tests.builders import node, pod, run, scheduler
 
 
@@ -44,6 +49,29 @@ def test_fgd_takes_the_device_that_grows_fragmentation_least():
     fgd = s.framework.device_pickers[0]
     growth = fgd.growth(s.search.compile(pod("probe", gpu=300)), s.state, np.array([1]))
     assert growth[0].tolist() == pytest.approx([350.0, 350.0])  # b: either idle device
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=4),
+    asks=st.lists(st.sampled_from([150, 250, 300, 460, 500, 700, 1000, 2000]), min_size=1),
+    seed=st.integers(0, 3),
+)
+def test_fgd_picks_the_device_it_scored(sizes, asks, seed):
+    # Right after the search scored a pod's class, fgd takes the device that scored the row
+    # chosen instead of working the row out again: the same devices as working it out.
+    nodes = [node(f"n{i}", cpu=64000, mem=65536, gpu=gpus * 1000) for i, gpus in enumerate(sizes)]
+
+    def placed(recompute: bool) -> list[tuple[str, str]]:
+        pods = [pod(f"p{i}", cpu=1000, gpu=ask) for i, ask in enumerate(asks)]
+        if recompute:
+            with patch("berth.plugins.fgd._evaluated_now", return_value=False):
+                fill(nodes, pods, policy_config("fgd"), seed)
+        else:
+            fill(nodes, pods, policy_config("fgd"), seed)
+        return [(p.bound_node, p.gpu_devices) for p in pods]
+
+    assert placed(recompute=False) == placed(recompute=True)
 
 
 def test_fgd_learns_the_workload_from_waiting_pods_when_not_told():
