@@ -30,6 +30,9 @@ GPU_DEVICES_ANNOTATION = "berth.io/gpu-devices"
 #: Memory of a device that does not declare any: more than any pod asks.
 UNLIMITED_MEMORY = 1 << 50
 _NO_DEVICE = -1
+#: Up to this many rows, ``fits`` goes through each row's devices as a list: numpy's per-call
+#: cost is most of the time on a handful of rows (a pod's scores patched after a bind).
+_FEW_ROWS = 4
 
 
 class DeviceError(ValueError):
@@ -195,6 +198,8 @@ class DeviceTable:
     def fits(self, rows: np.ndarray | slice, ask: GpuAsk) -> np.ndarray:
         """Whether each row has ``ask.whole`` idle devices and, for a share, one more device
         with room for it (a partly used one, or another idle one)."""
+        if not isinstance(rows, slice) and len(rows) <= _FEW_ROWS:
+            return np.array([self._fits_row(row, ask) for row in rows.tolist()], dtype=bool)
         remaining = self.remaining[rows]
         roomy = self.memory[rows] >= ask.memory if ask.memory else None
         idle_dev = remaining >= MILLI
@@ -207,6 +212,22 @@ class DeviceTable:
         if roomy is not None:
             partly &= roomy
         return (idle >= ask.whole) & (partly.any(axis=1) | (idle > ask.whole))
+
+    def _fits_row(self, row: int, ask: GpuAsk) -> bool:
+        """``fits`` for one row, through its devices as a list."""
+        remaining: list[int] = self.remaining[row].tolist()
+        memory: list[int] = self.memory[row].tolist() if ask.memory else []
+        idle = partly = 0
+        for device, left in enumerate(remaining):
+            if memory and memory[device] < ask.memory:
+                continue
+            if left >= MILLI:
+                idle += 1
+            elif ask.share and left >= ask.share:
+                partly += 1
+        if not ask.share:
+            return idle >= ask.whole
+        return idle >= ask.whole and (partly > 0 or idle > ask.whole)
 
     def whole_taken(self, rows: np.ndarray | slice, whole: int) -> np.ndarray:
         """Remaining per device after the lowest-index ``whole`` idle devices of each row are

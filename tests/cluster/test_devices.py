@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from berth.api.keys import GPU_MEMORY_ANNOTATION, GPU_PRODUCT_LABEL
 from berth.api.objects import Node
@@ -11,6 +13,7 @@ from berth.api.selectors import Affinity, NodeSelectorTerm, Requirement
 from berth.cluster.devices import (
     GPU_DEVICES_ANNOTATION,
     DeviceError,
+    DeviceTable,
     GpuAsk,
     gpu_ask,
 )
@@ -221,3 +224,28 @@ def test_bad_gpu_memory_in_manifests(tmp_path, text, problem):
     path.write_text(text)
     errors = [str(e) for e in load_files([path]).errors]
     assert len(errors) == 1 and errors[0].startswith(problem.replace("m.yaml", str(path)))
+
+
+# A device: milli-GPU left (-1: no device) and GiB of memory.
+SLOT = st.tuples(st.sampled_from([-1, 0, 150, 500, 999, 1000]), st.sampled_from([8, 16, 32]))
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    table=st.lists(st.lists(SLOT, min_size=1, max_size=8), min_size=6, max_size=12),
+    milli=st.sampled_from([150, 300, 500, 1000, 1500, 2000, 3500]),
+    memory=st.sampled_from([0, 12, 20]),
+)
+def test_devices_fit_alike_row_by_row_and_together(table, milli, memory):
+    # A handful of rows goes through lists, more through arrays: the same answers.
+    devices = DeviceTable(len(table))
+    for row, slots in enumerate(table):
+        for device, (left, mib) in enumerate(slots):
+            if device >= devices.width:
+                devices._widen(device + 1)
+            devices.remaining[row, device] = left
+            devices.memory[row, device] = mib * 1024
+    ask = gpu_ask(milli, memory * 1024)
+    rows = np.arange(len(table))
+    together = devices.fits(rows, ask).tolist()
+    assert together == [bool(devices.fits(rows[r : r + 1], ask)[0]) for r in rows]
