@@ -19,6 +19,7 @@ from berth.api.qos import PRIORITY_CLASS_LABEL, QOS_LABEL, band_of_priority
 from berth.cluster.devices import GpuAsk
 
 if TYPE_CHECKING:
+    from berth.cluster.state import ClusterState
     from berth.framework.plugin import Plugin
 
 
@@ -94,3 +95,15 @@ class PodClass:
     @property
     def scorers(self) -> list[Plugin]:
         return self.local_scorers + self.global_scorers
+
+    def cached_for(self, state: ClusterState) -> bool:
+        """Whether ``total`` was made for the cluster's nodes as they stand (the rows changed
+        since ``log_position`` still to be patched)."""
+        return (
+            self.total is not None and self.rows == state.n and self.epoch == state.structure_epoch
+        )
+
+    def evaluated_now(self, state: ClusterState) -> bool:
+        """Whether ``total`` is every row's score as the cluster is: nothing changed since the
+        search evaluated the class."""
+        return self.cached_for(state) and self.log_position == state.log_position

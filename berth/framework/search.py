@@ -167,7 +167,7 @@ class NodeSearch:
     def evaluate(self, cls: PodClass) -> np.ndarray:
         """Local score per node for this class (-inf = infeasible), cached and patched."""
         state = self.state
-        if cls.total is None or cls.rows != state.n or cls.epoch != state.structure_epoch:
+        if not cls.cached_for(state):
             self._rebuild(cls)
         else:
             changed = state.changed_rows(cls.log_position)

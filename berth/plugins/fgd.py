@@ -124,20 +124,9 @@ class Fgd(Plugin):
         if ask is None or not ask.share or not len(self.workload):
             return None
         devices = cls.static.get(self.name)
-        if devices is not None and _evaluated_now(cls, state) and len(devices) == state.n:
+        if devices is not None and cls.evaluated_now(state) and len(devices) == state.n:
             # The class's scores stand for every row as the cluster is: the device that
             # scored the row is the one to take.
             return with_share(cls, state, row, int(devices[row]))
         growth = self.growth(cls, state, np.array([row]))[0]
         return with_share(cls, state, row, int(np.argmin(growth)))
-
-
-def _evaluated_now(cls: PodClass, state: ClusterState) -> bool:
-    """Whether the node search evaluated ``cls`` with nothing changed since (its cached
-    scores, and the devices recorded with them, are those of every row now)."""
-    return (
-        cls.total is not None
-        and cls.log_position == state.log_position
-        and cls.epoch == state.structure_epoch
-        and cls.rows == state.n
-    )

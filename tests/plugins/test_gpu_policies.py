@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from berth.framework.config import parse_config
+from berth.framework.podclass import PodClass
 from berth.plugins.dotprod import DotProd
 from berth.plugins.gpu_bestfit import GpuBestFit
 from berth.plugins.gpu_clustering import GpuClustering
@@ -51,6 +52,7 @@ def test_fgd_takes_the_device_that_grows_fragmentation_least():
     assert growth[0].tolist() == pytest.approx([350.0, 350.0])  # b: either idle device
 
 
+@pytest.mark.from_source  # patches the compiled PodClass (tests/conftest.py)
 @settings(max_examples=40, deadline=None)
 @given(
     sizes=st.lists(st.sampled_from([1, 2, 4, 8]), min_size=1, max_size=4),
@@ -65,7 +67,7 @@ def test_fgd_picks_the_device_it_scored(sizes, asks, seed):
     def placed(recompute: bool) -> list[tuple[str, str]]:
         pods = [pod(f"p{i}", cpu=1000, gpu=ask) for i, ask in enumerate(asks)]
         if recompute:
-            with patch("berth.plugins.fgd._evaluated_now", return_value=False):
+            with patch.object(PodClass, "evaluated_now", return_value=False):
                 fill(nodes, pods, policy_config("fgd"), seed)
         else:
             fill(nodes, pods, policy_config("fgd"), seed)
