@@ -152,28 +152,16 @@ class Evictor:
         rows = np.fromiter((state.rows[p.bound_node] for p in pods), dtype=np.intp, count=len(pods))
         requests = np.array([state.request_row(p.requests) for p in pods], dtype=np.int64)
         jobs = {j.key: j for j in victim_jobs}
-        # The pods are the groups one after the other: each pod's job told by the lengths.
-        sizes = [len(group) for group in eligible.values()]
-        priority = np.repeat(
-            np.array([jobs[key].group.priority for key in eligible], dtype=np.int64), sizes
-        )
+        priority = _per_pod(eligible, [jobs[key].group.priority for key in eligible])
         on_row: dict[int, set[str]] = {}
         at = rows.tolist()
         start = 0
-        for key, size in zip(eligible, sizes, strict=True):
-            for row in at[start : start + size]:
+        for key, group in eligible.items():
+            for row in at[start : start + len(group)]:
                 on_row.setdefault(row, set()).add(key)
-            start += size
-        return _Victims(
-            jobs,
-            eligible,
-            pods,
-            rows,
-            requests.reshape(len(pods), width),
-            priority,
-            _top(priority, rows, n),
-            np.bincount(rows, minlength=n),
-            on_row,
+            start += len(group)
+        return _table(
+            jobs, eligible, pods, rows, requests.reshape(len(pods), width), priority, on_row, n
         )
 
     def _derived(self, victim_jobs: list[JobInfo], best_effort: bool) -> _Victims | None:
@@ -210,17 +198,7 @@ class Evictor:
                 on_row[row] = here
             else:
                 del on_row[row]
-        return _Victims(
-            old.jobs,
-            eligible,
-            pods,
-            rows,
-            old.requests[keep],
-            priority,
-            _top(priority, rows, n),
-            np.bincount(rows, minlength=n),
-            on_row,
-        )
+        return _table(old.jobs, eligible, pods, rows, old.requests[keep], priority, on_row, n)
 
     def alike(self, job: JobInfo) -> tuple | None:
         """Besides the victim table, what decides all that ``evict_for`` does for ``job``,
@@ -404,12 +382,8 @@ class Evictor:
         groups = victims.eligible
         keys = {key: self.session.job_order_key(victims.jobs[key]) for key in groups}
         rank = {key: r for r, key in enumerate(sorted(keys, key=keys.__getitem__))}
-        per_pod = np.repeat(
-            np.array([rank[key] for key in groups], dtype=np.int64),
-            [len(group) for group in groups.values()],
-        )
         late = np.full(n, -1, dtype=np.int64)
-        np.maximum.at(late, victims.rows, per_pod)
+        np.maximum.at(late, victims.rows, _per_pod(groups, [rank[key] for key in groups]))
         return late
 
     def _by_job_order(self, choices: list[_Choice]) -> list[_Choice]:
@@ -489,11 +463,27 @@ class Evictor:
         return units
 
 
-def _top(priority: np.ndarray, rows: np.ndarray, n: int) -> np.ndarray:
-    """Per node, the highest of ``priority`` among the pods on it."""
+def _per_pod(groups: dict[str, list[Pod]], values: list[int]) -> np.ndarray:
+    """Each job's value of ``values`` (in the order of ``groups``) for each of its pods: a
+    table's pods are its groups one after the other."""
+    return np.repeat(np.array(values, dtype=np.int64), [len(group) for group in groups.values()])
+
+
+def _table(
+    jobs: dict[str, JobInfo],
+    eligible: dict[str, list[Pod]],
+    pods: list[Pod],
+    rows: np.ndarray,
+    requests: np.ndarray,
+    priority: np.ndarray,
+    on_row: dict[int, set[str]],
+    n: int,
+) -> _Victims:
+    """A victim table, its per-node top priority and count worked out from its pods."""
     top = np.full(n, np.iinfo(np.int64).min)
     np.maximum.at(top, rows, priority)
-    return top
+    counts = np.bincount(rows, minlength=n)
+    return _Victims(jobs, eligible, pods, rows, requests, priority, top, counts, on_row)
 
 
 def _same(kept: list[JobInfo], jobs: list[JobInfo]) -> bool:
