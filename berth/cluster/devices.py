@@ -315,10 +315,10 @@ class DeviceTable:
             raise ValueError(f"pod {key}: {len(index)} devices chosen for {ask}")
         if devices is not None or ask.memory:
             remaining: list[int] = self.remaining[row].tolist()
-            memory: list[int] = self.memory[row].tolist()
+            memory: list[int] = self.memory[row].tolist() if ask.memory else []
             for device, milli in zip(index, amount, strict=True):
                 short = devices is not None and remaining[device] < milli
-                if short or (ask.memory and memory[device] < ask.memory):
+                if short or (memory and memory[device] < ask.memory):
                     raise ValueError(
                         f"pod {key}: device {device} of row {row} cannot take its share"
                     )
